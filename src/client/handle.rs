@@ -1,0 +1,242 @@
+//! Call handles: wait, poll, cancel, or select over a call in flight.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
+use serde_json::Value;
+
+use super::config::Progress;
+use super::Inner;
+use crate::error::{Error, Result};
+use crate::wire::RequestId;
+
+/// What arrives on a call's channel: progress reports, then exactly one outcome.
+#[derive(Debug)]
+pub enum CallEvent {
+    /// A progress report (only for calls that asked for progress).
+    Progress(Progress),
+    /// The outcome; nothing follows it.
+    Done(Result<Value>),
+}
+
+/// The deadlines of one call, as its waiter sees them.
+pub(crate) struct Timing {
+    pub(crate) deadline: Instant,
+    pub(crate) timeout: Duration,
+    /// Set when progress resets the deadline: the limit it can never pass.
+    pub(crate) hard_deadline: Option<Instant>,
+}
+
+/// A request in flight, returned by [`crate::Client::start`].
+///
+/// Wait for it ([`CallHandle::wait`], [`CallHandle::wait_timeout`]), poll it
+/// ([`CallHandle::try_result`]), cancel it ([`CallHandle::cancel`]), or select over many with
+/// [`CallHandle::receiver`] and [`CallHandle::on_event`]. Dropping an unfinished handle cancels
+/// the request (the peer is told).
+pub struct CallHandle {
+    inner: Arc<Inner>,
+    id: RequestId,
+    method: Arc<str>,
+    rx: Receiver<CallEvent>,
+    timing: Timing,
+    on_progress: Option<Box<dyn FnMut(&Progress) + Send>>,
+    finished: bool,
+}
+
+impl std::fmt::Debug for CallHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallHandle")
+            .field("id", &self.id)
+            .field("method", &self.method)
+            .field("finished", &self.finished)
+            .finish()
+    }
+}
+
+impl CallHandle {
+    pub(crate) fn new(
+        inner: Arc<Inner>,
+        id: RequestId,
+        method: Arc<str>,
+        rx: Receiver<CallEvent>,
+        timing: Timing,
+        on_progress: Option<Box<dyn FnMut(&Progress) + Send>>,
+    ) -> CallHandle {
+        CallHandle {
+            inner,
+            id,
+            method,
+            rx,
+            timing,
+            on_progress,
+            finished: false,
+        }
+    }
+
+    /// The request's id.
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// The request's method.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The current deadline (it moves when progress resets it).
+    pub fn deadline(&self) -> Instant {
+        self.timing.deadline
+    }
+
+    /// The channel of this call's events, to use with `crossbeam_channel::select!`. Pass what
+    /// it yields to [`CallHandle::on_event`].
+    pub fn receiver(&self) -> &Receiver<CallEvent> {
+        &self.rx
+    }
+
+    /// Takes in one event from [`CallHandle::receiver`]: runs the progress callback and moves
+    /// the deadline for progress, and returns the outcome for `Done`.
+    pub fn on_event(&mut self, event: CallEvent) -> Option<Result<Value>> {
+        match event {
+            CallEvent::Progress(progress) => {
+                if let Some(hard) = self.timing.hard_deadline {
+                    self.timing.deadline = (Instant::now() + self.timing.timeout).min(hard);
+                }
+                if let Some(callback) = self.on_progress.as_mut() {
+                    callback(&progress);
+                }
+                None
+            }
+            CallEvent::Done(outcome) => {
+                self.finished = true;
+                Some(outcome)
+            }
+        }
+    }
+
+    /// Blocks until the outcome. Never blocks past the deadline plus the client's timer grace,
+    /// even if the timer thread were stalled.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::Client::call`], plus [`Error::Cancelled`] after [`CallHandle::cancel`].
+    pub fn wait(mut self) -> Result<Value> {
+        loop {
+            if let Some(outcome) = self.wait_until(None) {
+                return outcome;
+            }
+        }
+    }
+
+    /// Waits at most `limit` for the outcome; `None` when the call is still running (it keeps
+    /// running).
+    pub fn wait_timeout(&mut self, limit: Duration) -> Option<Result<Value>> {
+        self.wait_until(Some(Instant::now() + limit))
+    }
+
+    /// The outcome if it is there, without blocking.
+    pub fn try_result(&mut self) -> Option<Result<Value>> {
+        loop {
+            if self.finished {
+                return None;
+            }
+            match self.rx.try_recv() {
+                Ok(event) => {
+                    if let Some(outcome) = self.on_event(event) {
+                        return Some(outcome);
+                    }
+                }
+                Err(TryRecvError::Empty) => {
+                    if Instant::now() >= self.backstop() {
+                        return Some(self.expire_here());
+                    }
+                    return None;
+                }
+                Err(TryRecvError::Disconnected) => return Some(self.disconnected()),
+            }
+        }
+    }
+
+    /// Cancels the call: the waiter gets [`Error::Cancelled`] and the peer is sent
+    /// `notifications/cancelled` (never for `initialize`). Returns false when the call had
+    /// already completed; its outcome is then still there to wait for.
+    pub fn cancel(&self) -> bool {
+        self.inner.cancel(&self.id, "cancelled by the caller")
+    }
+
+    fn backstop(&self) -> Instant {
+        self.timing.deadline + self.inner.config.timer_grace
+    }
+
+    /// Waits until the outcome, `limit`, or the backstop, whichever comes first.
+    fn wait_until(&mut self, limit: Option<Instant>) -> Option<Result<Value>> {
+        if self.finished {
+            return Some(Err(Error::Protocol(
+                "the call's outcome was already taken".into(),
+            )));
+        }
+        loop {
+            let backstop = self.backstop();
+            let until = limit.map_or(backstop, |limit| limit.min(backstop));
+            match self.rx.recv_deadline(until) {
+                Ok(event) => {
+                    if let Some(outcome) = self.on_event(event) {
+                        return Some(outcome);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if Instant::now() >= self.backstop() {
+                        return Some(self.expire_here());
+                    }
+                    if limit.is_some_and(|limit| Instant::now() >= limit) {
+                        return None;
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return Some(self.disconnected()),
+            }
+        }
+    }
+
+    /// The backstop passed: release the call here (remove-wins), then take whichever outcome
+    /// won, ours or one that arrived at the same moment.
+    fn expire_here(&mut self) -> Result<Value> {
+        log::debug!(
+            "toolwire: `{}` (id {}) passed its deadline without the timer; releasing it",
+            self.method,
+            self.id
+        );
+        self.inner.expire(&self.id);
+        loop {
+            // Whoever removed the entry sends right after; this cannot wait long.
+            match self.rx.recv_timeout(Duration::from_secs(1)) {
+                Ok(event) => {
+                    if let Some(outcome) = self.on_event(event) {
+                        return outcome;
+                    }
+                }
+                Err(_) => return self.disconnected(),
+            }
+        }
+    }
+
+    fn disconnected(&mut self) -> Result<Value> {
+        self.finished = true;
+        Err(Error::closed_because(format!(
+            "`{}` was released without an outcome",
+            self.method
+        )))
+    }
+}
+
+impl Drop for CallHandle {
+    fn drop(&mut self) {
+        if !self.finished && self.inner.cancel(&self.id, "the caller stopped waiting") {
+            log::debug!(
+                "toolwire: `{}` (id {}) dropped before completion; cancelled",
+                self.method,
+                self.id
+            );
+        }
+    }
+}

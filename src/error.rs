@@ -1,0 +1,159 @@
+//! The crate's one error type.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::wire::{ErrorObject, ParseError};
+
+/// Everything that can go wrong between a caller and a tool.
+///
+/// Local failures ([`Error::Timeout`], [`Error::Closed`], [`Error::Busy`], [`Error::Cancelled`])
+/// never carry a JSON-RPC code: only [`Error::Rpc`] holds an error object, and only when the
+/// peer sent one.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The peer answered with a JSON-RPC error object.
+    #[error("the peer answered with an error: {0}")]
+    Rpc(Box<ErrorObject>),
+    /// No response arrived before the deadline. The request was released; the peer was not
+    /// stopped.
+    #[error("`{method}` timed out after {after:?}")]
+    Timeout {
+        /// The method of the request.
+        method: String,
+        /// How long the caller waited.
+        after: Duration,
+    },
+    /// The caller cancelled the request.
+    #[error("`{method}` was cancelled")]
+    Cancelled {
+        /// The method of the request.
+        method: String,
+    },
+    /// The connection is closed: the peer exited, its output ended, or `close()` was called.
+    #[error("{0}")]
+    Closed(Box<Closed>),
+    /// Too many requests are already in flight on this client.
+    #[error("too many requests in flight (the limit is {limit})")]
+    Busy {
+        /// The configured limit.
+        limit: usize,
+    },
+    /// The peer sent something that breaks the protocol, e.g. a result of the wrong shape.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+    /// A frame could not be parsed.
+    #[error("invalid message: {0}")]
+    Parse(#[from] ParseError),
+    /// The child process could not be started.
+    #[error("could not start `{command}`: {source}")]
+    Spawn {
+        /// The program that failed to start.
+        command: String,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Invalid configuration or arguments, before anything was sent.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// An I/O error outside the cases above.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl Error {
+    /// True for [`Error::Timeout`].
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Error::Timeout { .. })
+    }
+
+    /// True for [`Error::Closed`].
+    pub fn is_closed(&self) -> bool {
+        matches!(self, Error::Closed(_))
+    }
+
+    /// The peer's error object, for [`Error::Rpc`].
+    pub fn rpc(&self) -> Option<&ErrorObject> {
+        match self {
+            Error::Rpc(error) => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The close details, for [`Error::Closed`].
+    pub fn closed(&self) -> Option<&Closed> {
+        match self {
+            Error::Closed(closed) => Some(closed),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn closed_because(reason: impl Into<String>) -> Error {
+        Error::Closed(Box::new(Closed {
+            reason: reason.into(),
+            exit_status: None,
+            stderr_tail: String::new(),
+        }))
+    }
+}
+
+/// Why a connection closed, with what the peer left behind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Closed {
+    /// What happened, in plain words ("the server's stdout ended", "closed by the caller").
+    pub reason: String,
+    /// The child's exit status, when it is known (e.g. "exit status: 3", "signal: 9").
+    pub exit_status: Option<String>,
+    /// The last bytes the child wrote to stderr (lossy UTF-8), possibly empty.
+    pub stderr_tail: String,
+}
+
+impl fmt::Display for Closed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "connection closed: {}", self.reason)?;
+        if let Some(status) = &self.exit_status {
+            write!(f, " ({status})")?;
+        }
+        let tail = self.stderr_tail.trim_end();
+        if !tail.is_empty() {
+            // Only the last lines: the whole tail is in the field for whoever wants it.
+            let lines: Vec<&str> = tail.lines().collect();
+            let start = lines.len().saturating_sub(5);
+            write!(f, "; stderr tail:\n{}", lines[start..].join("\n"))?;
+        }
+        Ok(())
+    }
+}
+
+/// A `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_stays_small() {
+        // Errors travel through channels on every call; keep them a few words wide.
+        assert!(
+            std::mem::size_of::<Error>() <= 48,
+            "{}",
+            std::mem::size_of::<Error>()
+        );
+    }
+
+    #[test]
+    fn closed_display_shows_status_and_last_lines_of_the_tail() {
+        let closed = Closed {
+            reason: "the server's stdout ended".into(),
+            exit_status: Some("exit status: 3".into()),
+            stderr_tail: "1\n2\n3\n4\n5\n6\n7\n".into(),
+        };
+        let text = closed.to_string();
+        assert!(text.contains("exit status: 3"));
+        assert!(text.ends_with("3\n4\n5\n6\n7"), "{text}");
+        assert!(!text.contains("\n2\n"));
+    }
+}

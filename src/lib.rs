@@ -1,0 +1,77 @@
+//! toolwire carries an AI agent's tool calls to real tools: JSON-RPC 2.0 over stdio child
+//! processes, with deadlines that cannot hang the caller, and no async runtime.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use serde_json::json;
+//! use toolwire::{CallOptions, Client, StdioConfig, StdioTransport};
+//!
+//! # fn main() -> Result<(), toolwire::Error> {
+//! let transport = StdioTransport::spawn(StdioConfig::new("my-tool-server"))?;
+//! let client = Client::new(transport)?;
+//! let sum = client.call("add", json!({"a": 2, "b": 3}))?;
+//! assert_eq!(sum, json!(5));
+//! let slow = client.call_with(
+//!     "sleep",
+//!     json!({"ms": 500}),
+//!     CallOptions::new()
+//!         .timeout(Duration::from_millis(200))
+//!         .reset_on_progress(true)
+//!         .on_progress(|p| println!("progress {}", p.progress)),
+//! );
+//! client.close()?;
+//! # let _ = slow; Ok(()) }
+//! ```
+//!
+//! # Threads and shutdown
+//!
+//! A [`Client`] is `Clone + Send + Sync`; clones share one connection. Each stdio transport owns
+//! three named threads (`toolwire-stdout`, `toolwire-stdin`, `toolwire-stderr`), each client one
+//! dispatch thread (`toolwire-dispatch`) that runs the peer's requests and notifications, and
+//! the process shares one timer thread (`toolwire-timer`). [`Client::close`] is idempotent and
+//! bounded: it fails every pending call at once, closes the child's stdin, waits, sends SIGTERM
+//! to the child's process group, waits, sends SIGKILL, reaps the child and joins the threads.
+//! Dropping the last clone does the same and logs.
+//!
+//! # Timeouts
+//!
+//! Every call has a deadline (the client's default is 60 s). When it passes, the timer thread
+//! removes the pending entry, wakes the caller with [`Error::Timeout`] and sends
+//! `notifications/cancelled` (never for `initialize`). The child is not stopped: a timeout
+//! releases the request, only `close()` ends the process. Progress can reset the deadline,
+//! bounded by a hard total. Callers also wait on their own channel with a deadline plus a small
+//! grace, so none can hang even if the timer thread stalled.
+//!
+//! # Errors
+//!
+//! One [`Error`] enum. Local failures ([`Error::Timeout`], [`Error::Closed`], [`Error::Busy`],
+//! [`Error::Cancelled`]) never carry a JSON-RPC code; [`Error::Rpc`] holds the peer's error
+//! object. A closed error carries the child's exit status and the tail of its stderr.
+//!
+//! # Logging
+//!
+//! Through the `log` facade: skipped frames and late responses at debug, discarded oversized
+//! frames and forced kills at warn, the child's stderr lines at debug.
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+
+mod client;
+mod error;
+mod sys;
+mod timer;
+mod transport;
+mod wire;
+
+pub use crate::client::{
+    BatchEntry, CallEvent, CallHandle, CallOptions, Client, ClientConfig, NotificationHandler,
+    Progress, RequestHandler, Stats, CANCELLED_METHOD, PROGRESS_METHOD,
+};
+pub use crate::error::{Closed, Error, Result};
+pub use crate::timer::{TimerKey, TimerTask, TimerWheel};
+pub use crate::transport::memory::{MemoryPeer, MemoryTransport};
+pub use crate::transport::stdio::{StdioConfig, StdioTransport, DEFAULT_INHERITED_ENV};
+pub use crate::transport::{Inbound, Outgoing, OutgoingKind, Transport, TransportEvent};
+pub use crate::wire::{
+    batch_to_line, classify_frame, classify_message, parse_frame, ErrorCode, ErrorObject, Frame,
+    Invalid, Message, Notification, ParseError, Request, RequestId, Response, JSONRPC_VERSION,
+};

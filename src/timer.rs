@@ -1,0 +1,500 @@
+//! A hashed timer wheel on one named thread.
+//!
+//! Deadlines are rounded up to the next tick (1 ms by default) and hashed into a ring of slots.
+//! Entries live in a slab; each slot holds slab indexes and each entry knows its position in its
+//! slot, so schedule, cancel and reset are all O(1) (a push, or a swap-remove). The thread sleeps
+//! on a condition variable until the nearest non-empty slot, or indefinitely when the wheel is
+//! empty, so an idle wheel costs nothing.
+//!
+//! Tasks run on the wheel's thread after its lock is released, one after another; they must be
+//! short and must never block (the client's tasks remove a pending entry and send on a
+//! channel).
+
+use std::sync::{Arc, OnceLock};
+use std::thread::{self, JoinHandle, ThreadId};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+/// What runs when a deadline passes.
+pub type TimerTask = Box<dyn FnOnce() + Send + 'static>;
+
+/// Identifies one scheduled deadline, for [`TimerWheel::cancel`] and [`TimerWheel::reset`].
+///
+/// Keys are never confused with a later entry that reuses the same slab slot: each carries a
+/// generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TimerKey {
+    index: u32,
+    generation: u32,
+}
+
+/// A shared handle to a timer wheel and its thread. Cloning is cheap and shares the wheel.
+///
+/// [`TimerWheel::global`] is the one every client uses unless given another. A wheel made with
+/// [`TimerWheel::new`] stops its thread when the last handle is dropped.
+#[derive(Clone)]
+pub struct TimerWheel {
+    owner: Arc<Owner>,
+}
+
+impl std::fmt::Debug for TimerWheel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TimerWheel")
+            .field("pending", &self.len())
+            .finish()
+    }
+}
+
+struct Owner {
+    core: Arc<Core>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    thread_id: ThreadId,
+}
+
+struct Core {
+    state: Mutex<State>,
+    wake: Condvar,
+    tick: Duration,
+    origin: Instant,
+}
+
+struct Entry {
+    deadline_tick: u64,
+    slot_position: usize,
+    generation: u32,
+    task: Option<TimerTask>,
+}
+
+struct State {
+    slots: Vec<Vec<u32>>,
+    slab: Vec<Option<Entry>>,
+    generations: Vec<u32>,
+    free: Vec<u32>,
+    len: usize,
+    /// Every tick up to and including this one has been processed.
+    processed_tick: u64,
+    /// The tick the thread plans to wake at; `u64::MAX` while it waits for work.
+    planned_wake: u64,
+    shutdown: bool,
+}
+
+impl State {
+    fn slot_of(&self, tick: u64) -> usize {
+        (tick as usize) & (self.slots.len() - 1)
+    }
+
+    fn insert(&mut self, deadline_tick: u64, task: TimerTask) -> TimerKey {
+        let index = match self.free.pop() {
+            Some(index) => index,
+            None => {
+                self.slab.push(None);
+                self.generations.push(0);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        let generation = self.generations[index as usize];
+        let slot = self.slot_of(deadline_tick);
+        let slot_position = self.slots[slot].len();
+        self.slots[slot].push(index);
+        self.slab[index as usize] = Some(Entry {
+            deadline_tick,
+            slot_position,
+            generation,
+            task: Some(task),
+        });
+        self.len += 1;
+        TimerKey { index, generation }
+    }
+
+    fn is_live(&self, key: TimerKey) -> bool {
+        matches!(self.slab.get(key.index as usize), Some(Some(entry)) if entry.generation == key.generation)
+    }
+
+    /// Takes an entry out of its slot (O(1) swap-remove) without freeing it.
+    fn unlink(&mut self, index: u32) {
+        let (tick, position) = {
+            let entry = self.slab[index as usize].as_ref().expect("live entry");
+            (entry.deadline_tick, entry.slot_position)
+        };
+        let slot = self.slot_of(tick);
+        let removed = self.slots[slot].swap_remove(position);
+        debug_assert_eq!(removed, index);
+        if let Some(&moved) = self.slots[slot].get(position) {
+            if let Some(entry) = self.slab[moved as usize].as_mut() {
+                entry.slot_position = position;
+            }
+        }
+    }
+
+    fn free(&mut self, index: u32) -> Option<TimerTask> {
+        let entry = self.slab[index as usize].take()?;
+        self.generations[index as usize] = self.generations[index as usize].wrapping_add(1);
+        self.free.push(index);
+        self.len -= 1;
+        let mut entry = entry;
+        entry.task.take()
+    }
+
+    fn relink(&mut self, index: u32, deadline_tick: u64) {
+        let slot = self.slot_of(deadline_tick);
+        let position = self.slots[slot].len();
+        self.slots[slot].push(index);
+        let entry = self.slab[index as usize].as_mut().expect("live entry");
+        entry.deadline_tick = deadline_tick;
+        entry.slot_position = position;
+    }
+
+    /// Collects the tasks of every entry due at or before `now_tick`.
+    fn expire(&mut self, now_tick: u64, due: &mut Vec<TimerTask>) {
+        if now_tick <= self.processed_tick {
+            return;
+        }
+        let n_slots = self.slots.len() as u64;
+        let first = self.processed_tick + 1;
+        // After a long stall every slot is visited once; entries further out stay put.
+        let last = now_tick.min(first + n_slots - 1);
+        for tick in first..=last {
+            let slot = self.slot_of(tick);
+            let mut position = 0;
+            while position < self.slots[slot].len() {
+                let index = self.slots[slot][position];
+                let deadline = self.slab[index as usize]
+                    .as_ref()
+                    .map_or(0, |entry| entry.deadline_tick);
+                if deadline <= now_tick {
+                    self.unlink(index);
+                    if let Some(task) = self.free(index) {
+                        due.push(task);
+                    }
+                    // The swap-remove moved another entry into `position`; look at it next.
+                } else {
+                    position += 1;
+                }
+            }
+        }
+        self.processed_tick = now_tick;
+    }
+
+    /// The first tick after `now_tick` whose slot is not empty: a lower bound for the next
+    /// deadline. `None` when the wheel is empty.
+    fn next_wake(&self, now_tick: u64) -> Option<u64> {
+        if self.len == 0 {
+            return None;
+        }
+        let n_slots = self.slots.len() as u64;
+        (now_tick + 1..=now_tick + n_slots).find(|&tick| !self.slots[self.slot_of(tick)].is_empty())
+    }
+}
+
+impl Core {
+    fn tick_of(&self, instant: Instant) -> u64 {
+        let since = instant.saturating_duration_since(self.origin);
+        let tick_nanos = self.tick.as_nanos();
+        // Round up: a deadline never fires before its instant.
+        since.as_nanos().div_ceil(tick_nanos) as u64
+    }
+
+    /// The last tick that has wholly passed at `instant` (rounded down).
+    fn passed_tick(&self, instant: Instant) -> u64 {
+        let since = instant.saturating_duration_since(self.origin);
+        (since.as_nanos() / self.tick.as_nanos()) as u64
+    }
+
+    fn instant_of(&self, tick: u64) -> Instant {
+        let nanos = (self.tick.as_nanos() as u64).saturating_mul(tick);
+        self.origin + Duration::from_nanos(nanos)
+    }
+
+    fn run(&self) {
+        let mut due: Vec<TimerTask> = Vec::new();
+        let mut state = self.state.lock();
+        loop {
+            if state.shutdown {
+                return;
+            }
+            // An entry fires once its (rounded-up) deadline tick has wholly passed.
+            let now_tick = self.passed_tick(Instant::now());
+            state.expire(now_tick, &mut due);
+            if !due.is_empty() {
+                drop(state);
+                for task in due.drain(..) {
+                    task();
+                }
+                state = self.state.lock();
+                continue;
+            }
+            match state.next_wake(now_tick) {
+                None => {
+                    state.planned_wake = u64::MAX;
+                    self.wake.wait(&mut state);
+                }
+                Some(tick) => {
+                    state.planned_wake = tick;
+                    let at = self.instant_of(tick);
+                    self.wake.wait_until(&mut state, at);
+                }
+            }
+        }
+    }
+}
+
+impl TimerWheel {
+    /// A new wheel with a 1 ms tick and 4,096 slots, on its own thread named `toolwire-timer`.
+    ///
+    /// # Panics
+    ///
+    /// If the operating system refuses to start a thread.
+    pub fn new() -> TimerWheel {
+        TimerWheel::with_tick(Duration::from_millis(1), 4096)
+    }
+
+    /// A new wheel with the given tick and number of slots (rounded up to a power of two, at
+    /// least 64). A deadline is never fired before it passes; it fires within about one tick
+    /// after.
+    ///
+    /// # Panics
+    ///
+    /// If `tick` is zero, or the operating system refuses to start a thread.
+    pub fn with_tick(tick: Duration, slots: usize) -> TimerWheel {
+        assert!(!tick.is_zero(), "the timer tick must not be zero");
+        let slots = slots.max(64).next_power_of_two();
+        let core = Arc::new(Core {
+            state: Mutex::new(State {
+                slots: (0..slots).map(|_| Vec::new()).collect(),
+                slab: Vec::new(),
+                generations: Vec::new(),
+                free: Vec::new(),
+                len: 0,
+                processed_tick: 0,
+                planned_wake: u64::MAX,
+                shutdown: false,
+            }),
+            wake: Condvar::new(),
+            tick,
+            origin: Instant::now(),
+        });
+        let thread_core = Arc::clone(&core);
+        let thread = thread::Builder::new()
+            .name("toolwire-timer".into())
+            .spawn(move || thread_core.run())
+            .expect("could not start the toolwire-timer thread");
+        let thread_id = thread.thread().id();
+        TimerWheel {
+            owner: Arc::new(Owner {
+                core,
+                thread: Mutex::new(Some(thread)),
+                thread_id,
+            }),
+        }
+    }
+
+    /// The process-wide wheel, started on first use and shared by every client that is not
+    /// given another. Its thread lives as long as the process and sleeps while it has nothing
+    /// to do.
+    pub fn global() -> TimerWheel {
+        static GLOBAL: OnceLock<TimerWheel> = OnceLock::new();
+        GLOBAL.get_or_init(TimerWheel::new).clone()
+    }
+
+    /// Runs `task` on the wheel's thread once `deadline` has passed, unless cancelled first.
+    pub fn schedule(&self, deadline: Instant, task: TimerTask) -> TimerKey {
+        let core = &self.owner.core;
+        let tick = core.tick_of(deadline);
+        let mut state = core.state.lock();
+        // A deadline already in the past goes into the next slot the thread will look at.
+        let tick = tick.max(state.processed_tick + 1);
+        let key = state.insert(tick, task);
+        if tick < state.planned_wake {
+            state.planned_wake = tick;
+            core.wake.notify_one();
+        }
+        key
+    }
+
+    /// Cancels a deadline. Returns false when it already fired or was cancelled. The task is
+    /// dropped on the calling thread.
+    pub fn cancel(&self, key: TimerKey) -> bool {
+        let mut state = self.owner.core.state.lock();
+        if !state.is_live(key) {
+            return false;
+        }
+        state.unlink(key.index);
+        let task = state.free(key.index);
+        drop(state);
+        drop(task);
+        true
+    }
+
+    /// Moves a deadline. Returns false when it already fired or was cancelled.
+    pub fn reset(&self, key: TimerKey, deadline: Instant) -> bool {
+        let core = &self.owner.core;
+        let tick = core.tick_of(deadline);
+        let mut state = core.state.lock();
+        if !state.is_live(key) {
+            return false;
+        }
+        let tick = tick.max(state.processed_tick + 1);
+        state.unlink(key.index);
+        state.relink(key.index, tick);
+        if tick < state.planned_wake {
+            state.planned_wake = tick;
+            core.wake.notify_one();
+        }
+        true
+    }
+
+    /// How many deadlines are scheduled and not yet fired or cancelled.
+    pub fn len(&self) -> usize {
+        self.owner.core.state.lock().len
+    }
+
+    /// True when nothing is scheduled.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Default for TimerWheel {
+    fn default() -> Self {
+        TimerWheel::new()
+    }
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        {
+            let mut state = self.core.state.lock();
+            state.shutdown = true;
+            self.core.wake.notify_one();
+        }
+        // A task that drops the last handle runs on the wheel's own thread: it must not join
+        // itself. The thread sees `shutdown` and ends on its own.
+        if thread::current().id() == self.thread_id {
+            return;
+        }
+        if let Some(thread) = self.thread.lock().take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossbeam_channel::{bounded, unbounded};
+
+    #[test]
+    fn fires_no_earlier_than_the_deadline() {
+        let wheel = TimerWheel::new();
+        let (tx, rx) = bounded(1);
+        let start = Instant::now();
+        let deadline = start + Duration::from_millis(30);
+        wheel.schedule(deadline, Box::new(move || tx.send(Instant::now()).unwrap()));
+        let fired = rx.recv().unwrap();
+        assert!(fired >= deadline);
+        assert!(wheel.is_empty());
+    }
+
+    #[test]
+    fn cancel_prevents_firing_and_reports_once() {
+        let wheel = TimerWheel::new();
+        let (tx, rx) = unbounded::<u32>();
+        let tx2 = tx.clone();
+        let key = wheel.schedule(
+            Instant::now() + Duration::from_millis(5),
+            Box::new(move || tx.send(1).unwrap()),
+        );
+        assert!(wheel.cancel(key));
+        assert!(!wheel.cancel(key));
+        // A later timer proves the wheel moved past the cancelled deadline.
+        wheel.schedule(
+            Instant::now() + Duration::from_millis(20),
+            Box::new(move || tx2.send(2).unwrap()),
+        );
+        assert_eq!(rx.recv().unwrap(), 2);
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn reset_moves_a_deadline_later_and_earlier() {
+        let wheel = TimerWheel::new();
+        let (tx, rx) = unbounded::<&'static str>();
+        let tx_b = tx.clone();
+        let start = Instant::now();
+        let late = wheel.schedule(
+            start + Duration::from_secs(3600),
+            Box::new(move || tx.send("a").unwrap()),
+        );
+        let early = wheel.schedule(
+            start + Duration::from_millis(1),
+            Box::new(move || tx_b.send("b").unwrap()),
+        );
+        assert!(wheel.reset(early, start + Duration::from_secs(3600)));
+        let new_deadline = start + Duration::from_millis(40);
+        assert!(wheel.reset(late, new_deadline));
+        assert_eq!(rx.recv().unwrap(), "a");
+        assert!(Instant::now() >= new_deadline);
+        assert!(!wheel.reset(late, start));
+        assert!(wheel.cancel(early));
+    }
+
+    #[test]
+    fn deadlines_beyond_one_rotation_wait_their_rounds() {
+        // 64 slots of 1 ms: a 150 ms deadline shares a slot with 22 ms and 86 ms.
+        let wheel = TimerWheel::with_tick(Duration::from_millis(1), 64);
+        let (tx, rx) = unbounded();
+        let start = Instant::now();
+        for ms in [150u64, 22, 86] {
+            let tx = tx.clone();
+            wheel.schedule(
+                start + Duration::from_millis(ms),
+                Box::new(move || tx.send((ms, Instant::now())).unwrap()),
+            );
+        }
+        let mut order = Vec::new();
+        for _ in 0..3 {
+            let (ms, at) = rx.recv().unwrap();
+            assert!(at >= start + Duration::from_millis(ms), "{ms} fired early");
+            order.push(ms);
+        }
+        assert_eq!(order, vec![22, 86, 150]);
+    }
+
+    #[test]
+    fn many_entries_with_swap_removal_keep_positions_consistent() {
+        let wheel = TimerWheel::with_tick(Duration::from_millis(1), 64);
+        let far = Instant::now() + Duration::from_secs(3600);
+        let keys: Vec<TimerKey> = (0..1000)
+            .map(|_| wheel.schedule(far, Box::new(|| {})))
+            .collect();
+        // Cancel every other key, then the rest in reverse: each must be found exactly once.
+        for key in keys.iter().step_by(2) {
+            assert!(wheel.cancel(*key));
+        }
+        for key in keys.iter().skip(1).step_by(2).rev() {
+            assert!(wheel.cancel(*key));
+        }
+        assert!(wheel.is_empty());
+    }
+
+    #[test]
+    fn a_past_deadline_fires_promptly() {
+        let wheel = TimerWheel::new();
+        let (tx, rx) = bounded(1);
+        wheel.schedule(
+            Instant::now() - Duration::from_secs(1),
+            Box::new(move || tx.send(()).unwrap()),
+        );
+        rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    }
+
+    #[test]
+    fn dropping_the_last_handle_joins_the_thread() {
+        let wheel = TimerWheel::new();
+        let weak = Arc::downgrade(&wheel.owner.core);
+        drop(wheel);
+        // The thread held the other strong reference; after the join it is gone.
+        assert!(weak.upgrade().is_none());
+    }
+}
