@@ -55,6 +55,10 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A value does not match its JSON Schema (e.g. a tool's `structuredContent` against its
+    /// `outputSchema`).
+    #[error("{0}")]
+    Schema(Box<SchemaError>),
     /// Invalid configuration or arguments, before anything was sent.
     #[error("invalid configuration: {0}")]
     Config(String),
@@ -122,6 +126,25 @@ impl fmt::Display for Closed {
             let lines: Vec<&str> = tail.lines().collect();
             let start = lines.len().saturating_sub(5);
             write!(f, "; stderr tail:\n{}", lines[start..].join("\n"))?;
+        }
+        Ok(())
+    }
+}
+
+/// A value that failed its JSON Schema, with every violation found (up to a bound).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaError {
+    /// What was checked, e.g. "structuredContent of tool `add`".
+    pub subject: String,
+    /// The violations, each naming its path.
+    pub violations: Vec<crate::schema::SchemaViolation>,
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} does not match its schema", self.subject)?;
+        for violation in &self.violations {
+            write!(f, "; {violation}")?;
         }
         Ok(())
     }

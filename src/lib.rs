@@ -57,6 +57,8 @@
 
 mod client;
 mod error;
+mod mcp;
+mod schema;
 mod sys;
 mod timer;
 mod transport;
@@ -66,7 +68,16 @@ pub use crate::client::{
     BatchEntry, CallEvent, CallHandle, CallOptions, Client, ClientConfig, NotificationHandler,
     Progress, RequestHandler, Stats, CANCELLED_METHOD, PROGRESS_METHOD,
 };
-pub use crate::error::{Closed, Error, Result};
+pub use crate::error::{Closed, Error, Result, SchemaError};
+pub use crate::mcp::{
+    CallToolResult, Connector, Content, ElicitRequest, ElicitResult, ElicitationHandler, Era,
+    Implementation, LogHandler, LogMessage, McpClient, McpConfig, McpNotificationHandler,
+    ProtocolMode, RestartPolicy, Root, RootsHandler, SamplingHandler, SessionInfo, Tool,
+    ToolAnnotations, ToolCall, HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION,
+    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
+    STATELESS_VERSION,
+};
+pub use crate::schema::{Schema, SchemaViolation, MAX_VIOLATIONS};
 pub use crate::timer::{TimerKey, TimerTask, TimerWheel};
 pub use crate::transport::memory::{MemoryPeer, MemoryTransport};
 pub use crate::transport::stdio::{StdioConfig, StdioTransport, DEFAULT_INHERITED_ENV};
