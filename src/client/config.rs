@@ -17,6 +17,9 @@ pub type RequestHandler = Arc<dyn Fn(&Request) -> Result<Value, ErrorObject> + S
 /// but `notifications/progress` for its own calls). Runs on the dispatch thread.
 pub type NotificationHandler = Arc<dyn Fn(&Notification) + Send + Sync>;
 
+/// A progress callback: runs on the thread that waits for the call, once per report, in order.
+pub type ProgressCallback = Box<dyn FnMut(&Progress) + Send>;
+
 /// A progress report for a call, delivered on the caller's thread.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
@@ -142,7 +145,7 @@ pub struct CallOptions {
     pub reset_on_progress: bool,
     /// Called with each progress report, in order, on the thread that waits for the call.
     /// Setting it attaches a progress token. Defaults to none.
-    pub on_progress: Option<Box<dyn FnMut(&Progress) + Send>>,
+    pub on_progress: Option<ProgressCallback>,
     /// Attach a progress token even without a callback (reports then arrive through
     /// [`crate::CallHandle::receiver`]). Defaults to false.
     pub want_progress: bool,

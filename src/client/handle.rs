@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 use serde_json::Value;
 
-use super::config::Progress;
+use super::config::{Progress, ProgressCallback};
 use super::Inner;
 use crate::error::{Error, Result};
 use crate::wire::RequestId;
@@ -40,7 +40,7 @@ pub struct CallHandle {
     method: Arc<str>,
     rx: Receiver<CallEvent>,
     timing: Timing,
-    on_progress: Option<Box<dyn FnMut(&Progress) + Send>>,
+    on_progress: Option<ProgressCallback>,
     finished: bool,
 }
 
@@ -61,7 +61,7 @@ impl CallHandle {
         method: Arc<str>,
         rx: Receiver<CallEvent>,
         timing: Timing,
-        on_progress: Option<Box<dyn FnMut(&Progress) + Send>>,
+        on_progress: Option<ProgressCallback>,
     ) -> CallHandle {
         CallHandle {
             inner,

@@ -22,7 +22,9 @@ mod config;
 mod dispatch;
 mod handle;
 
-pub use config::{CallOptions, ClientConfig, NotificationHandler, Progress, RequestHandler};
+pub use config::{
+    CallOptions, ClientConfig, NotificationHandler, Progress, ProgressCallback, RequestHandler,
+};
 pub use handle::{CallEvent, CallHandle};
 
 use handle::Timing;
@@ -227,8 +229,14 @@ impl Client {
                 method: method.to_owned(),
             },
         };
-        inner.send_for_request(&id, method, outgoing, deadline)?;
-        Ok(handle)
+        match inner.send_for_request(&id, method, outgoing, deadline) {
+            Ok(()) => Ok(handle),
+            // The queue stayed full, and the call's own deadline (or a close) completed it
+            // before the send gave up: that outcome, already on its way to the handle, is the
+            // call's.
+            Err(error @ Error::Busy { .. }) => handle.wait().and(Err(error)),
+            Err(error) => Err(error),
+        }
     }
 
     /// Sends a notification (no response).
@@ -279,23 +287,31 @@ impl Client {
         let mut batch_deadline = Instant::now();
         let timeout = options.timeout;
         for entry in entries {
-            match entry {
+            let added = match entry {
                 BatchEntry::Request { method, params } => {
-                    let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
-                    let params = prepare_params(params, None)?;
-                    let entry_options = CallOptions {
-                        timeout,
-                        ..CallOptions::default()
-                    };
-                    let (handle, deadline) = inner.register(id.clone(), &method, entry_options)?;
-                    batch_deadline = batch_deadline.max(deadline);
-                    handles.push(handle);
-                    messages.push(Message::Request(Request { id, method, params }));
+                    prepare_params(params, None).and_then(|params| {
+                        let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
+                        let entry_options = CallOptions {
+                            timeout,
+                            ..CallOptions::default()
+                        };
+                        let (handle, deadline) =
+                            inner.register(id.clone(), &method, entry_options)?;
+                        batch_deadline = batch_deadline.max(deadline);
+                        handles.push(handle);
+                        messages.push(Message::Request(Request { id, method, params }));
+                        Ok(())
+                    })
                 }
                 BatchEntry::Notification { method, params } => {
-                    let params = prepare_params(params, None)?;
-                    messages.push(Message::Notification(Notification { method, params }));
+                    prepare_params(params, None).map(|params| {
+                        messages.push(Message::Notification(Notification { method, params }));
+                    })
                 }
+            };
+            if let Err(error) = added {
+                inner.release_unsent(handles);
+                return Err(error);
             }
         }
         let outgoing = Outgoing {
@@ -303,8 +319,7 @@ impl Client {
             kind: OutgoingKind::Batch,
         };
         if let Err(error) = inner.send(outgoing, Some(batch_deadline)) {
-            // Dropping the handles releases their pending entries.
-            drop(handles);
+            inner.release_unsent(handles);
             return Err(error);
         }
         Ok(handles.into_iter().map(CallHandle::wait).collect())
@@ -498,6 +513,15 @@ impl Inner {
         self.transport.send(outgoing, deadline)?;
         bump(&self.counters.sent);
         Ok(())
+    }
+
+    /// Releases requests that never reached the peer: the peer has nothing to cancel and the
+    /// caller did not cancel, so unlike dropping the handles this sends nothing and counts
+    /// nothing.
+    fn release_unsent(&self, handles: Vec<CallHandle>) {
+        for handle in handles {
+            self.take_pending(handle.id());
+        }
     }
 
     /// Removes a pending entry and cancels its timer. Whoever gets `Some` completes the call.
@@ -706,9 +730,11 @@ impl Inner {
         };
         match self.take_pending(&id) {
             Some(pending) => {
-                let _ = pending
-                    .tx
-                    .send(CallEvent::Done(response.payload.map_err(|error| Error::Rpc(Box::new(error)))));
+                let _ = pending.tx.send(CallEvent::Done(
+                    response
+                        .payload
+                        .map_err(|error| Error::Rpc(Box::new(error))),
+                ));
             }
             None => {
                 bump(&self.counters.late_responses);
@@ -717,8 +743,9 @@ impl Inner {
         }
     }
 
-    /// Routes a progress report to its caller. Returns false when no call of ours owns the
-    /// token (the notification then goes to the user's handler).
+    /// Routes a progress report to its caller. Returns false when the notification carries no
+    /// usable token (it then goes to the user's handler); progress for a token that is not, or
+    /// no longer, in flight is dropped quietly, as the protocol allows.
     fn on_progress(&self, notification: &Notification) -> bool {
         let Some(params) = wire::params_object(&notification.params) else {
             return false;

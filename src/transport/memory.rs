@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, select, unbounded, Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{bounded, select, unbounded, Receiver, Sender};
 use parking_lot::Mutex;
 
 use super::{Inbound, Outgoing, Transport};
@@ -96,7 +96,7 @@ impl Transport for MemoryTransport {
         let Some(tx) = self.to_peer.lock().clone() else {
             return Err(Error::closed_because("the memory transport is closed"));
         };
-        let result = match deadline {
+        match deadline {
             Some(deadline) => tx.send_deadline(message.line, deadline).map_err(|error| {
                 if error.is_timeout() {
                     Error::Busy {
@@ -115,8 +115,7 @@ impl Transport for MemoryTransport {
                     Error::closed_because("the memory peer is gone")
                 }
             }),
-        };
-        result
+        }
     }
 
     fn close(&self) -> Result<()> {
@@ -145,10 +144,7 @@ impl MemoryPeer {
     /// The next frame the client sent, waiting up to `timeout`; `None` on timeout or when the
     /// client side is closed.
     pub fn recv_line(&self, timeout: Duration) -> Option<String> {
-        match self.from_client.recv_timeout(timeout) {
-            Ok(line) => Some(line),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        self.from_client.recv_timeout(timeout).ok()
     }
 
     /// The next frame the client sent, parsed; `None` on timeout or close.

@@ -64,12 +64,18 @@ async def slow(seconds: float, ctx: Context) -> str:
     return f"slept {seconds}s"
 
 
-@server.tool(structured_output=False, description="Fail with an unexpected exception (reported as an isError result).")
+@server.tool(
+    structured_output=False,
+    description="Fail with an unexpected exception (reported as an isError result).",
+)
 def explode() -> str:
     raise RuntimeError("kaboom: explode() always fails")
 
 
-@server.tool(structured_output=False, description="Fail on purpose with the given reason (reported as an isError result).")
+@server.tool(
+    structured_output=False,
+    description="Fail on purpose with the given reason (reported as an isError result).",
+)
 def refuse(reason: str) -> str:
     raise ToolError(reason)
 
@@ -88,7 +94,10 @@ def measure(values: list[float]) -> Measurement:
     return Measurement(count=len(values), total=total, mean=total / len(values))
 
 
-@server.tool(structured_output=False, description="Report the protocol version negotiated for this request.")
+@server.tool(
+    structured_output=False,
+    description="Report the protocol version negotiated for this request.",
+)
 def whoami(ctx: Context) -> str:
     return f"protocol {ctx.protocol_version}"
 
@@ -115,7 +124,8 @@ def greet(name: str) -> str:
 
 
 def usage() -> None:
-    print("usage: py_server.py stdio | py_server.py http PORT [--json] [--stateless]", file=sys.stderr)
+    print("usage: py_server.py stdio | py_server.py http PORT [--json] [--stateless]",
+          file=sys.stderr)
     sys.exit(2)
 
 
@@ -130,14 +140,16 @@ def main(argv: list[str]) -> None:
         if not flags <= {"--json", "--stateless"}:
             usage()
         port = int(rest[0])
-        note(f"http on 127.0.0.1:{port}/mcp json={'--json' in flags} stateless={'--stateless' in flags}")
+        json_response = "--json" in flags
+        stateless = "--stateless" in flags
+        note(f"http on 127.0.0.1:{port}/mcp json={json_response} stateless={stateless}")
         server.run(
             "streamable-http",
             host="127.0.0.1",
             port=port,
             streamable_http_path="/mcp",
-            json_response="--json" in flags,
-            stateless_http="--stateless" in flags,
+            json_response=json_response,
+            stateless_http=stateless,
         )
     else:
         usage()

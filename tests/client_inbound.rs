@@ -1,0 +1,152 @@
+//! The peer's requests and notifications: answered or delivered on the dispatch thread.
+#[path = "client_support.rs"]
+mod support;
+
+use crossbeam_channel::unbounded;
+use serde_json::{json, Value};
+use support::{memory_client, next_response, SOON};
+use toolwire::{ClientConfig, ErrorCode, ErrorObject, Message, Notification, Request, RequestId};
+
+fn send_request(peer: &toolwire::MemoryPeer, id: RequestId, method: &str, params: Option<Value>) {
+    peer.send(&Message::Request(Request {
+        id,
+        method: method.into(),
+        params,
+    }));
+}
+
+#[test]
+fn ping_is_answered_with_an_empty_object_and_the_same_id() {
+    let (client, peer) = memory_client(ClientConfig::default());
+    send_request(&peer, RequestId::String("ping-1".into()), "ping", None);
+    let response = next_response(&peer);
+    assert_eq!(response.id, Some(RequestId::String("ping-1".into())));
+    assert_eq!(response.payload, Ok(json!({})));
+    send_request(&peer, RequestId::Number(7), "ping", Some(json!({})));
+    let response = next_response(&peer);
+    assert_eq!(response.id, Some(RequestId::Number(7)));
+    assert_eq!(response.payload, Ok(json!({})));
+    let stats = client.stats();
+    assert_eq!(stats.received, 2, "{stats:?}");
+    assert_eq!(stats.sent, 2, "{stats:?}");
+    support::finish(&client);
+}
+
+#[test]
+fn an_unknown_method_is_answered_with_method_not_found() {
+    let (client, peer) = memory_client(ClientConfig::default());
+    send_request(
+        &peer,
+        RequestId::Number(3),
+        "sampling/createMessage",
+        Some(json!({})),
+    );
+    let response = next_response(&peer);
+    assert_eq!(response.id, Some(RequestId::Number(3)));
+    let error = response.payload.expect_err("an error");
+    assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND);
+    assert!(
+        error.message.contains("sampling/createMessage"),
+        "{error:?}"
+    );
+    support::finish(&client);
+}
+
+#[test]
+fn a_custom_handler_answers_on_the_dispatch_thread() {
+    let (threads_tx, threads_rx) = unbounded::<Option<String>>();
+    let config = ClientConfig::default().on_request(move |request| {
+        let _ = threads_tx.send(std::thread::current().name().map(str::to_owned));
+        match request.method.as_str() {
+            "roots/list" => Ok(json!({"roots": [{"uri": "file:///work"}], "echo": request.params})),
+            other => Err(ErrorObject::new(
+                ErrorCode(-32042),
+                format!("refused {other}"),
+            )),
+        }
+    });
+    let (client, peer) = memory_client(config);
+    send_request(
+        &peer,
+        RequestId::Number(1),
+        "roots/list",
+        Some(json!({"x": 1})),
+    );
+    send_request(&peer, RequestId::String("two".into()), "elicit", None);
+    send_request(&peer, RequestId::Number(3), "ping", None);
+    let first = next_response(&peer);
+    assert_eq!(first.id, Some(RequestId::Number(1)));
+    assert_eq!(
+        first.payload,
+        Ok(json!({"roots": [{"uri": "file:///work"}], "echo": {"x": 1}}))
+    );
+    let second = next_response(&peer);
+    assert_eq!(second.id, Some(RequestId::String("two".into())));
+    assert_eq!(second.payload.expect_err("refused").code, ErrorCode(-32042));
+    // With a handler, ping is the handler's too.
+    let third = next_response(&peer);
+    assert_eq!(third.id, Some(RequestId::Number(3)));
+    assert_eq!(third.payload.expect_err("refused").message, "refused ping");
+    for _ in 0..3 {
+        let name = threads_rx.recv_timeout(SOON).expect("the handler ran");
+        assert_eq!(name.as_deref(), Some("toolwire-dispatch"));
+    }
+    support::finish(&client);
+}
+
+#[test]
+fn an_invalid_request_with_a_readable_id_is_answered_with_invalid_request() {
+    let (client, peer) = memory_client(ClientConfig::default());
+    peer.send_line(r#"{"jsonrpc":"1.0","id":7,"method":"tools/list"}"#);
+    let response = next_response(&peer);
+    assert_eq!(response.id, Some(RequestId::Number(7)));
+    assert_eq!(
+        response.payload.expect_err("invalid").code,
+        ErrorCode::INVALID_REQUEST
+    );
+    peer.send_line(r#"{"jsonrpc":"2.0","id":"s","method":5}"#);
+    let response = next_response(&peer);
+    assert_eq!(response.id, Some(RequestId::String("s".into())));
+    assert_eq!(
+        response.payload.expect_err("invalid").code,
+        ErrorCode::INVALID_REQUEST
+    );
+    peer.send_line(r#"{"jsonrpc":"2.0","id":8,"method":"m","params":"text"}"#);
+    let response = next_response(&peer);
+    assert_eq!(response.id, Some(RequestId::Number(8)));
+    assert_eq!(
+        response.payload.expect_err("invalid").code,
+        ErrorCode::INVALID_REQUEST
+    );
+    let stats = client.stats();
+    assert_eq!(stats.skipped_lines, 3, "{stats:?}");
+    assert!(!client.is_closed());
+    support::round_trip(&client, &peer);
+    support::finish(&client);
+}
+
+#[test]
+fn notifications_reach_the_handler_in_order_on_the_dispatch_thread() {
+    const COUNT: u64 = 200;
+    let (seen_tx, seen_rx) = unbounded::<(u64, Option<String>)>();
+    let config = ClientConfig::default().on_notification(move |notification: &Notification| {
+        assert_eq!(notification.method, "notifications/message");
+        let seq = notification.params.as_ref().expect("params")["seq"]
+            .as_u64()
+            .expect("seq");
+        let _ = seen_tx.send((seq, std::thread::current().name().map(str::to_owned)));
+    });
+    let (client, peer) = memory_client(config);
+    for seq in 0..COUNT {
+        support::notify(&peer, "notifications/message", json!({"seq": seq}));
+    }
+    for expected in 0..COUNT {
+        let (seq, thread) = seen_rx.recv_timeout(SOON).expect("delivered");
+        assert_eq!(seq, expected);
+        assert_eq!(thread.as_deref(), Some("toolwire-dispatch"));
+    }
+    support::round_trip(&client, &peer);
+    assert!(seen_rx.try_recv().is_err(), "each delivered once");
+    assert_eq!(client.stats().received, COUNT + 1);
+    support::finish(&client);
+}

@@ -1,0 +1,71 @@
+//! The counters after a known exchange.
+#[path = "client_support.rs"]
+mod support;
+
+use serde_json::{json, Value};
+use support::{memory_client, next_message, next_request, next_response, round_trip, SOON};
+use toolwire::{CallOptions, ClientConfig, Message, Request, RequestId, Stats};
+
+#[test]
+fn counters_follow_a_known_exchange() {
+    let (client, peer) = memory_client(ClientConfig::default());
+    assert_eq!(client.stats(), Stats::default());
+
+    // A call and its answer: one out, one in.
+    let handle = client
+        .start("tools/a", json!({}), CallOptions::new().timeout(SOON))
+        .expect("start");
+    let request = next_request(&peer);
+    support::answer(&peer, &request.id, json!(1));
+    assert_eq!(handle.wait().expect("ok"), json!(1));
+    // A notification: one out.
+    client.notify("notifications/x", json!({})).expect("notify");
+    assert!(matches!(next_message(&peer), Message::Notification(_)));
+    // The peer's ping: one in, our answer out.
+    peer.send(&Message::Request(Request {
+        id: RequestId::Number(100),
+        method: "ping".into(),
+        params: None,
+    }));
+    assert_eq!(next_response(&peer).id, Some(RequestId::Number(100)));
+    // Garbage: one in, skipped. An answer for nobody: one in, late.
+    peer.send_line("garbage");
+    support::answer(&peer, &RequestId::Number(12345), json!("late"));
+    // A cancelled call: one out for the request, one for the cancellation.
+    let handle = client
+        .start("tools/b", Value::Null, CallOptions::new().timeout(SOON))
+        .expect("start");
+    let request = next_request(&peer);
+    assert!(handle.cancel());
+    support::expect_cancelled(&peer, &request.id);
+    assert!(handle.wait().is_err());
+    // A timed-out call: one out for the request, one for the cancellation.
+    let error = client
+        .call_with(
+            "tools/c",
+            json!({}),
+            CallOptions::new().timeout(std::time::Duration::from_millis(5)),
+        )
+        .expect_err("times out");
+    assert!(error.is_timeout());
+    let request = next_request(&peer);
+    support::expect_cancelled(&peer, &request.id);
+    // And the sync ping: one out, one in.
+    round_trip(&client, &peer);
+
+    let stats = client.stats();
+    assert_eq!(
+        stats,
+        Stats {
+            sent: 1 + 1 + 1 + 2 + 2 + 1,
+            received: 1 + 1 + 1 + 1 + 1,
+            in_flight: 0,
+            timeouts: 1,
+            cancels: 1,
+            late_responses: 1,
+            skipped_lines: 1,
+            oversized_frames: 0,
+        }
+    );
+    support::finish(&client);
+}
