@@ -59,6 +59,11 @@ pub enum Error {
     /// `outputSchema`).
     #[error("{0}")]
     Schema(Box<SchemaError>),
+    /// An HTTP server answered with a status that is neither a success nor one the transport
+    /// handles itself (e.g. 500, 401, 400 outside session expiry). Carries the status and a
+    /// bounded excerpt of the body.
+    #[error("{0}")]
+    Http(Box<HttpError>),
     /// Invalid configuration or arguments, before anything was sent.
     #[error("invalid configuration: {0}")]
     Config(String),
@@ -82,6 +87,14 @@ impl Error {
     pub fn rpc(&self) -> Option<&ErrorObject> {
         match self {
             Error::Rpc(error) => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The status and body excerpt, for [`Error::Http`].
+    pub fn http(&self) -> Option<&HttpError> {
+        match self {
+            Error::Http(error) => Some(error),
             _ => None,
         }
     }
@@ -126,6 +139,56 @@ impl fmt::Display for Closed {
             let lines: Vec<&str> = tail.lines().collect();
             let start = lines.len().saturating_sub(5);
             write!(f, "; stderr tail:\n{}", lines[start..].join("\n"))?;
+        }
+        Ok(())
+    }
+}
+
+/// An HTTP answer the transport could not use: the status and what the body began with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpError {
+    /// The HTTP status code.
+    pub status: u16,
+    /// What was being sent: the JSON-RPC method, or e.g. "GET stream".
+    pub what: String,
+    /// The URL that answered.
+    pub url: String,
+    /// The response's `Content-Type`, when it had one.
+    pub content_type: Option<String>,
+    /// The start of the body (lossy UTF-8), at most the transport's excerpt limit.
+    pub body_excerpt: String,
+}
+
+impl HttpError {
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn new(
+        status: u16,
+        what: impl Into<String>,
+        url: impl Into<String>,
+        content_type: Option<String>,
+        body_excerpt: String,
+    ) -> HttpError {
+        HttpError {
+            status,
+            what: what.into(),
+            url: url.into(),
+            content_type,
+            body_excerpt,
+        }
+    }
+}
+
+impl fmt::Display for HttpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "HTTP {} for `{}` from {}",
+            self.status, self.what, self.url
+        )?;
+        let excerpt = self.body_excerpt.trim();
+        if !excerpt.is_empty() {
+            write!(f, ": {excerpt}")?;
         }
         Ok(())
     }

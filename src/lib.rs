@@ -56,6 +56,7 @@
 #![deny(unsafe_code)]
 
 mod client;
+mod config_file;
 mod error;
 mod mcp;
 mod schema;
@@ -66,8 +67,10 @@ mod wire;
 
 pub use crate::client::{
     BatchEntry, CallEvent, CallHandle, CallOptions, Client, ClientConfig, NotificationHandler,
-    Progress, RequestHandler, Stats, CANCELLED_METHOD, PROGRESS_METHOD,
+    Progress, ProgressCallback, RequestHandler, Stats, CANCELLED_METHOD, PROGRESS_METHOD,
 };
+pub use crate::config_file::{ConfigFormat, LoadOptions, ServerConfigs, ServerEntry};
+pub use crate::error::HttpError;
 pub use crate::error::{Closed, Error, Result, SchemaError};
 pub use crate::mcp::{
     CallToolResult, Connector, Content, ElicitRequest, ElicitResult, ElicitationHandler, Era,
@@ -79,6 +82,8 @@ pub use crate::mcp::{
 };
 pub use crate::schema::{Schema, SchemaViolation, MAX_VIOLATIONS};
 pub use crate::timer::{TimerKey, TimerTask, TimerWheel};
+#[cfg(feature = "http")]
+pub use crate::transport::http::{HttpConfig, HttpTransport};
 pub use crate::transport::memory::{MemoryPeer, MemoryTransport};
 pub use crate::transport::stdio::{StdioConfig, StdioTransport, DEFAULT_INHERITED_ENV};
 pub use crate::transport::{Inbound, Outgoing, OutgoingKind, Transport, TransportEvent};

@@ -555,6 +555,19 @@ impl Inner {
         }
     }
 
+    /// The transport cannot deliver this request's response any more: fail its caller now.
+    fn fail_request(&self, id: &RequestId, reason: String) {
+        let Some(pending) = self.take_pending(id) else {
+            return;
+        };
+        log::debug!("toolwire: `{}` (id {id}) failed: {reason}", pending.method);
+        let error = std::io::Error::new(
+            std::io::ErrorKind::ConnectionAborted,
+            format!("`{}`: {reason}", pending.method),
+        );
+        let _ = pending.tx.send(CallEvent::Done(Err(Error::Io(error))));
+    }
+
     /// The caller gave up: complete it with `Cancelled` and tell the peer. Returns false when
     /// the call had already completed.
     pub(crate) fn cancel(&self, id: &RequestId, reason: &str) -> bool {
@@ -828,6 +841,7 @@ impl Inbound for Link {
                 log::warn!("toolwire: discarded a frame of {bytes} bytes (limit {limit})");
             }
             TransportEvent::Note(note) => log::debug!("toolwire: {note}"),
+            TransportEvent::RequestFailed { id, reason } => inner.fail_request(&id, reason),
         }
     }
 

@@ -10,8 +10,12 @@ use std::time::Instant;
 use crate::error::{Closed, Result};
 use crate::wire::RequestId;
 
+#[cfg(feature = "http")]
+pub mod http;
 pub(crate) mod lines;
 pub mod memory;
+#[cfg(feature = "http")]
+pub(crate) mod sse;
 pub mod stdio;
 
 /// Where a transport delivers what it reads. Implemented by the client.
@@ -37,6 +41,15 @@ pub enum TransportEvent {
     },
     /// Bytes that are not valid UTF-8 were replaced or a frame could not be read as text.
     Note(String),
+    /// The transport lost the way a response to this request could arrive (e.g. an HTTP
+    /// response stream that broke and cannot be resumed). The caller is failed at once with
+    /// [`crate::Error::Io`] (kind `ConnectionAborted`) instead of waiting for its deadline.
+    RequestFailed {
+        /// The request whose response can no longer arrive.
+        id: RequestId,
+        /// What happened, in plain words.
+        reason: String,
+    },
 }
 
 /// What kind of message an outbound frame carries; transports that route by method or id

@@ -1,0 +1,84 @@
+//! The HTTP transport's threads all end with `close()`, streams open or not. Alone in its
+//! binary, so no other test's threads are counted.
+#![cfg(feature = "http")]
+
+mod http_fake;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use http_fake::{initialize_result, result, text_result, FakeServer};
+use serde_json::json;
+use toolwire::{CallOptions, HttpConfig, McpClient, McpConfig, ProtocolMode};
+
+/// Thread names as the kernel keeps them (cut to 15 bytes).
+fn threads_named(prefix: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        if let Ok(name) = std::fs::read_to_string(entry.path().join("comm")) {
+            if name.trim().starts_with(prefix) {
+                names.push(name.trim().to_owned());
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn close_ends_every_http_thread() {
+    let server = FakeServer::start(
+        |req, reply| match (req.method.as_str(), req.rpc().as_str()) {
+            ("POST", "initialize") => reply.json(
+                200,
+                &initialize_result(req, "2025-11-25"),
+                &[("Mcp-Session-Id", "s-9")],
+            ),
+            ("POST", "notifications/initialized") => reply.accepted(),
+            ("GET", _) => {
+                reply.sse_start(&[]);
+                while reply.sse_raw(": ping\n\n") {
+                    thread::sleep(Duration::from_millis(50));
+                }
+            }
+            ("DELETE", _) => reply.send(405, "", &[], ""),
+            ("POST", "tools/list") => reply.json(200, &result(req, json!({"tools": []})), &[]),
+            ("POST", "quick/one") => {
+                reply.sse_start(&[]);
+                reply.sse_message(&text_result(req, "ok"));
+            }
+            _ => {
+                reply.sse_start(&[]);
+                reply.client_closed_within(Duration::from_secs(10));
+            }
+        },
+    );
+    let config = McpConfig::default().mode(ProtocolMode::Legacy);
+    let client = McpClient::connect_with(HttpConfig::new(&server.url).connector(), config).unwrap();
+    client.list_tools().unwrap();
+    client
+        .request("quick/one", json!({}), CallOptions::new())
+        .unwrap();
+    let _hanging = client
+        .rpc()
+        .unwrap()
+        .start("hang/forever", json!({}), CallOptions::new())
+        .unwrap();
+    server.wait_for(Duration::from_secs(2), |req| req.rpc() == "hang/forever");
+    assert!(
+        threads_named("toolwire-http").len() >= 2,
+        "the GET stream and the hanging POST: {:?}",
+        threads_named("toolwire-http")
+    );
+    client.close().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !threads_named("toolwire-http").is_empty() && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(threads_named("toolwire-http"), Vec::<String>::new());
+    // DELETE was answered 405, which is fine.
+    assert!(server.labels().contains(&"DELETE".to_owned()));
+}
