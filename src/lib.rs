@@ -58,6 +58,7 @@
 mod client;
 mod config_file;
 mod error;
+mod harness;
 mod mcp;
 mod schema;
 mod sys;
@@ -72,6 +73,13 @@ pub use crate::client::{
 pub use crate::config_file::{ConfigFormat, LoadOptions, ServerConfigs, ServerEntry};
 pub use crate::error::HttpError;
 pub use crate::error::{Closed, Error, Result, SchemaError};
+pub use crate::harness::{
+    AuditEvent, AuditKind, AuditObserver, BudgetState, CallShape, CancelFlag, Harness,
+    HarnessConfig, HarnessError, ImportReport, LocalTool, McpImport, NameProfile, Namespace,
+    Outcome, Overflow, RemoteErrorText, RemoteTimeoutSlot, ResultLimit, RetryPolicy, SkippedTool,
+    Sleeper, Status, ThreadSleeper, ToolFailure, ToolHandler, ToolInfo, ToolOptions, ToolRegistry,
+    ToolReply, ToolTimeout, Transcript, HARNESS_LOG_TARGET,
+};
 pub use crate::mcp::{
     CallToolResult, Connector, Content, ElicitRequest, ElicitResult, ElicitationHandler, Era,
     Implementation, LogHandler, LogMessage, McpClient, McpConfig, McpNotificationHandler,

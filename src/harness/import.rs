@@ -1,0 +1,316 @@
+//! Importing an MCP client's tools: naming, the allow and deny lists, annotations, and what
+//! a remote timeout does to the admission slot.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use super::parse::{check_name, quote};
+use super::registry::{
+    compile_input_schema, Backend, HarnessError, RegisteredTool, RemoteBinding, ToolRegistry,
+};
+use super::tool::{check_bound, ToolOptions};
+use crate::mcp::McpClient;
+
+/// How imported MCP tools are named in the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Namespace {
+    /// `mcp__{server}__{tool}`.
+    #[default]
+    Prefixed,
+    /// The server's own name (it must then fit the registry's profile as it is).
+    Bare,
+}
+
+/// What a timed-out remote call does to its admission slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RemoteTimeoutSlot {
+    /// The request carries the tool's bound as its own deadline: when it passes, the MCP
+    /// client sends `notifications/cancelled` to the server, the worker is freed at once and
+    /// the caller gets `TIMEOUT`. Nothing local keeps running; whether the server stops is up
+    /// to the server.
+    #[default]
+    Release,
+    /// The caller gets `TIMEOUT` after the tool's bound, but the worker keeps waiting for the
+    /// server's answer (which is then logged and discarded), at most `limit` in all, so the
+    /// harness never runs more remote work at once than it has workers. The request is
+    /// cancelled on the wire only when `limit` passes. `limit` is 1 ms to 1 hour and at least
+    /// the tool's bound.
+    HoldUntilAnswered {
+        /// The longest the worker waits for the answer.
+        limit: Duration,
+    },
+}
+
+/// What the model sees of an MCP tool's `isError` result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RemoteErrorText {
+    /// The text is the tool's answer, written to be read (MCP servers report bad arguments
+    /// and failures this way so the model can correct itself): it goes to the model in the
+    /// outcome's `result`, within the result limit.
+    #[default]
+    Pass,
+    /// The text goes to the log and the transcript only; the model reads a generic detail.
+    Withhold,
+}
+
+/// How to import an MCP client's tools. `McpImport::new(server)` spells out every default.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct McpImport {
+    /// The server's name in namespaced tool names (`[a-z0-9-]+`).
+    pub server: String,
+    /// How tools are named. Defaults to [`Namespace::Prefixed`].
+    pub namespace: Namespace,
+    /// When set, only these tools (server names) are imported. Defaults to none: all.
+    pub allow: Option<BTreeSet<String>>,
+    /// These tools (server names) are never imported. Defaults to empty.
+    pub deny: BTreeSet<String>,
+    /// The options of every imported tool. Defaults to [`ToolOptions::default`].
+    pub options: ToolOptions,
+    /// Options for single tools (by server name), replacing [`McpImport::options`].
+    /// Defaults to empty.
+    pub tool_options: BTreeMap<String, ToolOptions>,
+    /// Whether `idempotentHint: true` or `readOnlyHint: true` marks a tool idempotent (they
+    /// are the server's hints, not guarantees). Defaults to true.
+    pub trust_annotations: bool,
+    /// What a timeout does to the admission slot. Defaults to
+    /// [`RemoteTimeoutSlot::Release`].
+    pub timeout_slot: RemoteTimeoutSlot,
+    /// What the model sees of `isError` results. Defaults to [`RemoteErrorText::Pass`].
+    pub error_text: RemoteErrorText,
+}
+
+impl McpImport {
+    /// Imports every tool of the server named `server`, with the defaults.
+    pub fn new(server: impl Into<String>) -> McpImport {
+        McpImport {
+            server: server.into(),
+            namespace: Namespace::Prefixed,
+            allow: None,
+            deny: BTreeSet::new(),
+            options: ToolOptions::default(),
+            tool_options: BTreeMap::new(),
+            trust_annotations: true,
+            timeout_slot: RemoteTimeoutSlot::Release,
+            error_text: RemoteErrorText::Pass,
+        }
+    }
+
+    /// Sets [`McpImport::allow`].
+    pub fn allow<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allow = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Adds to [`McpImport::deny`].
+    pub fn deny<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.deny.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets [`McpImport::namespace`].
+    pub fn namespace(mut self, namespace: Namespace) -> Self {
+        self.namespace = namespace;
+        self
+    }
+
+    /// Sets [`McpImport::options`].
+    pub fn options(mut self, options: ToolOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Sets the options of one tool (by its server name).
+    pub fn tool_options(mut self, tool: impl Into<String>, options: ToolOptions) -> Self {
+        self.tool_options.insert(tool.into(), options);
+        self
+    }
+
+    /// Sets [`McpImport::trust_annotations`].
+    pub fn trust_annotations(mut self, trust: bool) -> Self {
+        self.trust_annotations = trust;
+        self
+    }
+
+    /// Sets [`McpImport::timeout_slot`].
+    pub fn timeout_slot(mut self, policy: RemoteTimeoutSlot) -> Self {
+        self.timeout_slot = policy;
+        self
+    }
+
+    /// Sets [`McpImport::error_text`].
+    pub fn error_text(mut self, policy: RemoteErrorText) -> Self {
+        self.error_text = policy;
+        self
+    }
+
+    fn registry_name(&self, tool: &str) -> String {
+        match self.namespace {
+            Namespace::Prefixed => format!("mcp__{}__{tool}", self.server),
+            Namespace::Bare => tool.to_owned(),
+        }
+    }
+}
+
+/// A tool the server listed but the import left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedTool {
+    /// The server's name for it.
+    pub name: String,
+    /// Why it was left out.
+    pub reason: String,
+}
+
+/// What [`ToolRegistry::import_mcp`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    /// The registry names of the imported tools.
+    pub imported: Vec<String>,
+    /// The tools left out: denied, not allowed, a name outside the pattern, a bad schema.
+    pub skipped: Vec<SkippedTool>,
+    /// Names on the allow list that the server does not offer.
+    pub missing: Vec<String>,
+}
+
+impl ToolRegistry {
+    /// Imports the tools of an MCP client's `tools/list`, filtered and named as `import`
+    /// says. A tool whose name cannot fit the profile, or whose input schema does not
+    /// compile, is skipped and reported (and logged at warn); nothing is registered unless
+    /// the whole import succeeds. The registry is a snapshot: import again (into a new
+    /// harness) after the server's list changes.
+    ///
+    /// # Errors
+    ///
+    /// [`HarnessError::BadName`] for a server name outside `[a-z0-9-]+`,
+    /// [`HarnessError::Config`] for options out of their bounds, [`HarnessError::Import`]
+    /// when the list cannot be fetched, [`HarnessError::Duplicate`] when an imported name is
+    /// already registered.
+    pub fn import_mcp(
+        &mut self,
+        client: &McpClient,
+        import: &McpImport,
+    ) -> Result<ImportReport, HarnessError> {
+        let server_ok = !import.server.is_empty()
+            && import
+                .server
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if !server_ok {
+            return Err(HarnessError::BadName {
+                name: import.server.clone(),
+                reason: format!(
+                    "the MCP server name {} must match ^[a-z0-9-]+$",
+                    quote(&import.server)
+                ),
+            });
+        }
+        import.options.check()?;
+        for options in import.tool_options.values() {
+            options.check()?;
+        }
+        let listed = client.list_tools().map_err(|source| HarnessError::Import {
+            server: import.server.clone(),
+            source,
+        })?;
+        let mut report = ImportReport::default();
+        let mut staged: Vec<RegisteredTool> = Vec::new();
+        let mut skip = |name: &str, reason: String| {
+            log::warn!(
+                target: "toolwire::harness",
+                "not importing tool {name:?} of MCP server {:?}: {reason}",
+                import.server
+            );
+            report.skipped.push(SkippedTool {
+                name: name.to_owned(),
+                reason,
+            });
+        };
+        for tool in listed.iter() {
+            if import.deny.contains(&tool.name) {
+                skip(&tool.name, "it is on the deny list".into());
+                continue;
+            }
+            if let Some(allow) = &import.allow {
+                if !allow.contains(&tool.name) {
+                    skip(&tool.name, "it is not on the allow list".into());
+                    continue;
+                }
+            }
+            let name = import.registry_name(&tool.name);
+            if let Err(reason) = check_name(&name, self.profile()) {
+                skip(&tool.name, reason);
+                continue;
+            }
+            let options = *import
+                .tool_options
+                .get(&tool.name)
+                .unwrap_or(&import.options);
+            if let RemoteTimeoutSlot::HoldUntilAnswered { limit } = import.timeout_slot {
+                check_bound("a hold limit", limit)?;
+                if limit < options.timeout.duration() {
+                    return Err(HarnessError::Config(format!(
+                        "the hold limit {limit:?} is shorter than the timeout of tool {:?}",
+                        tool.name
+                    )));
+                }
+            }
+            let schema = match compile_input_schema(&name, &tool.input_schema) {
+                Ok(schema) => schema,
+                Err(error) => {
+                    skip(&tool.name, error.to_string());
+                    continue;
+                }
+            };
+            let hinted = import.trust_annotations
+                && (tool.annotations.idempotent_hint == Some(true)
+                    || tool.annotations.read_only_hint == Some(true));
+            staged.push(RegisteredTool {
+                name,
+                description: tool
+                    .description
+                    .clone()
+                    .or_else(|| tool.title.clone())
+                    .unwrap_or_default(),
+                schema,
+                options,
+                idempotent: options.idempotent || hinted,
+                backend: Backend::Remote(RemoteBinding {
+                    client: client.clone(),
+                    remote_name: tool.name.clone(),
+                    slot: import.timeout_slot,
+                    error_text: import.error_text,
+                }),
+            });
+        }
+        if let Some(allow) = &import.allow {
+            for wanted in allow {
+                if !listed.iter().any(|tool| &tool.name == wanted) {
+                    log::warn!(
+                        target: "toolwire::harness",
+                        "MCP server {:?} offers no tool {wanted:?} from the allow list",
+                        import.server
+                    );
+                    report.missing.push(wanted.clone());
+                }
+            }
+        }
+        for tool in &staged {
+            if self.contains(&tool.name) {
+                return Err(HarnessError::Duplicate(tool.name.clone()));
+            }
+        }
+        for tool in staged {
+            report.imported.push(tool.name.clone());
+            self.insert(tool);
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,412 @@
+//! The harness: the layer that decides which tool calls may run at all. See [`Harness`].
+//!
+//! Files: `registry` (the allowlist), `tool` and `import` (local and MCP tools), `parse`
+//! (size, strict JSON, names), `shapes` (LLM shapes in and out), `run` (one call, end to
+//! end), `executor` (admission), `budget`, `retry`, `outcome`, `audit`.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use serde_json::Value;
+
+mod audit;
+mod budget;
+mod executor;
+mod import;
+mod outcome;
+mod parse;
+mod registry;
+mod retry;
+mod run;
+mod shapes;
+mod tool;
+
+pub use audit::{AuditEvent, AuditKind, AuditObserver, Transcript, HARNESS_LOG_TARGET};
+pub use budget::BudgetState;
+pub use import::{
+    ImportReport, McpImport, Namespace, RemoteErrorText, RemoteTimeoutSlot, SkippedTool,
+};
+pub use outcome::{Outcome, Overflow, ResultLimit, Status};
+pub use parse::NameProfile;
+pub use registry::{HarnessError, ToolInfo, ToolRegistry};
+pub use retry::{RetryPolicy, Sleeper, ThreadSleeper};
+pub use shapes::{CallShape, ToolReply};
+pub use tool::{CancelFlag, LocalTool, ToolFailure, ToolHandler, ToolOptions, ToolTimeout};
+
+use audit::Audit;
+use budget::Budget;
+use executor::Executor;
+
+/// The cancel flags of attempts in flight, so that `close()` can raise them all.
+type CancelTable = Arc<Mutex<HashMap<u64, CancelFlag>>>;
+
+/// Settings for a [`Harness`]. Every bound is finite; `Default` spells out each value.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct HarnessConfig {
+    /// How many tool calls may run at once (1 to 1,024). Defaults to 4.
+    pub workers: usize,
+    /// The most attempts the executor admits over the harness's life (or until
+    /// [`Harness::reset_budget`]). Defaults to 32.
+    pub attempt_budget: u32,
+    /// The longest raw call accepted, in characters, checked before parsing (1 to 16 Mi).
+    /// Defaults to 65,536.
+    pub max_input_chars: usize,
+    /// The most characters of a tool's schema quoted in a repair message. Defaults to 4,000.
+    pub repair_schema_chars: usize,
+    /// How long an admitted call waits for the worker it reserved to come back to the
+    /// hand-off (a worker that has just answered is a moment away); a safeguard, never a
+    /// queue. Defaults to 1 s.
+    pub hand_off_grace: Duration,
+    /// How long past a remote tool's bound the caller waits for the MCP client's own timeout
+    /// (with [`RemoteTimeoutSlot::Release`]) before giving up by itself. Defaults to 2 s.
+    pub remote_grace: Duration,
+    /// How long [`Harness::close`] waits for workers to finish their current calls.
+    /// Defaults to 2 s.
+    pub close_grace: Duration,
+    /// Waits out retry back-off. Defaults to [`ThreadSleeper`].
+    pub sleeper: Arc<dyn Sleeper>,
+    /// Where audit events are written as JSON lines. Defaults to none.
+    pub transcript: Option<Arc<Transcript>>,
+    /// Receives every audit event. Defaults to none.
+    pub observer: Option<AuditObserver>,
+}
+
+impl Default for HarnessConfig {
+    fn default() -> Self {
+        HarnessConfig {
+            workers: 4,
+            attempt_budget: 32,
+            max_input_chars: 65_536,
+            repair_schema_chars: 4_000,
+            hand_off_grace: Duration::from_secs(1),
+            remote_grace: Duration::from_secs(2),
+            close_grace: Duration::from_secs(2),
+            sleeper: Arc::new(ThreadSleeper),
+            transcript: None,
+            observer: None,
+        }
+    }
+}
+
+impl fmt::Debug for HarnessConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HarnessConfig")
+            .field("workers", &self.workers)
+            .field("attempt_budget", &self.attempt_budget)
+            .field("max_input_chars", &self.max_input_chars)
+            .field("repair_schema_chars", &self.repair_schema_chars)
+            .field("hand_off_grace", &self.hand_off_grace)
+            .field("remote_grace", &self.remote_grace)
+            .field("close_grace", &self.close_grace)
+            .field("transcript", &self.transcript.is_some())
+            .field("observer", &self.observer.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HarnessConfig {
+    /// Sets [`HarnessConfig::workers`].
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.workers = workers;
+        self
+    }
+
+    /// Sets [`HarnessConfig::attempt_budget`].
+    pub fn attempt_budget(mut self, budget: u32) -> Self {
+        self.attempt_budget = budget;
+        self
+    }
+
+    /// Sets [`HarnessConfig::max_input_chars`].
+    pub fn max_input_chars(mut self, chars: usize) -> Self {
+        self.max_input_chars = chars;
+        self
+    }
+
+    /// Sets [`HarnessConfig::sleeper`].
+    pub fn sleeper(mut self, sleeper: impl Sleeper + 'static) -> Self {
+        self.sleeper = Arc::new(sleeper);
+        self
+    }
+
+    /// Sets [`HarnessConfig::transcript`].
+    pub fn transcript(mut self, transcript: Transcript) -> Self {
+        self.transcript = Some(Arc::new(transcript));
+        self
+    }
+
+    /// Sets [`HarnessConfig::observer`].
+    pub fn observer(mut self, observer: impl Fn(&AuditEvent) + Send + Sync + 'static) -> Self {
+        self.observer = Some(Arc::new(observer));
+        self
+    }
+
+    fn check(&self) -> Result<(), HarnessError> {
+        let bad = |text: String| Err(HarnessError::Config(text));
+        if !(1..=1024).contains(&self.workers) {
+            return bad(format!("workers must be 1 to 1024, not {}", self.workers));
+        }
+        if !(1..=16 * 1024 * 1024).contains(&self.max_input_chars) {
+            return bad(format!(
+                "max_input_chars must be 1 to 16 Mi, not {}",
+                self.max_input_chars
+            ));
+        }
+        let hour = Duration::from_secs(3600);
+        for (name, value) in [
+            ("hand_off_grace", self.hand_off_grace),
+            ("remote_grace", self.remote_grace),
+            ("close_grace", self.close_grace),
+        ] {
+            if value > hour {
+                return bad(format!("{name} must be at most 1 hour, not {value:?}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The harness: a [`ToolRegistry`], the checks, an admission executor and an attempt budget.
+///
+/// A JSON object from a model can only *request* a tool. The application decides which
+/// capabilities exist ([`ToolRegistry`]), which arguments are valid (strict JSON, the exact
+/// shape, the name pattern, the tool's JSON Schema), how much work is allowed (N workers
+/// behind a zero-capacity hand-off, an attempt budget) and what a timeout means. Every call
+/// ends in one [`Outcome`] with one of eight [`Status`]es, and every decision is audited.
+///
+/// Cheap to clone; clones share everything (workers, budget, audit). `Send + Sync`: calls
+/// may come from many threads at once (e.g. the parallel tool calls of one model turn).
+/// The registry is fixed for the harness's life.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwire::{CallShape, Harness, HarnessConfig, LocalTool, Status, ToolRegistry};
+///
+/// let mut registry = ToolRegistry::new();
+/// registry.register(LocalTool::new(
+///     "add",
+///     "Adds two integers.",
+///     json!({"type": "object", "required": ["a", "b"], "additionalProperties": false,
+///            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}),
+///     |args, _cancel| Ok(Some(json!(args["a"].as_i64().unwrap() + args["b"].as_i64().unwrap()))),
+/// ))?;
+/// let harness = Harness::new(registry, HarnessConfig::default())?;
+///
+/// let call = r#"{"id":"call_1","type":"function",
+///                "function":{"name":"add","arguments":"{\"a\":2,\"b\":3}"}}"#;
+/// let reply = harness.handle(CallShape::OpenAi, call);
+/// assert_eq!(reply.outcome.status, Status::Ok);
+/// assert_eq!(
+///     reply.message(),
+///     json!({"role": "tool", "tool_call_id": "call_1", "content": "5"})
+/// );
+///
+/// let twice = r#"{"tool":"add","arguments":{"a":1,"a":2,"b":3}}"#;
+/// let reply = harness.handle(CallShape::Plain, twice);
+/// assert_eq!(reply.outcome.status, Status::Invalid);
+/// assert!(reply.outcome.detail.contains("duplicate key \"a\""));
+/// assert_eq!(harness.budget().used, 1);
+/// harness.close();
+/// # Ok::<(), toolwire::HarnessError>(())
+/// ```
+///
+/// # The order of the checks
+///
+/// size (characters, before parsing) → strict JSON (no repeated key at any depth, nothing
+/// after the value) → the exact fields of the shape → the name pattern ([`NameProfile`]) →
+/// the registry (`UNKNOWN_TOOL`) → the arguments against the tool's schema (`INVALID` with a
+/// repair message naming each field, what is wrong, and the schema) → the budget
+/// (`BUDGET`) → admission (`BUSY`) → the run (`OK`, `NOT_FOUND`, `TOOL_ERROR`, `TIMEOUT`)
+/// → the result limit. Nothing before admission runs any tool code, and nothing
+/// interprets a name or an argument as a path: a name is only a registry key, arguments are
+/// handed to the tool as data, and results go back to the model as JSON strings.
+///
+/// # Timeouts and the admission slot
+///
+/// A local tool runs on a worker; when its bound passes, the caller gets `TIMEOUT`, the
+/// tool's [`CancelFlag`] is set, and the tool keeps its worker until it returns (cancelling
+/// is not terminating), so the next call may be `BUSY`. Its late result is logged as a
+/// `late` event and discarded. For MCP tools see [`RemoteTimeoutSlot`]: by default the request
+/// is cancelled on the wire and the slot freed at once.
+///
+/// # Budget and retries
+///
+/// The attempt budget grows only when the executor admits an attempt: `INVALID`,
+/// `UNKNOWN_TOOL` and `BUSY` cost nothing; `NOT_FOUND`, `TOOL_ERROR`, `TIMEOUT` and `OK` cost
+/// one per admitted attempt. Nothing is retried unless the tool is idempotent and has a
+/// [`RetryPolicy`].
+///
+/// # What the model sees
+///
+/// `TOOL_ERROR` never carries internal text: a local tool's failure reads as a generic
+/// sentence unless the tool made it with [`ToolFailure::safe`]; transport failures and
+/// JSON-RPC errors read as generic sentences; an MCP tool's own `isError` text is its answer
+/// and is passed on (see [`RemoteErrorText`]). The hidden text goes to the log and the
+/// transcript.
+///
+/// # Threads and shutdown
+///
+/// `workers` threads named `toolwire-harness-N`. [`Harness::close`] (or dropping the last
+/// clone) stops admitting, raises every running call's cancel flag, and joins the workers
+/// that finish within [`HarnessConfig::close_grace`]; a worker stuck in a tool that ignores
+/// its flag is left behind with a warning. After close every call is `BUSY`.
+#[derive(Clone)]
+pub struct Harness {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Harness {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Harness")
+            .field("registry", &self.inner.registry)
+            .field("config", &self.inner.config)
+            .field("budget", &self.inner.budget.state())
+            .finish()
+    }
+}
+
+pub(crate) struct Inner {
+    registry: ToolRegistry,
+    config: HarnessConfig,
+    executor: Executor,
+    budget: Budget,
+    audit: Arc<Audit>,
+    sleeper: Arc<dyn Sleeper>,
+    next_call: AtomicU64,
+    next_attempt: AtomicU64,
+    cancels: CancelTable,
+    closed: AtomicBool,
+}
+
+impl Inner {
+    fn close(&self) {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        for cancel in self.cancels.lock().values() {
+            cancel.cancel();
+        }
+        self.executor.close(self.config.close_grace);
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if !self.closed.load(Ordering::SeqCst) {
+            log::debug!(target: HARNESS_LOG_TARGET, "harness dropped without close(); closing it");
+            self.close();
+        }
+    }
+}
+
+impl Harness {
+    /// Starts the workers.
+    ///
+    /// # Errors
+    ///
+    /// [`HarnessError::Config`] for a setting out of its bounds, [`HarnessError::Spawn`]
+    /// when a worker thread cannot be started.
+    pub fn new(registry: ToolRegistry, config: HarnessConfig) -> Result<Harness, HarnessError> {
+        config.check()?;
+        let executor = Executor::start(config.workers, config.hand_off_grace)?;
+        let audit = Arc::new(Audit {
+            transcript: config.transcript.clone(),
+            observer: config.observer.clone(),
+        });
+        Ok(Harness {
+            inner: Arc::new(Inner {
+                registry,
+                budget: Budget::new(config.attempt_budget),
+                sleeper: Arc::clone(&config.sleeper),
+                config,
+                executor,
+                audit,
+                next_call: AtomicU64::new(0),
+                next_attempt: AtomicU64::new(0),
+                cancels: Arc::new(Mutex::new(HashMap::new())),
+                closed: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// Takes one raw tool call in `shape` (the JSON text as the model produced it), runs
+    /// every check, and runs the tool if they all pass. Never fails: every problem is an
+    /// [`Outcome`]. Blocks at most the tool's bound (plus back-off when it retries).
+    pub fn handle(&self, shape: CallShape, raw: &str) -> ToolReply {
+        self.inner.handle(shape, raw)
+    }
+
+    /// [`Harness::handle`] for a call already parsed (e.g. by an SDK): it is written back to
+    /// text and checked like raw text. A parsed value can no longer show a repeated key.
+    pub fn handle_value(&self, shape: CallShape, call: &Value) -> ToolReply {
+        self.inner.handle(shape, &call.to_string())
+    }
+
+    /// Calls a tool by name with arguments, from Rust: the name, registry, schema, budget and
+    /// admission checks apply as for a raw call.
+    pub fn call(&self, name: &str, arguments: Value) -> Outcome {
+        self.inner.call(name, arguments)
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.inner.registry
+    }
+
+    /// The attempt budget as it stands.
+    pub fn budget(&self) -> BudgetState {
+        self.inner.budget.state()
+    }
+
+    /// Starts the budget over: nothing used, the given limit (e.g. for a new task).
+    pub fn reset_budget(&self, limit: u32) {
+        self.inner.budget.reset(limit);
+    }
+
+    /// How many workers are occupied right now, including by timed-out work that is still
+    /// running.
+    pub fn busy_workers(&self) -> usize {
+        self.inner.executor.occupied()
+    }
+
+    /// Waits until no worker is occupied, at most `limit`; true when idle.
+    pub fn wait_idle(&self, limit: Duration) -> bool {
+        self.inner.executor.wait_idle(limit)
+    }
+
+    /// Stops the harness (see the type's docs). Idempotent.
+    pub fn close(&self) {
+        self.inner.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_out_of_bounds_are_refused() {
+        for config in [
+            HarnessConfig::default().workers(0),
+            HarnessConfig::default().workers(2000),
+            HarnessConfig::default().max_input_chars(0),
+        ] {
+            assert!(matches!(
+                Harness::new(ToolRegistry::new(), config),
+                Err(HarnessError::Config(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn harness_is_send_sync_and_clone() {
+        fn assert_traits<T: Send + Sync + Clone>() {}
+        assert_traits::<Harness>();
+        assert_traits::<ToolRegistry>();
+    }
+}

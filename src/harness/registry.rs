@@ -1,0 +1,353 @@
+//! The registry: the only source of callable capabilities, local and remote.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::import::{RemoteErrorText, RemoteTimeoutSlot};
+use super::parse::{check_name, NameProfile};
+use super::retry::RetryPolicy;
+use super::shapes::{anthropic_definition, openai_definition};
+use super::tool::{LocalTool, ToolHandler, ToolOptions};
+use crate::mcp::McpClient;
+use crate::schema::Schema;
+
+/// What can go wrong while building a registry or a harness. Calls never fail this way: they
+/// end in an [`crate::Outcome`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HarnessError {
+    /// A tool name outside the registry's [`NameProfile`].
+    #[error("{reason}")]
+    BadName {
+        /// The refused name.
+        name: String,
+        /// Why, with the pattern.
+        reason: String,
+    },
+    /// A second tool with a name already registered.
+    #[error("a tool named {0:?} is already registered")]
+    Duplicate(String),
+    /// An input schema that does not compile, or is not an object schema.
+    #[error("the input schema of tool {name:?} is invalid: {reason}")]
+    BadSchema {
+        /// The tool.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// A setting out of its bounds.
+    #[error("invalid harness setting: {0}")]
+    Config(String),
+    /// The MCP server's tool list could not be fetched.
+    #[error("could not list the tools of MCP server {server:?}: {source}")]
+    Import {
+        /// The server name given to [`crate::McpImport::new`].
+        server: String,
+        /// The client's error.
+        #[source]
+        source: crate::Error,
+    },
+    /// A worker thread could not be started.
+    #[error("could not start a harness worker thread: {0}")]
+    Spawn(#[from] std::io::Error),
+}
+
+/// A registered tool as the registry describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInfo {
+    /// The name the model calls it by.
+    pub name: String,
+    /// The description given to the model.
+    pub description: String,
+    /// The JSON Schema of its arguments.
+    pub input_schema: Value,
+    /// Whether a retry is safe.
+    pub idempotent: bool,
+    /// The time bound of one attempt.
+    pub timeout: Duration,
+    /// For an MCP tool, the server's name for it; `None` for a local tool.
+    pub remote_name: Option<String>,
+}
+
+/// Where a registered tool runs.
+pub(crate) enum Backend {
+    Local(ToolHandler),
+    Remote(RemoteBinding),
+}
+
+pub(crate) struct RemoteBinding {
+    pub(crate) client: McpClient,
+    pub(crate) remote_name: String,
+    pub(crate) slot: RemoteTimeoutSlot,
+    pub(crate) error_text: RemoteErrorText,
+}
+
+pub(crate) struct RegisteredTool {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) schema: Schema,
+    pub(crate) options: ToolOptions,
+    pub(crate) idempotent: bool,
+    pub(crate) backend: Backend,
+}
+
+impl RegisteredTool {
+    /// The retry policy in force: none unless the tool is idempotent.
+    pub(crate) fn retry_policy(&self) -> Option<RetryPolicy> {
+        self.options.retry.filter(|_| self.idempotent)
+    }
+
+    pub(crate) fn timeout(&self) -> Duration {
+        self.options.timeout.duration()
+    }
+
+    fn info(&self) -> ToolInfo {
+        ToolInfo {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            input_schema: self.schema.source().clone(),
+            idempotent: self.idempotent,
+            timeout: self.timeout(),
+            remote_name: match &self.backend {
+                Backend::Local(_) => None,
+                Backend::Remote(binding) => Some(binding.remote_name.clone()),
+            },
+        }
+    }
+}
+
+/// Compiles an input schema, which must be an object schema (`"type": "object"`), since
+/// arguments are always a JSON object.
+pub(crate) fn compile_input_schema(name: &str, schema: &Value) -> Result<Schema, HarnessError> {
+    let bad = |reason: String| HarnessError::BadSchema {
+        name: name.to_owned(),
+        reason,
+    };
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(bad(
+            "it must be a JSON object with \"type\": \"object\"".into()
+        ));
+    }
+    Schema::compile(schema).map_err(bad)
+}
+
+/// The tools a harness may call, and nothing else: a name that is not here is
+/// `UNKNOWN_TOOL`. Names are checked against a [`NameProfile`] when registered and when
+/// called. Nothing is found by reflection or by path: a name is only a key.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    profile: NameProfile,
+    tools: BTreeMap<String, Arc<RegisteredTool>>,
+}
+
+impl fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("profile", &self.profile)
+            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl ToolRegistry {
+    /// An empty registry with the default [`NameProfile`].
+    pub fn new() -> ToolRegistry {
+        ToolRegistry::default()
+    }
+
+    /// An empty registry with the given name profile.
+    pub fn with_profile(profile: NameProfile) -> ToolRegistry {
+        ToolRegistry {
+            profile,
+            tools: BTreeMap::new(),
+        }
+    }
+
+    /// The name profile.
+    pub fn profile(&self) -> NameProfile {
+        self.profile
+    }
+
+    /// Registers a local tool.
+    ///
+    /// A retry policy on a tool that is not idempotent is kept but never used (and logged at
+    /// warn): a non-idempotent tool is never retried.
+    ///
+    /// # Errors
+    ///
+    /// [`HarnessError::BadName`], [`HarnessError::Duplicate`], [`HarnessError::BadSchema`]
+    /// (the schema is compiled here, once), or [`HarnessError::Config`] for options out of
+    /// their bounds.
+    pub fn register(&mut self, tool: LocalTool) -> Result<(), HarnessError> {
+        self.check_new_name(&tool.name)?;
+        tool.options.check()?;
+        let schema = compile_input_schema(&tool.name, &tool.input_schema)?;
+        if tool.options.retry.is_some() && !tool.options.idempotent {
+            log::warn!(
+                target: "toolwire::harness",
+                "tool {:?} has a retry policy but is not idempotent; it will never be retried",
+                tool.name
+            );
+        }
+        let registered = RegisteredTool {
+            name: tool.name.clone(),
+            description: tool.description,
+            schema,
+            options: tool.options,
+            idempotent: tool.options.idempotent,
+            backend: Backend::Local(tool.handler),
+        };
+        self.tools.insert(tool.name, Arc::new(registered));
+        Ok(())
+    }
+
+    fn check_new_name(&self, name: &str) -> Result<(), HarnessError> {
+        check_name(name, self.profile).map_err(|reason| HarnessError::BadName {
+            name: name.to_owned(),
+            reason,
+        })?;
+        if self.tools.contains_key(name) {
+            return Err(HarnessError::Duplicate(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    /// How many tools are registered.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// True when no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// True when `name` is registered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
+    /// The registered names, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.keys().map(String::as_str).collect()
+    }
+
+    /// One tool's description.
+    pub fn tool(&self, name: &str) -> Option<ToolInfo> {
+        self.tools.get(name).map(|tool| tool.info())
+    }
+
+    /// Every tool's description, sorted by name.
+    pub fn tools(&self) -> Vec<ToolInfo> {
+        self.tools.values().map(|tool| tool.info()).collect()
+    }
+
+    /// The tools for the OpenAI API's `tools` parameter:
+    /// `[{"type": "function", "function": {"name", "description", "parameters"}}]`.
+    pub fn openai_tools(&self) -> Value {
+        self.tools
+            .values()
+            .map(|tool| openai_definition(&tool.name, &tool.description, tool.schema.source()))
+            .collect()
+    }
+
+    /// The tools for the Anthropic API's `tools` parameter:
+    /// `[{"name", "description", "input_schema"}]`.
+    pub fn anthropic_tools(&self) -> Value {
+        self.tools
+            .values()
+            .map(|tool| anthropic_definition(&tool.name, &tool.description, tool.schema.source()))
+            .collect()
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<RegisteredTool>> {
+        self.tools.get(name)
+    }
+
+    /// Adds a checked tool (its name must be new).
+    pub(crate) fn insert(&mut self, tool: RegisteredTool) {
+        self.tools.insert(tool.name.clone(), Arc::new(tool));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::tool::{CancelFlag, ToolFailure, ToolTimeout};
+    use serde_json::json;
+
+    fn nothing(_: &Value, _: &CancelFlag) -> Result<Option<Value>, ToolFailure> {
+        Ok(None)
+    }
+
+    fn object() -> Value {
+        json!({"type": "object"})
+    }
+
+    #[test]
+    fn registration_checks_name_duplicates_schema_and_bounds() {
+        let mut registry = ToolRegistry::new();
+        registry
+            .register(LocalTool::new("find", "Finds.", object(), nothing))
+            .unwrap();
+        let error = registry
+            .register(LocalTool::new("find", "Again.", object(), nothing))
+            .unwrap_err();
+        assert!(matches!(error, HarnessError::Duplicate(name) if name == "find"));
+        let error = registry
+            .register(LocalTool::new("../secret", "", object(), nothing))
+            .unwrap_err();
+        assert!(matches!(error, HarnessError::BadName { .. }), "{error}");
+        let error = registry
+            .register(LocalTool::new("bad", "", json!({"type": 5}), nothing))
+            .unwrap_err();
+        assert!(matches!(error, HarnessError::BadSchema { .. }), "{error}");
+        let error = registry
+            .register(LocalTool::new("arr", "", json!({"type": "array"}), nothing))
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("\"type\": \"object\""),
+            "{error}"
+        );
+        let zero = ToolOptions::new().timeout(ToolTimeout::Custom(Duration::ZERO));
+        let error = registry
+            .register(LocalTool::new("zero", "", object(), nothing).options(zero))
+            .unwrap_err();
+        assert!(matches!(error, HarnessError::Config(_)), "{error}");
+        assert_eq!(registry.names(), ["find"]);
+    }
+
+    #[test]
+    fn the_strict_profile_refuses_namespaced_names() {
+        let mut registry = ToolRegistry::with_profile(NameProfile::Strict);
+        assert!(registry
+            .register(LocalTool::new("mcp__a__b", "", object(), nothing))
+            .is_err());
+        let mut registry = ToolRegistry::new();
+        assert!(registry
+            .register(LocalTool::new("mcp__a__b", "", object(), nothing))
+            .is_ok());
+    }
+
+    #[test]
+    fn definitions_are_exported_for_both_apis() {
+        let mut registry = ToolRegistry::new();
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        registry
+            .register(LocalTool::new("find", "Finds.", schema.clone(), nothing))
+            .unwrap();
+        assert_eq!(
+            registry.openai_tools(),
+            json!([{"type": "function",
+                    "function": {"name": "find", "description": "Finds.", "parameters": schema}}])
+        );
+        assert_eq!(
+            registry.anthropic_tools(),
+            json!([{"name": "find", "description": "Finds.", "input_schema": schema}])
+        );
+    }
+}

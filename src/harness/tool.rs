@@ -1,0 +1,285 @@
+//! Local tools: the code, its options, its failures, and the cancel flag it may honour.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::outcome::ResultLimit;
+use super::registry::HarnessError;
+use super::retry::RetryPolicy;
+
+/// Set when a call's time bound has passed (or the harness is closing). A tool may check it
+/// and stop early; nothing forces it to. Cheap to clone; clones share the flag.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    /// A flag that is not set.
+    pub fn new() -> CancelFlag {
+        CancelFlag::default()
+    }
+
+    /// True once the harness has given up on the call.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// Sets the flag.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FailureKind {
+    Internal,
+    Safe,
+    Transport,
+}
+
+/// Why a local tool failed. The model never sees an internal message: only a
+/// [`ToolFailure::safe`] one reaches it.
+///
+/// Any `std::error::Error` converts into an internal failure, so a handler can use `?`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolFailure {
+    kind: FailureKind,
+    message: String,
+}
+
+impl ToolFailure {
+    /// A failure whose text stays internal: it goes to the log and the transcript, and the
+    /// model reads a generic `TOOL_ERROR` detail instead.
+    pub fn internal(message: impl Into<String>) -> ToolFailure {
+        ToolFailure {
+            kind: FailureKind::Internal,
+            message: message.into(),
+        }
+    }
+
+    /// A failure whose text is written for the model (e.g. "no city named Atlantis"). It is
+    /// the tool's answer, in the outcome's `result`.
+    pub fn safe(message: impl Into<String>) -> ToolFailure {
+        ToolFailure {
+            kind: FailureKind::Safe,
+            message: message.into(),
+        }
+    }
+
+    /// The tool could not reach what it wraps (a connection refused or reset). Retried when
+    /// the tool is idempotent and has a [`RetryPolicy`]; the text stays internal.
+    pub fn transport(message: impl Into<String>) -> ToolFailure {
+        ToolFailure {
+            kind: FailureKind::Transport,
+            message: message.into(),
+        }
+    }
+
+    /// The message as given.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// True for [`ToolFailure::safe`].
+    pub fn is_safe(&self) -> bool {
+        self.kind == FailureKind::Safe
+    }
+
+    /// True for [`ToolFailure::transport`].
+    pub fn is_transport(&self) -> bool {
+        self.kind == FailureKind::Transport
+    }
+
+    pub(crate) fn kind(&self) -> FailureKind {
+        self.kind
+    }
+}
+
+impl<E: std::error::Error> From<E> for ToolFailure {
+    fn from(error: E) -> ToolFailure {
+        ToolFailure::internal(error.to_string())
+    }
+}
+
+/// A local tool's code: given the validated arguments and the call's cancel flag, it returns
+/// a result, `Ok(None)` when it ran and found nothing (`NOT_FOUND`), or a failure.
+pub type ToolHandler =
+    Arc<dyn Fn(&Value, &CancelFlag) -> Result<Option<Value>, ToolFailure> + Send + Sync>;
+
+/// How long the harness waits for a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolTimeout {
+    /// 10 s.
+    Fast,
+    /// 60 s.
+    #[default]
+    Standard,
+    /// 300 s.
+    Long,
+    /// An explicit bound, 1 ms to 1 hour.
+    Custom(Duration),
+}
+
+impl ToolTimeout {
+    /// The bound as a duration.
+    pub fn duration(self) -> Duration {
+        match self {
+            ToolTimeout::Fast => Duration::from_secs(10),
+            ToolTimeout::Standard => Duration::from_secs(60),
+            ToolTimeout::Long => Duration::from_secs(300),
+            ToolTimeout::Custom(bound) => bound,
+        }
+    }
+}
+
+/// The longest explicit bound a tool may have.
+pub(crate) const MAX_BOUND: Duration = Duration::from_secs(3600);
+/// The largest result limit a tool may have, in characters.
+const MAX_RESULT_CHARS: usize = 16 * 1024 * 1024;
+
+pub(crate) fn check_bound(what: &str, bound: Duration) -> Result<(), HarnessError> {
+    if bound < Duration::from_millis(1) || bound > MAX_BOUND {
+        return Err(HarnessError::Config(format!(
+            "{what} must be 1 ms to 1 hour, not {bound:?}"
+        )));
+    }
+    Ok(())
+}
+
+/// Per-tool settings. `Default` is: the standard 60 s bound, not idempotent, no retry, the
+/// default [`ResultLimit`].
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[non_exhaustive]
+pub struct ToolOptions {
+    /// How long a call waits for the tool. Defaults to [`ToolTimeout::Standard`] (60 s).
+    pub timeout: ToolTimeout,
+    /// Calling twice with the same arguments has no further effect, so a retry is safe.
+    /// Defaults to false. (An MCP tool is also idempotent when its annotations say
+    /// `idempotentHint` or `readOnlyHint`, see [`crate::McpImport::trust_annotations`].)
+    pub idempotent: bool,
+    /// The retry policy, used only when the tool is idempotent. Defaults to none: no
+    /// automatic retry.
+    pub retry: Option<RetryPolicy>,
+    /// The size policy for results. Defaults to [`ResultLimit::default`] (16,384 characters,
+    /// truncated beyond).
+    pub result_limit: ResultLimit,
+}
+
+impl ToolOptions {
+    /// The defaults.
+    pub fn new() -> ToolOptions {
+        ToolOptions::default()
+    }
+
+    /// Sets [`ToolOptions::timeout`].
+    pub fn timeout(mut self, timeout: ToolTimeout) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets [`ToolOptions::idempotent`].
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = idempotent;
+        self
+    }
+
+    /// Sets [`ToolOptions::retry`].
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
+        self
+    }
+
+    /// Sets [`ToolOptions::result_limit`].
+    pub fn result_limit(mut self, limit: ResultLimit) -> Self {
+        self.result_limit = limit;
+        self
+    }
+
+    pub(crate) fn check(&self) -> Result<(), HarnessError> {
+        check_bound("a tool timeout", self.timeout.duration())?;
+        if !(1..=MAX_RESULT_CHARS).contains(&self.result_limit.max_chars) {
+            return Err(HarnessError::Config(format!(
+                "a result limit must be 1 to {MAX_RESULT_CHARS} characters, not {}",
+                self.result_limit.max_chars
+            )));
+        }
+        if let Some(policy) = &self.retry {
+            policy.check().map_err(HarnessError::Config)?;
+        }
+        Ok(())
+    }
+}
+
+/// A Rust function offered as a tool.
+pub struct LocalTool {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) input_schema: Value,
+    pub(crate) handler: ToolHandler,
+    pub(crate) options: ToolOptions,
+}
+
+impl fmt::Debug for LocalTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalTool")
+            .field("name", &self.name)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LocalTool {
+    /// A tool named `name` (checked against the registry's [`crate::NameProfile`] when registered),
+    /// described for the model, with the JSON Schema of its arguments (an object schema,
+    /// compiled once when registered) and its code.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: impl Fn(&Value, &CancelFlag) -> Result<Option<Value>, ToolFailure>
+            + Send
+            + Sync
+            + 'static,
+    ) -> LocalTool {
+        LocalTool {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            handler: Arc::new(handler),
+            options: ToolOptions::default(),
+        }
+    }
+
+    /// Sets the tool's options.
+    pub fn options(mut self, options: ToolOptions) -> Self {
+        self.options = options;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_have_their_durations() {
+        assert_eq!(ToolTimeout::Fast.duration(), Duration::from_secs(10));
+        assert_eq!(ToolTimeout::default().duration(), Duration::from_secs(60));
+        assert_eq!(ToolTimeout::Long.duration(), Duration::from_secs(300));
+    }
+
+    #[test]
+    fn any_error_converts_to_an_internal_failure() {
+        fn parse(text: &str) -> Result<Option<Value>, ToolFailure> {
+            let value: Value = serde_json::from_str(text)?;
+            Ok(Some(value))
+        }
+        let failure = parse("{").unwrap_err();
+        assert!(!failure.is_safe() && !failure.is_transport());
+        assert!(ToolFailure::safe("x").is_safe());
+        assert!(ToolFailure::transport("x").is_transport());
+    }
+}

@@ -1,0 +1,185 @@
+//! A timed-out local tool keeps running and keeps its worker: TIMEOUT after the bound, the
+//! next call BUSY, and after the test releases the latch the first call's work completes.
+//! Synchronised with latches and audit events only, never with sleeps.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{bounded, unbounded, Receiver};
+use serde_json::json;
+use toolwire::{
+    AuditEvent, AuditKind, Harness, HarnessConfig, LocalTool, Status, ToolOptions, ToolRegistry,
+    ToolTimeout,
+};
+
+const SOON: Duration = Duration::from_secs(10);
+const BOUND: Duration = Duration::from_millis(150);
+
+fn events() -> (HarnessConfig, Receiver<AuditEvent>) {
+    let (tx, rx) = unbounded();
+    let config = HarnessConfig::default().workers(1).observer(move |event| {
+        let _ = tx.send(event.clone());
+    });
+    (config, rx)
+}
+
+fn wait_for(events: &Receiver<AuditEvent>, kind: AuditKind) -> AuditEvent {
+    loop {
+        let event = events
+            .recv_timeout(SOON)
+            .unwrap_or_else(|_| panic!("no {kind} event"));
+        if event.kind == kind {
+            return event;
+        }
+    }
+}
+
+#[test]
+fn a_tool_that_ignores_interruption_times_out_holds_its_worker_and_completes_later() {
+    let (release, latch) = bounded::<()>(1);
+    let completed = Arc::new(AtomicUsize::new(0));
+    let saw_cancel = Arc::new(AtomicBool::new(false));
+    let quick_runs = Arc::new(AtomicUsize::new(0));
+    let mut registry = ToolRegistry::new();
+    {
+        let completed = Arc::clone(&completed);
+        let saw_cancel = Arc::clone(&saw_cancel);
+        registry
+            .register(
+                LocalTool::new(
+                    "stubborn",
+                    "Ignores interruption until released.",
+                    json!({"type": "object"}),
+                    move |_, cancel| {
+                        let _ = latch.recv_timeout(SOON);
+                        saw_cancel.store(cancel.is_cancelled(), Ordering::SeqCst);
+                        completed.fetch_add(1, Ordering::SeqCst);
+                        Ok(Some(json!("done at last")))
+                    },
+                )
+                .options(ToolOptions::new().timeout(ToolTimeout::Custom(BOUND))),
+            )
+            .unwrap();
+    }
+    {
+        let quick_runs = Arc::clone(&quick_runs);
+        registry
+            .register(LocalTool::new(
+                "quick",
+                "Answers at once.",
+                json!({"type": "object"}),
+                move |_, _| {
+                    quick_runs.fetch_add(1, Ordering::SeqCst);
+                    Ok(Some(json!("quick")))
+                },
+            ))
+            .unwrap();
+    }
+    let (config, events) = events();
+    let harness = Harness::new(registry, config).unwrap();
+
+    let started = Instant::now();
+    let outcome = harness.call("stubborn", json!({}));
+    assert_eq!(outcome.status, Status::Timeout);
+    assert!(started.elapsed() >= BOUND, "{:?}", started.elapsed());
+    assert!(outcome.detail.contains("did not answer within 150ms"));
+    assert!(outcome.detail.contains("may still be running"));
+    assert_eq!(outcome.attempts, 1);
+    assert_eq!(completed.load(Ordering::SeqCst), 0);
+    assert_eq!(harness.busy_workers(), 1);
+
+    // The only worker is still inside the stubborn tool: refused at once, not queued.
+    let started = Instant::now();
+    let outcome = harness.call("quick", json!({}));
+    assert_eq!(outcome.status, Status::Busy);
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_eq!(quick_runs.load(Ordering::SeqCst), 0);
+    assert_eq!(harness.budget().used, 1);
+
+    release.send(()).unwrap();
+    let late = wait_for(&events, AuditKind::Late);
+    assert_eq!(completed.load(Ordering::SeqCst), 1);
+    assert!(
+        saw_cancel.load(Ordering::SeqCst),
+        "the cancel flag was not set"
+    );
+    assert_eq!(late.tool.as_deref(), Some("stubborn"));
+    assert!(late.duration.unwrap() >= BOUND);
+    assert!(late.detail.contains("discarded"), "{}", late.detail);
+
+    // The worker is free again.
+    assert_eq!(harness.busy_workers(), 0);
+    let outcome = harness.call("quick", json!({}));
+    assert_eq!(outcome.status, Status::Ok);
+    assert_eq!(outcome.result, json!("quick"));
+    harness.close();
+}
+
+#[test]
+fn a_tool_that_honours_its_cancel_flag_frees_its_worker_soon_after_the_timeout() {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(
+            LocalTool::new(
+                "polite",
+                "Stops when asked.",
+                json!({"type": "object"}),
+                |_, cancel| {
+                    // A tool's own work loop; the test does not sleep to synchronise.
+                    while !cancel.is_cancelled() {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    Ok(None)
+                },
+            )
+            .options(ToolOptions::new().timeout(ToolTimeout::Custom(BOUND))),
+        )
+        .unwrap();
+    let (config, events) = events();
+    let harness = Harness::new(registry, config).unwrap();
+    assert_eq!(harness.call("polite", json!({})).status, Status::Timeout);
+    wait_for(&events, AuditKind::Late);
+    assert!(harness.wait_idle(SOON));
+    assert_eq!(harness.call("polite", json!({})).status, Status::Timeout);
+    harness.close();
+}
+
+#[test]
+fn close_raises_the_cancel_flag_of_running_tools() {
+    let (entered_tx, entered) = bounded::<()>(1);
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(
+            LocalTool::new(
+                "loop",
+                "Runs until cancelled.",
+                json!({"type": "object"}),
+                move |_, cancel| {
+                    let _ = entered_tx.send(());
+                    while !cancel.is_cancelled() {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    Ok(Some(json!("stopped")))
+                },
+            )
+            .options(ToolOptions::new().timeout(ToolTimeout::Long)),
+        )
+        .unwrap();
+    let harness = Harness::new(registry, HarnessConfig::default().workers(1)).unwrap();
+    let caller = {
+        let harness = harness.clone();
+        std::thread::spawn(move || harness.call("loop", json!({})))
+    };
+    entered.recv_timeout(SOON).unwrap();
+    let started = Instant::now();
+    harness.close();
+    assert!(started.elapsed() < SOON);
+    // The tool saw its flag and returned; the caller got its answer.
+    let outcome = caller.join().unwrap();
+    assert_eq!(outcome.status, Status::Ok, "{outcome:?}");
+    let outcome = harness.call("loop", json!({}));
+    assert_eq!(outcome.status, Status::Busy);
+    assert_eq!(outcome.detail, "the harness is closed; nothing was run");
+    harness.close();
+}
