@@ -7,7 +7,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 use serde_json::Value;
 
 use super::config::{Progress, ProgressCallback};
-use super::Inner;
+use super::{Inner, Owner};
 use crate::error::{Error, Result};
 use crate::wire::RequestId;
 
@@ -35,6 +35,9 @@ pub(crate) struct Timing {
 /// [`CallHandle::receiver`] and [`CallHandle::on_event`]. Dropping an unfinished handle cancels
 /// the request (the peer is told).
 pub struct CallHandle {
+    /// Keeps the connection open while the handle lives, even if every client clone is gone.
+    /// Declared first so it drops first, while `inner` is still alive.
+    _owner: Arc<Owner>,
     inner: Arc<Inner>,
     id: RequestId,
     method: Arc<str>,
@@ -57,6 +60,7 @@ impl std::fmt::Debug for CallHandle {
 impl CallHandle {
     pub(crate) fn new(
         inner: Arc<Inner>,
+        owner: Arc<Owner>,
         id: RequestId,
         method: Arc<str>,
         rx: Receiver<CallEvent>,
@@ -64,6 +68,7 @@ impl CallHandle {
         on_progress: Option<ProgressCallback>,
     ) -> CallHandle {
         CallHandle {
+            _owner: owner,
             inner,
             id,
             method,

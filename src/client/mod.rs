@@ -40,7 +40,25 @@ pub const CANCELLED_METHOD: &str = "notifications/cancelled";
 /// call at once. See the crate documentation for threads, timeouts and errors.
 #[derive(Clone)]
 pub struct Client {
+    // Declared first so it drops first, while `inner` is still alive.
+    owner: Arc<Owner>,
     inner: Arc<Inner>,
+}
+
+/// Held only by what the user holds (clients and call handles), never by our own threads:
+/// when the last one goes, the connection closes on the user's thread, so dropping the last
+/// clone has reaped the child by the time it returns.
+pub(crate) struct Owner(Weak<Inner>);
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        if let Some(inner) = self.0.upgrade() {
+            if inner.closed.lock().is_none() {
+                log::debug!("toolwire: client dropped without close(); closing it now");
+            }
+            inner.shut_down("the client was dropped");
+        }
+    }
 }
 
 impl std::fmt::Debug for Client {
@@ -177,7 +195,10 @@ impl Client {
             inner.shut_down("the transport failed to start");
             return Err(error);
         }
-        Ok(Client { inner })
+        Ok(Client {
+            owner: Arc::new(Owner(Arc::downgrade(&inner))),
+            inner,
+        })
     }
 
     /// Sends a request and blocks until its response, its deadline, or the connection's end.
@@ -221,7 +242,7 @@ impl Client {
             params,
         };
         let line = wire::to_line(&Message::Request(request));
-        let (handle, deadline) = inner.register(id.clone(), method, options)?;
+        let (handle, deadline) = inner.register(&self.owner, id.clone(), method, options)?;
         let outgoing = Outgoing {
             line,
             kind: OutgoingKind::Request {
@@ -296,7 +317,7 @@ impl Client {
                             ..CallOptions::default()
                         };
                         let (handle, deadline) =
-                            inner.register(id.clone(), &method, entry_options)?;
+                            inner.register(&self.owner, id.clone(), &method, entry_options)?;
                         batch_deadline = batch_deadline.max(deadline);
                         handles.push(handle);
                         messages.push(Message::Request(Request { id, method, params }));
@@ -406,6 +427,7 @@ impl Inner {
     /// Enters a request in the pending table and schedules its deadline.
     fn register(
         &self,
+        owner: &Arc<Owner>,
         id: RequestId,
         method: &str,
         options: CallOptions,
@@ -473,6 +495,7 @@ impl Inner {
             self.self_ref
                 .upgrade()
                 .expect("the client is alive while it is called"),
+            Arc::clone(owner),
             id,
             method,
             rx,

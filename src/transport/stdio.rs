@@ -404,18 +404,22 @@ impl Shared {
             sys::signal_group(pid, sys::Signal::Term);
             status = self.wait_exit_until(Instant::now() + self.config.terminate_grace);
         }
-        if status.is_none() {
+        let group_killed = status.is_none();
+        if group_killed {
             log::warn!("toolwire: `{}` ignored SIGTERM; SIGKILL", self.command_line);
             sys::signal_group(pid, sys::Signal::Kill);
-            // SIGKILL cannot be ignored; this wait reaps the child.
-            match self.child.lock().wait() {
+            // SIGKILL cannot be ignored; this wait reaps the child. The child lock is released
+            // before `exit_status` is taken: `poll_exit` locks them in the other order.
+            let reaped = self.child.lock().wait();
+            match reaped {
                 Ok(exited) => *self.exit_status.lock() = Some(exited),
                 Err(error) => log::warn!("toolwire: could not reap pid {pid}: {error}"),
             }
         }
         // Members of the child's group that outlived it (e.g. a wrapper's children) would hold
-        // our pipes open: they go too.
-        if sys::group_alive(pid) {
+        // our pipes open: they go too. After the group's SIGKILL only zombies can be left, which
+        // `group_alive` counts until their new parent reaps them: waiting for those is useless.
+        if !group_killed && sys::group_alive(pid) {
             sys::signal_group(pid, sys::Signal::Term);
             let deadline = Instant::now() + self.config.terminate_grace;
             while sys::group_alive(pid) && Instant::now() < deadline {

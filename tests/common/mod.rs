@@ -14,15 +14,23 @@ pub fn tool_server_path() -> PathBuf {
     PATH.get_or_init(|| {
         // Test binaries live in target/<profile>/deps; examples in target/<profile>/examples.
         let exe = std::env::current_exe().expect("test executable path");
-        let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
+        let profile_dir = exe
+            .parent()
+            .and_then(|deps| deps.parent())
+            .expect("target dir");
         let path = profile_dir.join("examples").join("tool_server");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut build = Command::new(cargo);
         build.args(["build", "--quiet", "--example", "tool_server"]);
-        if profile_dir.file_name().is_some_and(|name| name == "release") {
+        if profile_dir
+            .file_name()
+            .is_some_and(|name| name == "release")
+        {
             build.arg("--release");
         }
-        let status = build.status().expect("run cargo build --example tool_server");
+        let status = build
+            .status()
+            .expect("run cargo build --example tool_server");
         assert!(status.success(), "building tool_server failed");
         assert!(path.exists(), "{} missing after build", path.display());
         path
@@ -82,3 +90,133 @@ pub fn threads_named(prefix: &str) -> Vec<String> {
 /// A generous bound for things that must happen "soon" (used only as an upper bound that keeps
 /// a broken test from hanging, never as a synchronisation sleep).
 pub const SOON: Duration = Duration::from_secs(10);
+
+// ---- Helpers for the stdio_* tests ----
+
+/// Serializes the tests of one test binary, so that per-process facts (thread names, peak RSS)
+/// belong to one test at a time. Survives a poisoned lock (a failed test).
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Polls `condition` until it holds or `limit` passes; true when it held. For observing
+/// external facts (a pid disappearing), never for synchronising with our own code.
+pub fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if condition() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Asserts that no stdio transport thread and no client dispatch thread of this process is
+/// left. Only meaningful when the test holds [`serial`] and every client it made is closed.
+/// A joined thread's /proc entry can outlive `join` by a moment, hence the bounded poll.
+pub fn assert_no_client_threads() {
+    let gone = eventually(SOON, || {
+        threads_named("toolwire-std").is_empty() && threads_named("toolwire-dispat").is_empty()
+    });
+    assert!(
+        gone,
+        "threads left behind: {:?} {:?}",
+        threads_named("toolwire-std"),
+        threads_named("toolwire-dispat")
+    );
+}
+
+/// A client over a stdio transport the test keeps a handle to (for its pid, stderr tail and
+/// exit status).
+pub fn shared_stdio_client(
+    config: StdioConfig,
+    client_config: ClientConfig,
+) -> (Client, std::sync::Arc<StdioTransport>) {
+    let transport = std::sync::Arc::new(StdioTransport::spawn(config).expect("spawn"));
+    let shared: std::sync::Arc<dyn toolwire::Transport> = transport.clone();
+    let client = Client::with_shared_transport(shared, client_config).expect("client");
+    (client, transport)
+}
+
+/// This process's peak resident set size (VmHWM), in KiB.
+pub fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/self/status")
+}
+
+/// The processes of process group `pgid`, with their state letter ('Z' for a zombie).
+pub fn group_members(pgid: u32) -> Vec<(u32, String)> {
+    let mut members = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return members;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // After the parenthesised name: state, ppid, pgrp, ...
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        if fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid) {
+            members.push((pid, fields[0].to_owned()));
+        }
+    }
+    members
+}
+
+/// The parent pid of `pid`, while it exists.
+pub fn parent_pid(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Checks the end state every stdio test must leave: nothing pending, then `close()` twice
+/// (the second returns Ok at once), then calls fail with `Closed`.
+pub fn close_and_check(client: &Client) {
+    assert_eq!(client.stats().in_flight, 0, "pending entries left");
+    client.close().expect("close");
+    let started = std::time::Instant::now();
+    client.close().expect("second close");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "the second close took {:?}",
+        started.elapsed()
+    );
+    let error = client
+        .call("echo", serde_json::json!({}))
+        .expect_err("a call after close");
+    assert!(error.is_closed(), "{error:?}");
+    assert_eq!(client.stats().in_flight, 0);
+}
+
+/// Runs `body` on its own thread and returns its result, failing the test (instead of hanging
+/// it) when that takes longer than `limit`.
+pub fn within<T: Send + 'static>(limit: Duration, body: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(body());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(value) => value,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("still blocked after {limit:?}"),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("the body panicked"),
+    }
+}
