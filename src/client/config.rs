@@ -63,6 +63,11 @@ pub struct ClientConfig {
     pub request_handler: Option<RequestHandler>,
     /// Receives the peer's notifications. Defaults to none (they are logged at debug).
     pub notification_handler: Option<NotificationHandler>,
+    /// Sees every notification on the reader thread, before the next frame is handled and
+    /// before the dispatch thread gets it: for bookkeeping that must not lag behind the
+    /// responses that follow (e.g. cache invalidation). It must be quick and never block.
+    /// Defaults to none.
+    pub notification_tap: Option<NotificationHandler>,
 }
 
 impl Default for ClientConfig {
@@ -78,6 +83,7 @@ impl Default for ClientConfig {
             timer: None,
             request_handler: None,
             notification_handler: None,
+            notification_tap: None,
         }
     }
 }
@@ -94,6 +100,7 @@ impl fmt::Debug for ClientConfig {
             .field("dispatch_join_grace", &self.dispatch_join_grace)
             .field("request_handler", &self.request_handler.is_some())
             .field("notification_handler", &self.notification_handler.is_some())
+            .field("notification_tap", &self.notification_tap.is_some())
             .finish()
     }
 }

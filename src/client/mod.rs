@@ -748,6 +748,9 @@ impl Inner {
                 if notification.method == PROGRESS_METHOD && self.on_progress(&notification) {
                     return;
                 }
+                if let Some(tap) = &self.config.notification_tap {
+                    tap(&notification);
+                }
                 self.dispatch.notification(notification);
             }
         }

@@ -81,7 +81,8 @@ pub struct McpConfig {
     pub client_version: String,
     /// How long Auto mode waits for `server/discover` before falling back. Defaults to 10 s.
     pub discover_timeout: Duration,
-    /// How long `initialize` may take. Defaults to 30 s.
+    /// How long `initialize` may take; also `server/discover` in Modern mode, where it is the
+    /// lifecycle rather than a probe. Defaults to 30 s.
     pub initialize_timeout: Duration,
     /// The most pages a list call follows before it stops with an error. Defaults to 100.
     pub max_pages: usize,

@@ -9,7 +9,7 @@ use std::time::Instant;
 use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
 
-use crate::client::{CallHandle, CallOptions, Client, Progress};
+use crate::client::{CallHandle, CallOptions, Client, Progress, ProgressCallback};
 use crate::error::{Error, Result, SchemaError};
 use crate::schema::Schema;
 use crate::transport::stdio::{StdioConfig, StdioTransport};
@@ -87,6 +87,20 @@ struct ToolsCache {
     tools: Option<Arc<Vec<Tool>>>,
     schemas: HashMap<String, Arc<Schema>>,
 }
+
+impl Shared {
+    /// The server's tool list changed: forget the list and the schemas learned from it, and
+    /// tell a fetch in progress that its reply may be stale.
+    fn tools_changed(&self) {
+        let mut cache = self.tools.lock();
+        self.tools_generation.fetch_add(1, Ordering::SeqCst);
+        cache.tools = None;
+        cache.schemas.clear();
+    }
+}
+
+/// The method that invalidates the tool cache.
+const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 
 #[derive(Default)]
 struct RestartLedger {
@@ -617,22 +631,37 @@ impl McpInner {
         ledger.consecutive += 1;
         let session = Arc::new(self.open_session()?);
         *self.session.lock() = Some(Arc::clone(&session));
-        self.shared.tools.lock().tools = None;
+        // A new process may offer other tools, or other output schemas.
+        self.shared.tools_changed();
         Ok(session)
     }
 
     fn open_session(&self) -> Result<Session> {
-        let transport = (self.connector)()?;
-        let rpc = Client::with_shared_transport(transport, self.rpc_config())?;
+        let rpc = Client::with_shared_transport((self.connector)()?, self.rpc_config())?;
         let opened = match self.config.mode {
             ProtocolMode::Legacy => self.handshake(&rpc),
-            ProtocolMode::Modern => self.discover(&rpc),
-            ProtocolMode::Auto => self.discover(&rpc).or_else(|error| {
-                log::debug!(
-                    "toolwire: server/discover failed ({error}); falling back to initialize"
-                );
-                self.handshake(&rpc)
-            }),
+            // Without a fallback, discover is the lifecycle itself: as patient as initialize.
+            ProtocolMode::Modern => self.discover(&rpc, self.config.initialize_timeout),
+            ProtocolMode::Auto => self
+                .discover(&rpc, self.config.discover_timeout)
+                .or_else(|error| {
+                    log::debug!(
+                        "toolwire: server/discover failed ({error}); falling back to initialize"
+                    );
+                    self.handshake(&rpc).or_else(|refused| {
+                        // A server that started too slowly for the probe may answer it late
+                        // and then serve only 2026-07-28, refusing the handshake with -32022
+                        // and the versions it supports: probe again.
+                        if refused_for_stateless(&refused) {
+                            log::debug!(
+                                "toolwire: initialize refused ({refused}); probing server/discover again"
+                            );
+                            self.discover(&rpc, self.config.initialize_timeout)
+                        } else {
+                            Err(refused)
+                        }
+                    })
+                }),
         };
         match opened {
             Ok((info, stamp)) => {
@@ -666,12 +695,16 @@ impl McpInner {
         stamp
     }
 
-    fn discover(&self, rpc: &Client) -> Result<(SessionInfo, Option<Map<String, Value>>)> {
+    fn discover(
+        &self,
+        rpc: &Client,
+        timeout: std::time::Duration,
+    ) -> Result<(SessionInfo, Option<Map<String, Value>>)> {
         let stamp = self.stateless_stamp();
         let result = rpc.call_with(
             "server/discover",
             json!({"_meta": Value::Object(stamp.clone())}),
-            CallOptions::new().timeout(self.config.discover_timeout),
+            CallOptions::new().timeout(timeout),
         )?;
         check_result_type(&result)?;
         let supported: Vec<&str> = result
@@ -726,23 +759,24 @@ impl McpInner {
                 request.params.as_ref().unwrap_or(&Value::Null),
             )
         }));
+        // On the reader thread, before any later frame is handled: a `tools/list` reply that
+        // follows the notification on the wire can then never be cached as fresh, however busy
+        // the dispatch thread is.
         let shared = Arc::clone(&self.shared);
+        rpc.notification_tap = Some(Arc::new(move |notification: &Notification| {
+            if notification.method == TOOLS_LIST_CHANGED {
+                shared.tools_changed();
+            }
+        }));
         let on_notification = self.config.on_notification.clone();
         let on_log = self.config.on_log.clone();
         rpc.notification_handler = Some(Arc::new(move |notification: &Notification| {
-            match notification.method.as_str() {
-                "notifications/tools/list_changed" => {
-                    shared.tools_generation.fetch_add(1, Ordering::SeqCst);
-                    shared.tools.lock().tools = None;
+            if notification.method == "notifications/message" {
+                let message = log_message(notification);
+                forward_to_log(&message);
+                if let Some(handler) = &on_log {
+                    handler(&message);
                 }
-                "notifications/message" => {
-                    let message = log_message(notification);
-                    forward_to_log(&message);
-                    if let Some(handler) = &on_log {
-                        handler(&message);
-                    }
-                }
-                _ => {}
             }
             if let Some(handler) = &on_notification {
                 handler(notification);
@@ -823,10 +857,24 @@ impl McpInner {
     }
 }
 
+/// True for the -32022 "unsupported protocol version" refusal of a server that names
+/// 2026-07-28 among the versions it supports.
+fn refused_for_stateless(error: &Error) -> bool {
+    error.rpc().is_some_and(|error| {
+        error.code == crate::wire::ErrorCode(-32022)
+            && error
+                .data
+                .as_ref()
+                .and_then(|data| data.get("supported"))
+                .and_then(Value::as_array)
+                .is_some_and(|versions| versions.iter().any(|version| version == STATELESS_VERSION))
+    })
+}
+
 /// Shares one progress callback across the rounds of a request.
 struct SharedProgress {
     template: CallOptions,
-    callback: Option<Arc<Mutex<Box<dyn FnMut(&Progress) + Send>>>>,
+    callback: Option<Arc<Mutex<ProgressCallback>>>,
 }
 
 fn share_progress(options: &mut CallOptions) -> SharedProgress {
