@@ -369,7 +369,10 @@ fn a_truncated_event_stream_drops_the_partial_event_and_fails_the_call_at_once()
     match &error {
         toolwire::Error::Io(io) => {
             assert_eq!(io.kind(), std::io::ErrorKind::ConnectionAborted, "{error}");
-            assert!(io.to_string().contains("no event id to resume from"), "{error}");
+            assert!(
+                io.to_string().contains("no event id to resume from"),
+                "{error}"
+            );
         }
         other => panic!("expected the stream loss, got {other:?}"),
     }
