@@ -140,3 +140,26 @@ fn the_same_config_with_cancel_on_timeout_sends_one() {
     assert_eq!(client.stats().sent, 3);
     support::finish(&client);
 }
+
+#[test]
+fn the_cancel_notice_is_queued_before_the_caller_wakes_so_closing_at_once_keeps_it() {
+    for _round in 0..50 {
+        let (client, peer) = memory_client(ClientConfig::default());
+        let error = client
+            .call_with(
+                "tools/slow",
+                json!({}),
+                CallOptions::new().timeout(Duration::from_millis(2)),
+            )
+            .expect_err("nobody answers");
+        assert!(error.is_timeout(), "{error}");
+        // Close the moment the caller is free: the notice must already be on its way.
+        client.close().unwrap();
+        let request = peer.recv_line(SOON).expect("the request");
+        assert!(request.contains("tools/slow"), "{request}");
+        let notice = peer
+            .recv_line(Duration::from_millis(0))
+            .expect("notifications/cancelled was queued before the caller woke");
+        assert!(notice.contains("notifications/cancelled"), "{notice}");
+    }
+}

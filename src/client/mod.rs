@@ -569,13 +569,15 @@ impl Inner {
             "toolwire: `{}` (id {id}) timed out after {after:?}",
             pending.method
         );
+        // Queue the notice before waking the caller: a caller that closes right after its
+        // timeout must not be able to close the connection before the notice is on its way.
+        if self.config.cancel_on_timeout {
+            self.cancel_on_wire(id, &pending.method, "timed out");
+        }
         let _ = pending.tx.send(CallEvent::Done(Err(Error::Timeout {
             method: pending.method.to_string(),
             after,
         })));
-        if self.config.cancel_on_timeout {
-            self.cancel_on_wire(id, &pending.method, "timed out");
-        }
     }
 
     /// The transport cannot deliver this request's response any more: fail its caller now.
@@ -598,10 +600,10 @@ impl Inner {
             return false;
         };
         bump(&self.counters.cancels);
+        self.cancel_on_wire(id, &pending.method, reason);
         let _ = pending.tx.send(CallEvent::Done(Err(Error::Cancelled {
             method: pending.method.to_string(),
         })));
-        self.cancel_on_wire(id, &pending.method, reason);
         true
     }
 
