@@ -84,6 +84,39 @@ impl Schema {
     }
 }
 
+impl Schema {
+    /// The message a language model needs to repair a call whose arguments failed this
+    /// schema: each failing field, what is wrong with it, and the schema itself (cut after
+    /// `schema_chars` characters, with a marker).
+    pub fn repair_message(
+        &self,
+        tool: &str,
+        violations: &[SchemaViolation],
+        schema_chars: usize,
+    ) -> String {
+        let mut text =
+            format!("the arguments of tool {tool:?} do not match its input schema; nothing was run.");
+        for violation in violations {
+            let field = if violation.path.is_empty() {
+                "(root)"
+            } else {
+                &violation.path
+            };
+            text.push_str(&format!("\n- field {field}: {}", violation.message));
+        }
+        let mut schema = self.source.to_string();
+        if schema.chars().count() > schema_chars {
+            schema = schema.chars().take(schema_chars).collect();
+            schema.push_str("…(schema cut)");
+        }
+        text.push_str(&format!(
+            "\nFix these fields and call {tool} again with arguments matching this JSON Schema: \
+             {schema}"
+        ));
+        text
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +137,21 @@ mod tests {
         let violations = schema.validate(&json!({})).unwrap_err();
         assert_eq!(violations[0].path, "");
         assert!(violations[0].to_string().starts_with("at (root): "));
+    }
+
+    #[test]
+    fn the_repair_message_names_fields_and_shows_the_cut_schema() {
+        let schema = Schema::compile(&json!({
+            "type": "object",
+            "properties": {"ms": {"type": "integer", "description": "x".repeat(100)}},
+            "required": ["ms"]
+        }))
+        .unwrap();
+        let violations = schema.validate(&json!({"ms": "soon"})).unwrap_err();
+        let message = schema.repair_message("sleep", &violations, 40);
+        assert!(message.starts_with("the arguments of tool \"sleep\" do not match"));
+        assert!(message.contains("\n- field /ms: "), "{message}");
+        assert!(message.ends_with("…(schema cut)"), "{message}");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use super::budget::Refusal;
 use super::executor::SlotGuard;
 use super::import::{RemoteErrorText, RemoteTimeoutSlot};
 use super::outcome::{value_text, Outcome, Status};
-use super::parse::{check_name, check_size, parse_strict, quote, show_pointer};
+use super::parse::{check_name, check_size, parse_strict, quote};
 use super::registry::{Backend, RegisteredTool, RemoteBinding};
 use super::shapes::{extract, lenient_call_id, CallShape, ToolReply};
 use super::tool::{CancelFlag, FailureKind, ToolHandler};
@@ -206,7 +206,9 @@ impl Inner {
             return Outcome::new(Status::Invalid, detail);
         }
         if let Err(violations) = tool.schema.validate(&arguments) {
-            return Outcome::new(Status::Invalid, self.repair_message(tool, &violations));
+            return Outcome::new(Status::Invalid, tool
+                    .schema
+                    .repair_message(&tool.name, &violations, self.config.repair_schema_chars));
         }
         let outcome = self.attempts(context, tool, &arguments);
         self.limit_result(tool, outcome)
@@ -230,35 +232,6 @@ impl Inner {
             "there is no tool named {}; nothing was run. The available tools are: {listed}",
             quote(name)
         )
-    }
-
-    /// The message an LLM needs to repair its call: each failing field, what is wrong with
-    /// it, and the schema.
-    fn repair_message(
-        &self,
-        tool: &RegisteredTool,
-        violations: &[crate::schema::SchemaViolation],
-    ) -> String {
-        let mut text = format!(
-            "the arguments of tool {} do not match its input schema; nothing was run.",
-            quote(&tool.name)
-        );
-        for violation in violations {
-            let field = show_pointer(&violation.path);
-            text.push_str(&format!("\n- field {field}: {}", violation.message));
-        }
-        let mut schema = tool.schema.source().to_string();
-        let limit = self.config.repair_schema_chars;
-        if schema.chars().count() > limit {
-            schema = schema.chars().take(limit).collect();
-            schema.push_str("…(schema cut)");
-        }
-        text.push_str(&format!(
-            "\nFix these fields and call {} again with arguments matching this JSON Schema: \
-             {schema}",
-            tool.name
-        ));
-        text
     }
 
     /// Runs attempts until one ends the call: the retry policy (if any, and only for an

@@ -323,6 +323,23 @@ impl McpClient {
         })
     }
 
+    /// Reads a raw `tools/call` result and checks it as [`McpClient::call_tool`] does (shape,
+    /// then `structuredContent` against the tool's `outputSchema`); for results obtained
+    /// through [`ToolCall::handle`] or [`McpClient::request`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Protocol`] for a malformed result or a `resultType` other than complete;
+    /// [`Error::Schema`] naming the failing path.
+    pub fn check_tool_result(&self, name: &str, value: Value) -> Result<CallToolResult> {
+        if !matches!(check_result_type(&value)?, ResultType::Complete) {
+            return Err(Error::Protocol(format!(
+                "the result of tool `{name}` asks for input (resultType input_required);                  McpClient::call_tool answers such requests, this path cannot"
+            )));
+        }
+        self.finish_tool_result(name, value)
+    }
+
     fn finish_tool_result(&self, name: &str, value: Value) -> Result<CallToolResult> {
         let result = CallToolResult::from_value(value)?;
         if self.inner.config.validate_output && !result.is_error {

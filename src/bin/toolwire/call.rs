@@ -1,0 +1,278 @@
+//! `call`: find the tool, type and check the arguments, send, show progress, wait (or cancel
+//! on Ctrl-C), check the result against the tool's output schema, print it.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{select, Receiver};
+use serde_json::{json, Value};
+use toolwire::{CallEvent, CallOptions, CallToolResult, McpClient};
+
+use crate::progress::{Display, Mode};
+use crate::transcript::Transcript;
+use crate::{args, interrupt, output, Exit, Failure};
+
+/// How often the wait wakes up without news: to show the spinner, and as the backstop for
+/// the call's deadline.
+const TICK: Duration = Duration::from_millis(100);
+
+/// What `call` was asked to do.
+pub struct CallRequest<'a> {
+    pub tool: &'a str,
+    pub raw_args: &'a [String],
+    pub json: bool,
+    pub timeout: Duration,
+    pub max_total: Duration,
+    pub mode: Mode,
+}
+
+/// Runs one call; `Ok` holds 0 or 1 (`isError`).
+pub fn run(
+    client: &McpClient,
+    request: &CallRequest<'_>,
+    transcript: Option<&Arc<Transcript>>,
+    interrupts: &Receiver<()>,
+) -> Result<Exit, Failure> {
+    let note = |event: &str, fields: Value| {
+        if let Some(transcript) = transcript {
+            transcript.decision(event, fields);
+        }
+    };
+    let name = request.tool;
+    let tools = client
+        .list_tools()
+        .map_err(|error| Failure::from_error("listing the tools", &error))?;
+    let Some(tool) = tools.iter().find(|tool| tool.name == name) else {
+        let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        let message = format!(
+            "the server has no tool named `{name}`; nothing was run (it has: {})",
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        );
+        note(
+            "invalid",
+            json!({"tool": name, "status": "UNKNOWN_TOOL", "detail": message}),
+        );
+        return Err(Failure::usage(message));
+    };
+    let arguments = args::parse(request.raw_args, &tool.input_schema).map_err(|reason| {
+        note(
+            "invalid",
+            json!({"tool": name, "status": "INVALID", "detail": reason}),
+        );
+        Failure::usage(format!("the arguments of `{name}`: {reason}"))
+    })?;
+    if let Err(repair) = args::check(tool, &arguments) {
+        note(
+            "invalid",
+            json!({"tool": name, "status": "INVALID", "detail": repair, "arguments": arguments}),
+        );
+        return Err(Failure::usage(repair));
+    }
+
+    let display = Arc::new(Display::new(request.mode, name));
+    let on_progress = {
+        let display = Arc::clone(&display);
+        let transcript = transcript.cloned();
+        move |progress: &toolwire::Progress| {
+            display.progress(progress);
+            if let Some(transcript) = &transcript {
+                transcript.decision(
+                    "progress",
+                    json!({"progress": progress.progress, "total": progress.total,
+                           "message": progress.message}),
+                );
+            }
+        }
+    };
+    // The command keeps the deadline itself (see `Deadline`); the client's is a backstop.
+    let options = CallOptions::new()
+        .timeout(request.timeout + BACKSTOP)
+        .max_total(request.max_total + BACKSTOP)
+        .reset_on_progress(true)
+        .on_progress(on_progress);
+    note("call", json!({"tool": name, "arguments": arguments}));
+    let started = Instant::now();
+    // From here a Ctrl-C is this call's to handle: it may arrive while the request goes out.
+    interrupt::call_active(true);
+    let outcome = wait(
+        client, request, arguments, options, &display, interrupts, transcript,
+    );
+    interrupt::call_active(false);
+    display.finish();
+    let elapsed = started.elapsed();
+    let result = match outcome {
+        Ok(result) => result,
+        Err(failure) => {
+            note(
+                "result",
+                json!({"tool": name, "status": failure.exit.status(),
+                       "duration_us": crate::micros(elapsed), "detail": failure.message}),
+            );
+            return Err(failure);
+        }
+    };
+    let exit = if result.is_error {
+        Exit::ToolError
+    } else {
+        Exit::Ok
+    };
+    note(
+        "result",
+        json!({"tool": name, "status": exit.status(), "is_error": result.is_error,
+               "duration_us": crate::micros(elapsed), "size": result.raw.to_string().len()}),
+    );
+    if request.json {
+        output::print_result_json(&result);
+    } else {
+        output::print_result(&result);
+    }
+    if result.is_error && request.mode != Mode::Quiet {
+        errln!("toolwire: the tool `{name}` returned isError (exit 1)");
+    }
+    Ok(exit)
+}
+
+/// The call's own deadline: `timeout` from the start or the last progress report, never
+/// past `max_total` from the start.
+///
+/// The command keeps it itself, rather than leaving it to the client's timer, so that it is
+/// this thread that cancels the request when it passes: the cancellation is queued to the
+/// server before the command goes on to close the connection. (The client's timer wakes the
+/// caller first and then sends `notifications/cancelled` from its own thread, which a close
+/// right after the wake-up can overtake.) The client's timer stays armed a little later, as a
+/// backstop.
+struct Deadline {
+    started: Instant,
+    timeout: Duration,
+    hard: Instant,
+    at: Instant,
+}
+
+impl Deadline {
+    fn new(timeout: Duration, max_total: Duration) -> Deadline {
+        let started = Instant::now();
+        let hard = started + max_total;
+        Deadline {
+            started,
+            timeout,
+            hard,
+            at: (started + timeout).min(hard),
+        }
+    }
+
+    fn progressed(&mut self) {
+        self.at = (Instant::now() + self.timeout).min(self.hard);
+    }
+
+    fn passed(&self) -> bool {
+        Instant::now() >= self.at
+    }
+
+    fn left(&self) -> Duration {
+        self.at.saturating_duration_since(Instant::now())
+    }
+}
+
+/// How much later than the command's own deadline the client's timer fires.
+pub const BACKSTOP: Duration = Duration::from_secs(2);
+
+/// Sends the call and waits for its outcome, a Ctrl-C, or its deadline.
+fn wait(
+    client: &McpClient,
+    request: &CallRequest<'_>,
+    arguments: Value,
+    options: CallOptions,
+    display: &Display,
+    interrupts: &Receiver<()>,
+    transcript: Option<&Arc<Transcript>>,
+) -> Result<CallToolResult, Failure> {
+    let name = request.tool;
+    let note = |event: &str, fields: Value| {
+        if let Some(transcript) = transcript {
+            transcript.decision(event, fields);
+        }
+    };
+    let mut deadline = Deadline::new(request.timeout, request.max_total);
+    let mut call = client
+        .start_tool(name, arguments, options)
+        .map_err(|error| call_failure(name, &error))?;
+    display.started();
+    // Set once this thread has cancelled the call for its deadline.
+    let mut expired = false;
+    let outcome = loop {
+        let handle = call.handle();
+        let event = select! {
+            recv(handle.receiver()) -> event => event.ok(),
+            recv(interrupts) -> _ => {
+                let told = call.cancel();
+                crate::progress::clear();
+                note("cancel", json!({"tool": name, "detail": "interrupted (SIGINT)", "sent": told}));
+                let message = if told {
+                    format!(
+                        "interrupted: the call to `{name}` was cancelled (the server was told) \
+                         and the server closed"
+                    )
+                } else {
+                    format!("interrupted: the call to `{name}` had just ended; the server closed")
+                };
+                return Err(Failure { exit: Exit::Interrupted, message });
+            }
+            default(deadline.left().min(TICK)) => None,
+        };
+        if matches!(event, Some(CallEvent::Progress(_))) {
+            deadline.progressed();
+        }
+        let handle = call.handle();
+        let outcome = match event {
+            Some(event) => handle.on_event(event),
+            // Nothing new: past the client's deadline (plus grace) this gives up by itself.
+            None => handle.try_result(),
+        };
+        if let Some(outcome) = outcome {
+            break outcome;
+        }
+        if !expired && deadline.passed() {
+            expired = true;
+            if call.cancel() {
+                let after = deadline.started.elapsed();
+                note(
+                    "cancel",
+                    json!({"tool": name, "detail": "timed out", "sent": true}),
+                );
+                return Err(Failure {
+                    exit: Exit::Timeout,
+                    message: format!(
+                        "the call to `{name}` timed out after {} (it was cancelled; the server \
+                         was told)",
+                        output::duration(after)
+                    ),
+                });
+            }
+            // The outcome arrived at the same moment: it is on the channel.
+        }
+        display.tick();
+    };
+    let value = outcome.map_err(|error| call_failure(name, &error))?;
+    // The library's own checks: the result's shape, its resultType, and its structuredContent
+    // against the tool's outputSchema.
+    client
+        .check_tool_result(name, value)
+        .map_err(|error| Failure::from_error(&format!("the result of `{name}`"), &error))
+}
+
+fn call_failure(name: &str, error: &toolwire::Error) -> Failure {
+    match error {
+        toolwire::Error::Timeout { after, .. } => Failure {
+            exit: Exit::Timeout,
+            message: format!(
+                "the call to `{name}` timed out after {} (the request was cancelled)",
+                output::duration(*after)
+            ),
+        },
+        other => Failure::from_error(&format!("calling `{name}`"), other),
+    }
+}

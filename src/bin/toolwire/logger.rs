@@ -1,0 +1,45 @@
+//! A tiny stderr logger for the `log` facade: `level target: message`, one line each, drawn
+//! around the progress bar when one is on screen.
+
+use std::io::Write;
+
+use log::{LevelFilter, Log, Metadata, Record};
+
+struct StderrLogger;
+
+static LOGGER: StderrLogger = StderrLogger;
+
+impl Log for StderrLogger {
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        metadata.level() <= log::max_level()
+    }
+
+    fn log(&self, record: &Record<'_>) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        let message = record.args().to_string();
+        // The library's messages start with "toolwire: ", which the target already says.
+        let message = message.strip_prefix("toolwire: ").unwrap_or(&message);
+        let line = format!(
+            "{} {}: {message}\n",
+            record.level().as_str().to_ascii_lowercase(),
+            record.target(),
+        );
+        crate::progress::suspend(|| {
+            // A closed stderr is not worth failing over.
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        });
+    }
+
+    fn flush(&self) {
+        let _ = std::io::stderr().flush();
+    }
+}
+
+/// Installs the logger with `level`.
+pub fn init(level: LevelFilter) {
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(level);
+    }
+}

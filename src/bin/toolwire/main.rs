@@ -1,0 +1,268 @@
+//! `toolwire`: list, call and ping any MCP server from a config file, a command or a URL.
+//!
+//! Built with the `cli` feature. The pieces: `cli` (the clap definition), `target` (which
+//! server, and connecting to it), `call` (one tool call: checks, progress, Ctrl-C), `args`
+//! (call arguments typed by the tool's schema, and the repair message), `output` (tables and
+//! content), `progress` (bar or plain lines), `interrupt` (SIGINT), `logger`, `transcript`.
+#![deny(unsafe_code)]
+
+/// `println!` to stdout through [`output::emit`], which ignores a closed pipe.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::output::emit(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `eprintln!` through [`output::emit_err`], which ignores a closed stderr.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::output::emit_err(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` to stdout through [`output::emit`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::emit(&format!($($arg)*))
+    };
+}
+
+mod args;
+mod call;
+mod cli;
+mod interrupt;
+mod logger;
+mod output;
+mod progress;
+mod target;
+mod transcript;
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use serde_json::json;
+use toolwire::{Error, McpClient, McpConfig};
+
+use crate::cli::{Cli, Command, Protocol};
+use crate::transcript::Transcript;
+
+/// The process's exit codes, as documented in `--help`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Everything worked.
+    Ok = 0,
+    /// The tool ran and returned `isError: true`.
+    ToolError = 1,
+    /// Bad usage, a bad config, or arguments that break the tool's input schema.
+    Usage = 2,
+    /// A request passed its deadline.
+    Timeout = 3,
+    /// The server could not be started or reached, broke the protocol, or answered an error.
+    Transport = 4,
+    /// Ctrl-C: the running call was cancelled and the server closed.
+    Interrupted = 130,
+}
+
+impl Exit {
+    /// The word written to the transcript.
+    pub fn status(self) -> &'static str {
+        match self {
+            Exit::Ok => "OK",
+            Exit::ToolError => "TOOL_ERROR",
+            Exit::Usage => "USAGE",
+            Exit::Timeout => "TIMEOUT",
+            Exit::Transport => "TRANSPORT",
+            Exit::Interrupted => "INTERRUPTED",
+        }
+    }
+}
+
+/// Why the command stopped short: an exit code and the message for stderr.
+#[derive(Debug)]
+pub struct Failure {
+    /// The exit code.
+    pub exit: Exit,
+    /// What to tell the user (without the "toolwire: " prefix).
+    pub message: String,
+}
+
+impl Failure {
+    /// A usage or config error (exit 2).
+    pub fn usage(message: impl Into<String>) -> Failure {
+        Failure {
+            exit: Exit::Usage,
+            message: message.into(),
+        }
+    }
+
+    /// A library error met while doing `what` (e.g. "listing the tools"), with its exit code.
+    pub fn from_error(what: &str, error: &Error) -> Failure {
+        let exit = match error {
+            Error::Timeout { .. } => Exit::Timeout,
+            Error::Cancelled { .. } => Exit::Interrupted,
+            Error::Config(_) => Exit::Usage,
+            _ => Exit::Transport,
+        };
+        Failure {
+            exit,
+            message: format!("{what}: {error}"),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logger::init(cli.options.log_level.filter());
+    let transcript = match &cli.options.transcript {
+        Some(path) => match Transcript::create(path) {
+            Ok(transcript) => Some(Arc::new(transcript)),
+            Err(error) => {
+                errln!(
+                    "toolwire: error: cannot create the transcript {}: {error}",
+                    path.display()
+                );
+                return ExitCode::from(Exit::Usage as u8);
+            }
+        },
+        None => None,
+    };
+    let interrupts = interrupt::install(transcript.clone());
+    let started = Instant::now();
+    let mut outcome = run(&cli, transcript.as_ref(), &interrupts);
+    if interrupt::interrupted() {
+        outcome = Err(Failure {
+            exit: Exit::Interrupted,
+            message: "interrupted; the server was closed".into(),
+        });
+    }
+    let exit = match outcome {
+        Ok(exit) => exit,
+        Err(failure) => {
+            if failure.exit == Exit::Interrupted {
+                errln!("toolwire: {}", failure.message);
+            } else {
+                errln!("toolwire: error: {}", failure.message);
+            }
+            if let Some(transcript) = &transcript {
+                transcript.decision("error", json!({"detail": failure.message}));
+            }
+            failure.exit
+        }
+    };
+    if let Some(transcript) = &transcript {
+        transcript.decision(
+            "exit",
+            json!({"code": exit as u8, "status": exit.status(),
+                   "duration_us": micros(started.elapsed())}),
+        );
+    }
+    ExitCode::from(exit as u8)
+}
+
+/// Runs the command; the client, once connected, is closed on every path.
+fn run(
+    cli: &Cli,
+    transcript: Option<&Arc<Transcript>>,
+    interrupts: &crossbeam_channel::Receiver<()>,
+) -> Result<Exit, Failure> {
+    if let Command::Servers { json } = &cli.command {
+        let (path, configs) = target::load_config(&cli.target)?;
+        output::print_servers(&path, &configs, *json);
+        return Ok(Exit::Ok);
+    }
+    let mut target = target::resolve(&cli.target, cli.command.server_command())?;
+    if let target::Target::Url(http) = &mut target {
+        http.connect_timeout = http.connect_timeout.min(cli.options.connect_timeout);
+    }
+    let client = target::connect(&target, mcp_config(cli), transcript)?;
+    interrupt::hold_client(Some(client.clone()));
+    let outcome = run_connected(cli, &client, transcript, interrupts);
+    interrupt::hold_client(None);
+    if let Err(error) = client.close() {
+        log::debug!("closing the session: {error}");
+    }
+    outcome
+}
+
+fn run_connected(
+    cli: &Cli,
+    client: &McpClient,
+    transcript: Option<&Arc<Transcript>>,
+    interrupts: &crossbeam_channel::Receiver<()>,
+) -> Result<Exit, Failure> {
+    match &cli.command {
+        Command::Servers { .. } => unreachable!("handled before connecting"),
+        Command::Info { json, .. } => {
+            let info = client
+                .session_info()
+                .map_err(|error| Failure::from_error("reading the session", &error))?;
+            output::print_info(&info, *json);
+            Ok(Exit::Ok)
+        }
+        Command::Tools { json, .. } => {
+            let tools = client
+                .list_tools()
+                .map_err(|error| Failure::from_error("listing the tools", &error))?;
+            output::print_tools(&tools, *json);
+            Ok(Exit::Ok)
+        }
+        Command::Ping { .. } => {
+            let started = Instant::now();
+            client
+                .ping()
+                .map_err(|error| Failure::from_error("ping", &error))?;
+            let elapsed = started.elapsed();
+            let server = client
+                .session_info()
+                .map(|info| info.server.name)
+                .unwrap_or_default();
+            outln!("pong from {server} in {}", output::duration(elapsed));
+            Ok(Exit::Ok)
+        }
+        Command::Call {
+            tool, args, json, ..
+        } => {
+            let mode = if cli.options.quiet {
+                progress::Mode::Quiet
+            } else if std::io::stderr().is_terminal() {
+                progress::Mode::Bar
+            } else {
+                progress::Mode::Lines
+            };
+            let request = call::CallRequest {
+                tool,
+                raw_args: args,
+                json: *json,
+                timeout: cli.options.timeout,
+                max_total: cli.options.max_total.max(cli.options.timeout),
+                mode,
+            };
+            call::run(client, &request, transcript, interrupts)
+        }
+    }
+}
+
+/// The MCP settings from the options: protocol mode and timeouts.
+fn mcp_config(cli: &Cli) -> McpConfig {
+    let timeout = cli.options.timeout;
+    let mut config = McpConfig::default().mode(match cli.options.protocol {
+        Protocol::Legacy => toolwire::ProtocolMode::Legacy,
+        Protocol::Modern => toolwire::ProtocolMode::Modern,
+        Protocol::Auto => toolwire::ProtocolMode::Auto,
+    });
+    config.rpc.request_timeout = timeout;
+    // A server may take a while to start (node, python): the lifecycle has its own bound.
+    let connect = cli.options.connect_timeout;
+    config.initialize_timeout = connect;
+    config.discover_timeout = connect.min(config.discover_timeout);
+    config.rpc.max_total_timeout = cli.options.max_total.max(timeout) + call::BACKSTOP;
+    config
+}
+
+/// A duration in whole microseconds, for the transcript.
+pub fn micros(duration: Duration) -> u64 {
+    u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,396 @@
+//! What the commands print on stdout: servers, session info, the tool table, tool results.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use toolwire::{CallToolResult, Content, Era, ServerConfigs, ServerEntry, SessionInfo, Tool};
+
+/// The widest a description column gets before it is cut.
+const DESCRIPTION_CHARS: usize = 72;
+/// The widest an arguments column gets before it is cut.
+const ARGUMENTS_CHARS: usize = 48;
+
+/// Writes to stdout. A closed stdout (`toolwire tools | head`) is not worth a panic: what
+/// cannot be written is dropped.
+pub fn emit(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+}
+
+/// Writes to stderr, dropping what a closed stderr cannot take.
+pub fn emit_err(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// One word for an era, for JSON and the transcript.
+pub fn era_word(era: Era) -> &'static str {
+    match era {
+        Era::Handshake => "handshake",
+        Era::Stateless => "stateless",
+    }
+}
+
+/// A short duration for people: `850 µs`, `12.3 ms`, `1.20 s`.
+pub fn duration(elapsed: Duration) -> String {
+    let micros = elapsed.as_secs_f64() * 1e6;
+    if micros < 1000.0 {
+        format!("{micros:.0} µs")
+    } else if micros < 1e6 {
+        format!("{:.1} ms", micros / 1000.0)
+    } else {
+        format!("{:.2} s", micros / 1e6)
+    }
+}
+
+/// `servers`: the entries of a config file.
+pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
+    let rows: Vec<(String, &'static str, String)> = configs
+        .names()
+        .map(|name| {
+            let (kind, detail) = match configs.get(name) {
+                Some(ServerEntry::Stdio(stdio)) => (
+                    "stdio",
+                    std::iter::once(&stdio.program)
+                        .chain(stdio.args.iter())
+                        .map(|part| part.to_string_lossy().into_owned())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ),
+                Some(ServerEntry::Http { url, .. }) => ("http", url.clone()),
+                _ => ("?", String::new()),
+            };
+            (name.to_owned(), kind, detail)
+        })
+        .collect();
+    if json {
+        let servers: Vec<Value> = rows
+            .iter()
+            .map(|(name, kind, detail)| {
+                let key = if *kind == "http" { "url" } else { "command" };
+                json!({"name": name, "transport": kind, key: detail})
+            })
+            .collect();
+        let document = json!({"file": path.display().to_string(),
+                              "format": configs.format().to_string(), "servers": servers});
+        outln!("{}", pretty(&document));
+        return;
+    }
+    outln!(
+        "{} ({} format, {} server{})",
+        path.display(),
+        configs.format(),
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" }
+    );
+    let table: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|(name, kind, detail)| vec![name, kind.to_owned(), detail])
+        .collect();
+    out!(
+        "{}",
+        render_table(&["NAME", "TRANSPORT", "COMMAND / URL"], &table)
+    );
+}
+
+/// `info`: server, protocol version and era, capabilities, instructions.
+pub fn print_info(info: &SessionInfo, json: bool) {
+    if json {
+        let document = json!({
+            "server": {"name": info.server.name, "version": info.server.version,
+                       "title": info.server.title},
+            "protocolVersion": info.protocol_version,
+            "era": era_word(info.era),
+            "capabilities": info.capabilities,
+            "instructions": info.instructions,
+        });
+        outln!("{}", pretty(&document));
+        return;
+    }
+    let mut server = format!("{} {}", info.server.name, info.server.version);
+    if let Some(title) = &info.server.title {
+        let _ = write!(server, " ({title})");
+    }
+    outln!("server:       {server}");
+    outln!("protocol:     {}", info.protocol_version);
+    outln!("era:          {}", info.era);
+    match info.capabilities.as_object() {
+        Some(capabilities) if !capabilities.is_empty() => {
+            outln!("capabilities:");
+            for (name, value) in capabilities {
+                let detail = match value.as_object() {
+                    Some(object) if !object.is_empty() => format!(" {value}"),
+                    _ => String::new(),
+                };
+                outln!("  {name}{detail}");
+            }
+        }
+        _ => outln!("capabilities: none"),
+    }
+    if let Some(instructions) = &info.instructions {
+        outln!("instructions:");
+        for line in instructions.lines() {
+            outln!("  {line}");
+        }
+    }
+}
+
+/// `tools`: a table of name, arguments and description, or the definitions as JSON.
+pub fn print_tools(tools: &[Tool], json: bool) {
+    if json {
+        let raw: Vec<&Value> = tools.iter().map(|tool| &tool.raw).collect();
+        outln!("{}", pretty(&json!(raw)));
+        return;
+    }
+    let rows: Vec<Vec<String>> = tools
+        .iter()
+        .map(|tool| {
+            let description = tool
+                .description
+                .as_deref()
+                .or(tool.title.as_deref())
+                .and_then(|text| text.lines().map(str::trim).find(|line| !line.is_empty()))
+                .unwrap_or("");
+            vec![
+                tool.name.clone(),
+                cut(&arguments_summary(&tool.input_schema), ARGUMENTS_CHARS),
+                cut(description, DESCRIPTION_CHARS),
+            ]
+        })
+        .collect();
+    out!(
+        "{}",
+        render_table(&["NAME", "ARGUMENTS", "DESCRIPTION"], &rows)
+    );
+    outln!(
+        "{} tool{}",
+        tools.len(),
+        if tools.len() == 1 { "" } else { "s" }
+    );
+}
+
+/// `a: number, b?: string`: the declared properties, `?` marking the optional ones.
+fn arguments_summary(schema: &Value) -> String {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return String::new();
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    properties
+        .iter()
+        .map(|(name, property)| {
+            let mark = if required.contains(&name.as_str()) {
+                ""
+            } else {
+                "?"
+            };
+            format!("{name}{mark}: {}", type_name(property))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn type_name(property: &Value) -> String {
+    match property.get("type") {
+        Some(Value::String(kind)) => kind.clone(),
+        Some(Value::Array(kinds)) => kinds
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("|"),
+        _ if property.get("enum").is_some() => "enum".into(),
+        _ => {
+            for key in ["anyOf", "oneOf"] {
+                if let Some(branches) = property.get(key).and_then(Value::as_array) {
+                    return branches.iter().map(type_name).collect::<Vec<_>>().join("|");
+                }
+            }
+            "any".into()
+        }
+    }
+}
+
+fn cut(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        text.to_owned()
+    } else {
+        let mut cut: String = text.chars().take(limit - 1).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+/// Left-aligned columns separated by two spaces; the last column is not padded.
+fn render_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|title| title.chars().count()).collect();
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let header: Vec<String> = header.iter().map(|title| (*title).to_owned()).collect();
+    for row in std::iter::once(&header).chain(rows) {
+        let last = row.len().saturating_sub(1);
+        let mut line = String::new();
+        for (index, cell) in row.iter().enumerate() {
+            if index == last {
+                line.push_str(cell);
+            } else {
+                let pad = widths[index] - cell.chars().count();
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}
+
+/// `call --json`: the whole result.
+pub fn print_result_json(result: &CallToolResult) {
+    outln!("{}", pretty(&result.raw));
+}
+
+/// `call`: each content block readably. Text as text; images and audio as one line with the
+/// MIME type and size; resource links and resources as `uri` lines (a text resource's text
+/// follows its line). A result with only `structuredContent` prints it as JSON.
+pub fn print_result(result: &CallToolResult) {
+    let mut out = String::new();
+    for block in &result.content {
+        match block {
+            Content::Text { text } => {
+                out.push_str(text);
+                if !text.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            Content::Image { data, mime_type } => {
+                let _ = writeln!(out, "[image {mime_type}, {}]", size(base64_len(data)));
+            }
+            Content::Audio { data, mime_type } => {
+                let _ = writeln!(out, "[audio {mime_type}, {}]", size(base64_len(data)));
+            }
+            Content::ResourceLink { uri, name, raw } => {
+                let mut details = vec![name.clone()];
+                if let Some(mime) = raw.get("mimeType").and_then(Value::as_str) {
+                    details.push(mime.to_owned());
+                }
+                if let Some(bytes) = raw.get("size").and_then(Value::as_u64) {
+                    details.push(size(bytes));
+                }
+                let _ = writeln!(out, "[resource link] {uri} ({})", details.join(", "));
+            }
+            Content::Resource {
+                uri,
+                mime_type,
+                text,
+                blob,
+            } => {
+                let mut details = Vec::new();
+                if let Some(mime) = mime_type {
+                    details.push(mime.clone());
+                }
+                if let Some(text) = text {
+                    details.push(size(text.len() as u64));
+                } else if let Some(blob) = blob {
+                    details.push(size(base64_len(blob)));
+                }
+                let details = if details.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", details.join(", "))
+                };
+                let _ = writeln!(out, "[resource] {uri}{details}");
+                if let Some(text) = text {
+                    out.push_str(text);
+                    if !text.ends_with('\n') {
+                        out.push('\n');
+                    }
+                }
+            }
+            Content::Unknown(value) => {
+                let kind = value.get("type").and_then(Value::as_str).unwrap_or("?");
+                let _ = writeln!(out, "[{kind} content] {value}");
+            }
+            _ => {
+                let _ = writeln!(out, "[content of an unknown kind]");
+            }
+        }
+    }
+    if result.content.is_empty() {
+        if let Some(structured) = &result.structured_content {
+            out.push_str(&pretty(structured));
+            out.push('\n');
+        }
+    }
+    out!("{out}");
+}
+
+/// The decoded size of base64 text.
+fn base64_len(data: &str) -> u64 {
+    let clean = data.bytes().filter(|b| !b.is_ascii_whitespace()).count() as u64;
+    let padding = data.bytes().rev().take_while(|b| *b == b'=').count() as u64;
+    (clean / 4 * 3 + (clean % 4).saturating_sub(1)).saturating_sub(padding)
+}
+
+/// `512 B`, `1.5 KiB`, `3.2 MiB`.
+fn size(bytes: u64) -> String {
+    const KIB: f64 = 1024.0;
+    let value = bytes as f64;
+    if value < KIB {
+        format!("{bytes} B")
+    } else if value < KIB * KIB {
+        format!("{:.1} KiB", value / KIB)
+    } else {
+        format!("{:.1} MiB", value / (KIB * KIB))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_sizes() {
+        assert_eq!(base64_len(""), 0);
+        assert_eq!(base64_len("QQ=="), 1);
+        assert_eq!(base64_len("QUI="), 2);
+        assert_eq!(base64_len("QUJD"), 3);
+        assert_eq!(base64_len("QUJDRA"), 4);
+        assert_eq!(size(2048), "2.0 KiB");
+    }
+
+    #[test]
+    fn argument_summaries_mark_optional_fields() {
+        let schema = json!({"type": "object", "required": ["ms"], "properties": {
+            "ms": {"type": "integer"}, "progress": {"type": "integer"},
+            "opt": {"anyOf": [{"type": "string"}, {"type": "null"}]}}});
+        assert_eq!(
+            arguments_summary(&schema),
+            "ms: integer, opt?: string|null, progress?: integer"
+        );
+    }
+
+    #[test]
+    fn tables_align() {
+        let rows = vec![vec!["a".to_owned(), "bb".to_owned(), "c".to_owned()]];
+        assert_eq!(
+            render_table(&["X", "Y", "Z"], &rows),
+            "X  Y   Z\na  bb  c\n"
+        );
+    }
+}
