@@ -150,3 +150,29 @@ fn notifications_reach_the_handler_in_order_on_the_dispatch_thread() {
     assert_eq!(client.stats().received, COUNT + 1);
     support::finish(&client);
 }
+
+#[test]
+fn a_request_with_an_unreadable_id_is_answered_with_a_null_id() {
+    let (client, peer) = memory_client(ClientConfig::default());
+    for line in [
+        r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+    ] {
+        peer.send_line(line);
+        let response = next_response(&peer);
+        assert_eq!(response.id, None, "{line}");
+        assert_eq!(
+            response.payload.unwrap_err().code,
+            ErrorCode::INVALID_REQUEST,
+            "{line}"
+        );
+    }
+    // Not JSON at all: no reply (a storm of errors helps nobody); the stream goes on.
+    peer.send_line("this is not json");
+    send_request(&peer, RequestId::Number(9), "ping", None);
+    let response = next_response(&peer);
+    assert_eq!(response.id, Some(RequestId::Number(9)));
+    assert_eq!(client.stats().skipped_lines, 4);
+    client.close().unwrap();
+}

@@ -733,6 +733,14 @@ impl Inner {
                     None => log::debug!("toolwire: skipped a malformed message: {}", invalid.error),
                 }
             }
+            (_, None) if invalid.method_present => {
+                // A request whose id cannot be read: JSON-RPC answers it with a null id.
+                log::debug!("toolwire: invalid request from the peer: {}", invalid.error);
+                self.reply(Response::error(
+                    None,
+                    ErrorObject::new(ErrorCode::INVALID_REQUEST, invalid.error.to_string()),
+                ));
+            }
             (_, None) => {
                 log::debug!(
                     "toolwire: skipped an invalid message ({}): {excerpt:?}",

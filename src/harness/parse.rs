@@ -245,16 +245,7 @@ impl<'de> Visitor<'de> for Strict {
 }
 
 /// Names the JSON type of a value, for messages ("a string", "an object", …).
-pub(crate) fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub(crate) use crate::wire::type_name as kind_of;
 
 #[cfg(test)]
 mod tests {
