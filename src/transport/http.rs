@@ -66,11 +66,11 @@
 //! sockets of open streams, so it returns promptly (see `conn.rs`).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, RecvTimeoutError, Sender};
+use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
 use parking_lot::{Condvar, Mutex};
 
 use super::{Inbound, Outgoing, OutgoingKind, Transport};
@@ -327,8 +327,117 @@ impl Gate {
     }
 }
 
+/// Work for a pooled thread.
+type Job = Box<dyn FnOnce() + Send + 'static>;
+
+/// How long an idle pooled thread waits for work before it ends.
+const WORKER_IDLE: Duration = Duration::from_secs(5);
+
+/// Reusable threads for exchanges: starting a thread per POST put its creation and teardown
+/// on every call's path (about a millisecond each on a busy 2-core machine). A job goes to an
+/// idle thread when one is reserved for it, else to a new thread; idle threads end after
+/// [`WORKER_IDLE`] or when the transport closes.
+struct Workers {
+    jobs: Mutex<Option<Sender<Job>>>,
+    queue: Receiver<Job>,
+    /// Threads waiting for a job and not yet reserved by a sender.
+    idle: Arc<AtomicUsize>,
+    /// Every pooled thread alive, busy or idle.
+    alive: Arc<Gate>,
+}
+
+impl Workers {
+    fn new() -> Workers {
+        let (jobs, queue) = unbounded();
+        Workers {
+            jobs: Mutex::new(Some(jobs)),
+            queue,
+            idle: Arc::new(AtomicUsize::new(0)),
+            alive: Arc::new(Gate::new(usize::MAX)),
+        }
+    }
+
+    /// Runs `job` on an idle thread, or on a new one.
+    fn run(&self, job: Job) -> Result<()> {
+        let Some(jobs) = self.jobs.lock().clone() else {
+            return Err(Error::closed_because("the HTTP transport is closed"));
+        };
+        // Reserve an idle thread: each reservation matches one job in the queue, so a queued
+        // job never waits behind a long response stream.
+        let mut idle = self.idle.load(Ordering::SeqCst);
+        while idle > 0 {
+            match self
+                .idle
+                .compare_exchange(idle, idle - 1, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => {
+                    return jobs
+                        .send(job)
+                        .map_err(|_| Error::closed_because("the HTTP transport is closed"));
+                }
+                Err(now) => idle = now,
+            }
+        }
+        let queue = self.queue.clone();
+        let idle = Arc::clone(&self.idle);
+        let alive = Arc::clone(&self.alive);
+        alive.acquire(None);
+        let thread_alive = Arc::clone(&alive);
+        spawn_named("toolwire-http", move || {
+            job();
+            Workers::idle_loop(&queue, &idle);
+            thread_alive.release();
+        })
+        .map(drop)
+        .inspect_err(|_| alive.release())
+    }
+
+    fn idle_loop(queue: &Receiver<Job>, idle: &AtomicUsize) {
+        loop {
+            idle.fetch_add(1, Ordering::SeqCst);
+            let job = loop {
+                match queue.recv_timeout(WORKER_IDLE) {
+                    Ok(job) => break Some(job),
+                    Err(RecvTimeoutError::Disconnected) => break None,
+                    Err(RecvTimeoutError::Timeout) => {
+                        // Leave only if no sender has reserved this thread meanwhile.
+                        let current = idle.load(Ordering::SeqCst);
+                        if current > 0
+                            && idle
+                                .compare_exchange(
+                                    current,
+                                    current - 1,
+                                    Ordering::SeqCst,
+                                    Ordering::SeqCst,
+                                )
+                                .is_ok()
+                        {
+                            return;
+                        }
+                    }
+                }
+            };
+            match job {
+                Some(job) => job(),
+                None => return,
+            }
+        }
+    }
+
+    /// Takes no more jobs: idle threads end.
+    fn stop_taking(&self) {
+        drop(self.jobs.lock().take());
+    }
+
+    /// Waits until every pooled thread has ended, or `deadline`.
+    fn wait_ended(&self, deadline: Instant) -> bool {
+        self.alive.wait_idle(deadline)
+    }
+}
+
 pub(super) struct Shared {
     config: HttpConfig,
+    workers: Workers,
     agent: ureq::Agent,
     inbound: Mutex<Option<Arc<dyn Inbound>>>,
     started: AtomicBool,
@@ -375,6 +484,7 @@ impl HttpTransport {
         let shared = Arc::new(Shared {
             posts: Gate::new(config.max_concurrent_posts),
             threads: Gate::new(usize::MAX),
+            workers: Workers::new(),
             config,
             agent,
             inbound: Mutex::new(None),
@@ -630,10 +740,11 @@ impl Shared {
         }
     }
 
-    /// Spawns a counted thread running `body` under `slot`, registered for abort on close.
+    /// Runs `body` under `slot` on a pooled thread, counted and registered for abort on
+    /// close.
     fn spawn(
         self: &Arc<Self>,
-        name: &str,
+        _name: &str,
         slot: &Arc<Slot>,
         body: impl FnOnce() + Send + 'static,
     ) -> Result<()> {
@@ -641,20 +752,18 @@ impl Shared {
         self.threads.acquire(None);
         let shared = Arc::clone(self);
         let thread_slot = Arc::clone(slot);
-        let spawned = spawn_named(name, move || {
+        let ran = self.workers.run(Box::new(move || {
             thread_slot.enter(body);
             thread_slot.finish();
             shared.live.lock().remove(&thread_slot.id());
             shared.threads.release();
-        });
-        match spawned {
-            Ok(_) => Ok(()),
-            Err(error) => {
-                self.live.lock().remove(&slot.id());
-                self.threads.release();
-                Err(error)
-            }
+        }));
+        if let Err(error) = ran {
+            self.live.lock().remove(&slot.id());
+            self.threads.release();
+            return Err(error);
         }
+        Ok(())
     }
 
     /// Drops the exchange's ids that are still registered.
@@ -763,15 +872,14 @@ impl Shared {
             }
             self.delete_session();
             self.agent.clone().shutdown();
+            // Idle pooled threads end now; busy ones after their (aborted) exchange.
+            self.workers.stop_taking();
         }
         let ours = std::thread::current()
             .name()
             .is_some_and(|name| name.starts_with("toolwire-http"));
-        if !ours
-            && !self
-                .threads
-                .wait_idle(Instant::now() + Duration::from_secs(1))
-        {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        if !ours && !(self.threads.wait_idle(deadline) && self.workers.wait_ended(deadline)) {
             log::warn!(
                 "toolwire: HTTP threads for {} did not end within 1 s; leaving them",
                 self.config.url
