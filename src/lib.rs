@@ -1,5 +1,35 @@
-//! toolwire carries an AI agent's tool calls to real tools: JSON-RPC 2.0 over stdio child
-//! processes, with deadlines that cannot hang the caller, and no async runtime.
+//! toolwire carries an AI agent's tool calls to real tools: JSON-RPC 2.0 and the Model Context
+//! Protocol over stdio child processes and Streamable HTTP, with deadlines that cannot hang the
+//! caller, a harness that decides which calls may run, and no async runtime.
+//!
+//! A runnable example, with an in-memory peer standing in for the server:
+//!
+//! ```
+//! use std::time::Duration;
+//! use serde_json::json;
+//! use toolwire::{CallOptions, Client, Error, Message, MemoryTransport, Response};
+//!
+//! let (transport, peer) = MemoryTransport::pair();
+//! let client = Client::new(transport)?;
+//! let server = std::thread::spawn(move || {
+//!     // Answer the first request with its params; leave the second unanswered.
+//!     let Some(Message::Request(request)) = peer.recv_message(Duration::from_secs(5)) else {
+//!         panic!("expected a request");
+//!     };
+//!     peer.send(&Message::Response(Response::ok(request.id, request.params.unwrap())));
+//!     let _second = peer.recv_message(Duration::from_secs(5));
+//!     peer // kept alive: dropping it would close the connection
+//! });
+//! assert_eq!(client.call("echo", json!({"n": 1}))?, json!({"n": 1}));
+//! let late = client.call_with("hang", json!({}), CallOptions::new().timeout(Duration::from_millis(50)));
+//! assert!(matches!(late, Err(Error::Timeout { .. })));
+//! assert_eq!(client.stats().in_flight, 0);
+//! client.close()?;
+//! # server.join().unwrap();
+//! # Ok::<(), toolwire::Error>(())
+//! ```
+//!
+//! The same against a real server:
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -10,7 +40,6 @@
 //! let transport = StdioTransport::spawn(StdioConfig::new("my-tool-server"))?;
 //! let client = Client::new(transport)?;
 //! let sum = client.call("add", json!({"a": 2, "b": 3}))?;
-//! assert_eq!(sum, json!(5));
 //! let slow = client.call_with(
 //!     "sleep",
 //!     json!({"ms": 500}),
@@ -20,8 +49,12 @@
 //!         .on_progress(|p| println!("progress {}", p.progress)),
 //! );
 //! client.close()?;
-//! # let _ = slow; Ok(()) }
+//! # let _ = (sum, slow); Ok(()) }
 //! ```
+//!
+//! Layers, each knowing only the one below: transports ([`StdioTransport`], `HttpTransport`,
+//! [`MemoryTransport`]); the JSON-RPC [`Client`]; the MCP [`McpClient`]; the [`Harness`] with
+//! its [`ToolRegistry`].
 //!
 //! # Threads and shutdown
 //!
