@@ -59,8 +59,8 @@ fn raw_ureq(url: &str, count: usize) -> Duration {
 }
 
 fn toolwire(url: &str, count: usize) -> Duration {
-    let client = Client::new(HttpTransport::new(HttpConfig::new(url)).expect("transport"))
-        .expect("client");
+    let client =
+        Client::new(HttpTransport::new(HttpConfig::new(url)).expect("transport")).expect("client");
     let started = Instant::now();
     for id in 0..count {
         let result = client.call("echo", json!({"n": id})).expect("call");

@@ -94,8 +94,9 @@ impl Schema {
         violations: &[SchemaViolation],
         schema_chars: usize,
     ) -> String {
-        let mut text =
-            format!("the arguments of tool {tool:?} do not match its input schema; nothing was run.");
+        let mut text = format!(
+            "the arguments of tool {tool:?} do not match its input schema; nothing was run."
+        );
         for violation in violations {
             let field = if violation.path.is_empty() {
                 "(root)"

@@ -206,9 +206,14 @@ impl Inner {
             return Outcome::new(Status::Invalid, detail);
         }
         if let Err(violations) = tool.schema.validate(&arguments) {
-            return Outcome::new(Status::Invalid, tool
-                    .schema
-                    .repair_message(&tool.name, &violations, self.config.repair_schema_chars));
+            return Outcome::new(
+                Status::Invalid,
+                tool.schema.repair_message(
+                    &tool.name,
+                    &violations,
+                    self.config.repair_schema_chars,
+                ),
+            );
         }
         let outcome = self.attempts(context, tool, &arguments);
         self.limit_result(tool, outcome)

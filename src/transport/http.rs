@@ -879,7 +879,8 @@ impl Shared {
             .name()
             .is_some_and(|name| name.starts_with("toolwire-http"));
         let deadline = Instant::now() + Duration::from_secs(1);
-        if !ours && !(self.threads.wait_idle(deadline) && self.workers.wait_ended(deadline)) {
+        let ended = ours || (self.threads.wait_idle(deadline) && self.workers.wait_ended(deadline));
+        if !ended {
             log::warn!(
                 "toolwire: HTTP threads for {} did not end within 1 s; leaving them",
                 self.config.url
