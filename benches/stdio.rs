@@ -2,6 +2,7 @@
 //! run. Prints a table of ratios; absolute times only for context.
 //!
 //! ```text
+//! cargo bench                          # every benchmark, each printing its table
 //! cargo bench --bench stdio            # TOOLWIRE_BENCH_SCALE=0.2 for a quick run
 //! ```
 

@@ -91,6 +91,8 @@
 mod client;
 mod config_file;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod harness;
 mod mcp;
 mod schema;

@@ -1,8 +1,9 @@
 //! A hashed timer wheel on one named thread.
 //!
 //! Deadlines are rounded up to the next tick (1 ms by default) and hashed into a ring of slots.
-//! Entries live in a slab; each slot holds slab indexes and each entry knows its position in its
-//! slot, so schedule, cancel and reset are all O(1) (a push, or a swap-remove). The thread sleeps
+//! Entries live in a slab; each slot is a doubly linked list threaded through the slab (head
+//! and tail per slot, previous and next per entry), so schedule, cancel and reset are all O(1)
+//! and entries due in the same tick fire in the order they were scheduled. The thread sleeps
 //! on a condition variable until the nearest non-empty slot, or indefinitely when the wheel is
 //! empty, so an idle wheel costs nothing.
 //!
@@ -59,15 +60,32 @@ struct Core {
     origin: Instant,
 }
 
+/// No entry: the end of a slot's list.
+const NIL: u32 = u32::MAX;
+
 struct Entry {
     deadline_tick: u64,
-    slot_position: usize,
+    /// The neighbours in the slot's list (`NIL` at either end).
+    prev: u32,
+    next: u32,
     generation: u32,
     task: Option<TimerTask>,
 }
 
+/// One slot: a list of entries, oldest first.
+#[derive(Clone, Copy)]
+struct Slot {
+    head: u32,
+    tail: u32,
+}
+
+const EMPTY_SLOT: Slot = Slot {
+    head: NIL,
+    tail: NIL,
+};
+
 struct State {
-    slots: Vec<Vec<u32>>,
+    slots: Vec<Slot>,
     slab: Vec<Option<Entry>>,
     generations: Vec<u32>,
     free: Vec<u32>,
@@ -84,6 +102,14 @@ impl State {
         (tick as usize) & (self.slots.len() - 1)
     }
 
+    fn entry(&self, index: u32) -> &Entry {
+        self.slab[index as usize].as_ref().expect("live entry")
+    }
+
+    fn entry_mut(&mut self, index: u32) -> &mut Entry {
+        self.slab[index as usize].as_mut().expect("live entry")
+    }
+
     fn insert(&mut self, deadline_tick: u64, task: TimerTask) -> TimerKey {
         let index = match self.free.pop() {
             Some(index) => index,
@@ -94,15 +120,14 @@ impl State {
             }
         };
         let generation = self.generations[index as usize];
-        let slot = self.slot_of(deadline_tick);
-        let slot_position = self.slots[slot].len();
-        self.slots[slot].push(index);
         self.slab[index as usize] = Some(Entry {
             deadline_tick,
-            slot_position,
+            prev: NIL,
+            next: NIL,
             generation,
             task: Some(task),
         });
+        self.link(index, deadline_tick);
         self.len += 1;
         TimerKey { index, generation }
     }
@@ -111,19 +136,42 @@ impl State {
         matches!(self.slab.get(key.index as usize), Some(Some(entry)) if entry.generation == key.generation)
     }
 
-    /// Takes an entry out of its slot (O(1) swap-remove) without freeing it.
+    /// Appends a live, unlinked entry to the tail of its deadline's slot.
+    fn link(&mut self, index: u32, deadline_tick: u64) {
+        let slot = self.slot_of(deadline_tick);
+        let tail = self.slots[slot].tail;
+        {
+            let entry = self.entry_mut(index);
+            entry.deadline_tick = deadline_tick;
+            entry.prev = tail;
+            entry.next = NIL;
+        }
+        if tail == NIL {
+            self.slots[slot].head = index;
+        } else {
+            self.entry_mut(tail).next = index;
+        }
+        self.slots[slot].tail = index;
+    }
+
+    /// Takes an entry out of its slot's list (O(1)) without freeing it.
     fn unlink(&mut self, index: u32) {
-        let (tick, position) = {
-            let entry = self.slab[index as usize].as_ref().expect("live entry");
-            (entry.deadline_tick, entry.slot_position)
+        let (tick, prev, next) = {
+            let entry = self.entry(index);
+            (entry.deadline_tick, entry.prev, entry.next)
         };
         let slot = self.slot_of(tick);
-        let removed = self.slots[slot].swap_remove(position);
-        debug_assert_eq!(removed, index);
-        if let Some(&moved) = self.slots[slot].get(position) {
-            if let Some(entry) = self.slab[moved as usize].as_mut() {
-                entry.slot_position = position;
-            }
+        if prev == NIL {
+            debug_assert_eq!(self.slots[slot].head, index);
+            self.slots[slot].head = next;
+        } else {
+            self.entry_mut(prev).next = next;
+        }
+        if next == NIL {
+            debug_assert_eq!(self.slots[slot].tail, index);
+            self.slots[slot].tail = prev;
+        } else {
+            self.entry_mut(next).prev = prev;
         }
     }
 
@@ -136,16 +184,8 @@ impl State {
         entry.task.take()
     }
 
-    fn relink(&mut self, index: u32, deadline_tick: u64) {
-        let slot = self.slot_of(deadline_tick);
-        let position = self.slots[slot].len();
-        self.slots[slot].push(index);
-        let entry = self.slab[index as usize].as_mut().expect("live entry");
-        entry.deadline_tick = deadline_tick;
-        entry.slot_position = position;
-    }
-
-    /// Collects the tasks of every entry due at or before `now_tick`.
+    /// Collects the tasks of every entry due at or before `now_tick`, in deadline order and,
+    /// within a tick, in the order they were scheduled.
     fn expire(&mut self, now_tick: u64, due: &mut Vec<TimerTask>) {
         if now_tick <= self.processed_tick {
             return;
@@ -156,21 +196,19 @@ impl State {
         let last = now_tick.min(first + n_slots - 1);
         for tick in first..=last {
             let slot = self.slot_of(tick);
-            let mut position = 0;
-            while position < self.slots[slot].len() {
-                let index = self.slots[slot][position];
-                let deadline = self.slab[index as usize]
-                    .as_ref()
-                    .map_or(0, |entry| entry.deadline_tick);
+            let mut index = self.slots[slot].head;
+            while index != NIL {
+                let (deadline, next) = {
+                    let entry = self.entry(index);
+                    (entry.deadline_tick, entry.next)
+                };
                 if deadline <= now_tick {
                     self.unlink(index);
                     if let Some(task) = self.free(index) {
                         due.push(task);
                     }
-                    // The swap-remove moved another entry into `position`; look at it next.
-                } else {
-                    position += 1;
                 }
+                index = next;
             }
         }
         self.processed_tick = now_tick;
@@ -183,7 +221,7 @@ impl State {
             return None;
         }
         let n_slots = self.slots.len() as u64;
-        (now_tick + 1..=now_tick + n_slots).find(|&tick| !self.slots[self.slot_of(tick)].is_empty())
+        (now_tick + 1..=now_tick + n_slots).find(|&tick| self.slots[self.slot_of(tick)].head != NIL)
     }
 }
 
@@ -261,7 +299,7 @@ impl TimerWheel {
         let slots = slots.max(64).next_power_of_two();
         let core = Arc::new(Core {
             state: Mutex::new(State {
-                slots: (0..slots).map(|_| Vec::new()).collect(),
+                slots: vec![EMPTY_SLOT; slots],
                 slab: Vec::new(),
                 generations: Vec::new(),
                 free: Vec::new(),
@@ -336,7 +374,7 @@ impl TimerWheel {
         }
         let tick = tick.max(state.processed_tick + 1);
         state.unlink(key.index);
-        state.relink(key.index, tick);
+        state.link(key.index, tick);
         if tick < state.planned_wake {
             state.planned_wake = tick;
             core.wake.notify_one();
@@ -462,7 +500,7 @@ mod tests {
     }
 
     #[test]
-    fn many_entries_with_swap_removal_keep_positions_consistent() {
+    fn many_entries_cancelled_in_any_order_keep_the_lists_consistent() {
         let wheel = TimerWheel::with_tick(Duration::from_millis(1), 64);
         let far = Instant::now() + Duration::from_secs(3600);
         let keys: Vec<TimerKey> = (0..1000)
@@ -475,6 +513,34 @@ mod tests {
         for key in keys.iter().skip(1).step_by(2).rev() {
             assert!(wheel.cancel(*key));
         }
+        assert!(wheel.is_empty());
+    }
+
+    #[test]
+    fn entries_due_together_fire_in_scheduling_order() {
+        let wheel = TimerWheel::with_tick(Duration::from_millis(1), 64);
+        let (tx, rx) = unbounded();
+        // Same deadline for all, plus a later round sharing the slot; cancel and move some.
+        let deadline = Instant::now() + Duration::from_millis(30);
+        let keys: Vec<TimerKey> = (0..10u32)
+            .map(|n| {
+                let tx = tx.clone();
+                wheel.schedule(deadline, Box::new(move || tx.send(n).unwrap()))
+            })
+            .collect();
+        let tx_late = tx.clone();
+        wheel.schedule(
+            deadline + Duration::from_millis(64),
+            Box::new(move || tx_late.send(99).unwrap()),
+        );
+        assert!(wheel.cancel(keys[0]));
+        assert!(wheel.cancel(keys[5]));
+        assert!(wheel.cancel(keys[9]));
+        // A reset to the same deadline moves the entry to the back of its tick.
+        assert!(wheel.reset(keys[2], deadline));
+        let fired: Vec<u32> = (0..7).map(|_| rx.recv().unwrap()).collect();
+        assert_eq!(fired, vec![1, 3, 4, 6, 7, 8, 2]);
+        assert_eq!(rx.recv().unwrap(), 99);
         assert!(wheel.is_empty());
     }
 

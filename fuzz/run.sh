@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds every fuzz target and runs each for SECONDS (default 60); exits non-zero when any
+# target crashed (the others still run).
+#
+#   fuzz/run.sh [SECONDS]
+#
+# Needs cargo-fuzz (`cargo install cargo-fuzz`). Runs on the stable toolchain: cargo-fuzz's
+# nightly flags (-Zsanitizer=address) are allowed by RUSTC_BOOTSTRAP=1.
+#
+# The committed seeds in fuzz/corpus/<target>/ (and fuzz/regressions/<target>/) are read but
+# never written: new inputs go to a scratch corpus (fuzz/target/corpus/<target>/, ignored by
+# git, kept between runs so coverage accumulates). A crash leaves its input in
+# fuzz/artifacts/<target>/; keep it in fuzz/regressions/<target>/ once fixed, where
+# tests/roundtrip_fuzz_inputs.rs replays it (see fuzz/README.md).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+seconds="${1:-60}"
+export RUSTC_BOOTSTRAP=1
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "fuzz/run.sh: cargo-fuzz is missing; install it with: cargo install cargo-fuzz" >&2
+    exit 2
+fi
+
+targets=$(cargo fuzz list)
+echo "fuzz targets: $(echo $targets)"
+cargo fuzz build
+
+failed=()
+for target in $targets; do
+    scratch="target/corpus/$target"
+    mkdir -p "$scratch" "corpus/$target"
+    args=(-max_total_time="$seconds" -print_final_stats=1)
+    if [ -f "dict/$target.dict" ]; then
+        args+=(-dict="dict/$target.dict")
+    fi
+    echo
+    echo "==> $target for ${seconds}s"
+    seeds=("corpus/$target")
+    if [ -d "regressions/$target" ]; then
+        seeds+=("regressions/$target")
+    fi
+    if ! cargo fuzz run "$target" "$scratch" "${seeds[@]}" -- "${args[@]}"; then
+        failed+=("$target")
+    fi
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz/run.sh: crash or failure in: ${failed[*]} (inputs under fuzz/artifacts/)" >&2
+    exit 1
+fi
+echo "fuzz/run.sh: every target ran ${seconds}s without a crash"
