@@ -44,32 +44,9 @@ fn request(id: usize) -> String {
     format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"echo\",\"params\":{{\"n\":{id}}}}}\n")
 }
 
-/// A single thread writes a line and reads a line, `count` times.
-fn raw_sequential(server: &PathBuf, count: usize) -> Duration {
-    let mut child = Command::new(server)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    let started = Instant::now();
-    for id in 0..count {
-        stdin.write_all(request(id).as_bytes()).unwrap();
-        stdin.flush().unwrap();
-        line.clear();
-        stdout.read_line(&mut line).unwrap();
-        debug_assert!(line.contains("\"n\""));
-    }
-    let elapsed = started.elapsed();
-    drop(stdin);
-    child.wait().unwrap();
-    elapsed
-}
-
-/// A single thread keeps `WINDOW` requests in the pipe: write one each time one is read.
-fn raw_pipelined(server: &PathBuf, count: usize) -> Duration {
+/// A single thread keeps `window` requests in the pipe, writing one each time it reads one;
+/// a window of 1 is the plain write-a-line, read-a-line loop.
+fn raw_loop(server: &PathBuf, count: usize, window: usize) -> Duration {
     let mut child = Command::new(server)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -80,7 +57,7 @@ fn raw_pipelined(server: &PathBuf, count: usize) -> Duration {
     let mut line = String::new();
     let started = Instant::now();
     let mut next = 0;
-    while next < WINDOW.min(count) {
+    while next < window.min(count) {
         stdin.write_all(request(next).as_bytes()).unwrap();
         next += 1;
     }
@@ -88,6 +65,7 @@ fn raw_pipelined(server: &PathBuf, count: usize) -> Duration {
     for _ in 0..count {
         line.clear();
         stdout.read_line(&mut line).unwrap();
+        debug_assert!(line.contains("\"n\""));
         if next < count {
             stdin.write_all(request(next).as_bytes()).unwrap();
             stdin.flush().unwrap();
@@ -157,12 +135,12 @@ fn main() {
     let sequential = ((20_000.0 * scale()) as usize).max(100);
     let pipelined = ((100_000.0 * scale()) as usize).max(1000);
     // Warm the page cache and the allocator.
-    raw_sequential(&server, 500);
+    raw_loop(&server, 500, 1);
     toolwire_sequential(&server, 500);
 
-    let raw_seq = median(3, || raw_sequential(&server, sequential));
+    let raw_seq = median(3, || raw_loop(&server, sequential, 1));
     let tw_seq = median(3, || toolwire_sequential(&server, sequential));
-    let raw_pipe = median(3, || raw_pipelined(&server, pipelined));
+    let raw_pipe = median(3, || raw_loop(&server, pipelined, WINDOW));
     let tw_pipe = median(3, || toolwire_pipelined(&server, pipelined));
 
     let seq_ratio = tw_seq.as_secs_f64() / raw_seq.as_secs_f64();

@@ -176,3 +176,35 @@ fn a_request_with_an_unreadable_id_is_answered_with_a_null_id() {
     assert_eq!(client.stats().skipped_lines, 4);
     client.close().unwrap();
 }
+
+#[test]
+fn a_full_inbound_queue_answers_the_overflow_at_once_with_internal_error() {
+    // One request inside the handler, one waiting in a queue of one: the third is refused at
+    // once instead of queueing without bound.
+    let (entered_tx, entered_rx) = unbounded();
+    let (release_tx, release_rx) = unbounded::<()>();
+    let mut config = ClientConfig::default().on_request(move |request| {
+        let _ = entered_tx.send(request.id.clone());
+        let _ = release_rx.recv_timeout(SOON);
+        Ok(json!({"done": request.id.to_value()}))
+    });
+    config.inbound_queue = 1;
+    let (client, peer) = memory_client(config);
+    send_request(&peer, RequestId::Number(1), "work", None);
+    assert_eq!(entered_rx.recv_timeout(SOON).unwrap(), RequestId::Number(1));
+    send_request(&peer, RequestId::Number(2), "work", None);
+    send_request(&peer, RequestId::Number(3), "work", None);
+    let refused = next_response(&peer);
+    assert_eq!(refused.id, Some(RequestId::Number(3)));
+    let error = refused.payload.unwrap_err();
+    assert_eq!(error.code, ErrorCode::INTERNAL_ERROR);
+    assert!(error.message.contains("overloaded"), "{}", error.message);
+    release_tx.send(()).unwrap();
+    release_tx.send(()).unwrap();
+    for expected in [1, 2] {
+        let response = next_response(&peer);
+        assert_eq!(response.id, Some(RequestId::Number(expected)));
+        assert_eq!(response.payload, Ok(json!({"done": expected})));
+    }
+    client.close().unwrap();
+}
