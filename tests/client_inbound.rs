@@ -208,3 +208,25 @@ fn a_full_inbound_queue_answers_the_overflow_at_once_with_internal_error() {
     }
     client.close().unwrap();
 }
+
+#[test]
+fn close_waits_for_a_stuck_handler_only_for_the_dispatch_grace() {
+    let (entered_tx, entered_rx) = unbounded();
+    let (release_tx, release_rx) = unbounded::<()>();
+    let mut config = ClientConfig::default().on_request(move |_| {
+        let _ = entered_tx.send(());
+        let _ = release_rx.recv_timeout(SOON);
+        Ok(json!({}))
+    });
+    config.dispatch_join_grace = std::time::Duration::from_millis(200);
+    let (client, peer) = memory_client(config);
+    send_request(&peer, RequestId::Number(1), "stuck", None);
+    entered_rx.recv_timeout(SOON).unwrap();
+    let started = std::time::Instant::now();
+    client.close().unwrap();
+    let took = started.elapsed();
+    // It waited for the handler (the grace), then left it behind instead of hanging.
+    assert!(took >= std::time::Duration::from_millis(200), "{took:?}");
+    assert!(took < SOON, "{took:?}");
+    release_tx.send(()).unwrap();
+}
