@@ -93,6 +93,8 @@ pub enum BatchEntry {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Messages queued to the peer (requests, notifications, responses; a batch counts once).
+    /// A message is counted before its hand-off to the transport (and taken back if the
+    /// transport refuses it), so everything the peer has seen is already in the count.
     pub sent: u64,
     /// Frames received from the peer (a batch counts once).
     pub received: u64,
@@ -533,9 +535,14 @@ impl Inner {
     }
 
     fn send(&self, outgoing: Outgoing, deadline: Option<Instant>) -> Result<()> {
-        self.transport.send(outgoing, deadline)?;
+        // Counted before the hand-off, so a peer that has already seen the frame (an in-memory
+        // peer answers at once) never reads a count that leaves it out; taken back on failure.
         bump(&self.counters.sent);
-        Ok(())
+        let sent = self.transport.send(outgoing, deadline);
+        if sent.is_err() {
+            self.counters.sent.fetch_sub(1, Ordering::Relaxed);
+        }
+        sent
     }
 
     /// Releases requests that never reached the peer: the peer has nothing to cancel and the
