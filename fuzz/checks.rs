@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 use toolwire::fuzzing::{read_lines, LineOut};
+#[cfg(feature = "http")]
+use toolwire::fuzzing::{read_sse, SseOut, SseRead};
 use toolwire::{
     batch_to_line, classify_frame, parse_frame, ErrorCode, Frame, Invalid, Message, ParseError,
     RequestId,
@@ -222,4 +224,267 @@ pub fn line_framing(data: &[u8]) {
     assert_eq!(accounted, input.len() as u64);
 
     assert_eq!(events, line_model(input, cap));
+}
+
+// ---- sse_reader ----
+
+/// One dispatched block of the SSE model (everything up to a blank line), whatever the cap.
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SseBlock {
+    /// Its lines' bytes, without line ends.
+    bytes: u64,
+    /// The type and data it dispatches without a cap (`None`: its data buffer was empty).
+    event: Option<(String, String)>,
+}
+
+#[cfg(feature = "http")]
+struct SseModel {
+    read: SseRead,
+    blocks: Vec<SseBlock>,
+}
+
+/// Splits a stream (after its byte-order mark) into the lines that have a line end (CRLF,
+/// LF or CR); whatever follows the last line end is not a line yet.
+#[cfg(feature = "http")]
+fn sse_lines<T: PartialEq + Copy>(stream: &[T], cr: T, lf: T) -> Vec<&[T]> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut at = 0;
+    while at < stream.len() {
+        if stream[at] == lf {
+            lines.push(&stream[start..at]);
+            at += 1;
+            start = at;
+        } else if stream[at] == cr {
+            lines.push(&stream[start..at]);
+            at += if stream.get(at + 1) == Some(&lf) {
+                2
+            } else {
+                1
+            };
+            start = at;
+        } else {
+            at += 1;
+        }
+    }
+    lines
+}
+
+/// The HTML event-stream interpretation over the whole input at once, plus the cap rule
+/// when `cap` is given: an event (the lines up to a blank line) whose lines add up to more
+/// than `cap` bytes is reported as oversized with its size; its lines are processed only
+/// while the running total stays within the cap.
+#[cfg(feature = "http")]
+fn sse_model(input: &[u8], cap: Option<usize>) -> SseModel {
+    let stream = input.strip_prefix(BOM).unwrap_or(input);
+    // The spec decodes the whole stream first; the byte lines only count bytes.
+    let text: Vec<char> = String::from_utf8_lossy(stream).chars().collect();
+    let text_lines = sse_lines(&text, '\r', '\n');
+    let byte_lines = sse_lines(stream, b'\r', b'\n');
+    assert_eq!(
+        text_lines.len(),
+        byte_lines.len(),
+        "decoding moved a line end"
+    );
+
+    let mut read = SseRead {
+        items: Vec::new(),
+        last_event_id: None,
+        retry: None,
+    };
+    let mut blocks = Vec::new();
+    let mut data = String::new();
+    let mut event_type = String::new();
+    let mut id_buffer: Option<String> = None;
+    let mut last_id: Option<String> = None;
+    let mut bytes = 0u64;
+    let mut over = false;
+    for (chars, raw) in text_lines.into_iter().zip(byte_lines) {
+        if raw.is_empty() {
+            // Dispatch.
+            last_id = id_buffer.clone();
+            let event = (!data.is_empty()).then(|| {
+                data.pop(); // the last LF
+                let kind = if event_type.is_empty() {
+                    "message".to_owned()
+                } else {
+                    event_type.clone()
+                };
+                (kind, data.clone())
+            });
+            if over {
+                read.items.push(SseOut::Oversized(bytes));
+            } else if let Some((kind, data)) = &event {
+                read.items.push(SseOut::Event {
+                    event: kind.clone(),
+                    data: data.clone(),
+                    id: last_id.clone(),
+                });
+            }
+            blocks.push(SseBlock { bytes, event });
+            data.clear();
+            event_type.clear();
+            bytes = 0;
+            over = false;
+            continue;
+        }
+        bytes += raw.len() as u64;
+        if cap.is_some_and(|cap| bytes > cap as u64) {
+            over = true;
+        }
+        if over {
+            continue;
+        }
+        let line: String = chars.iter().collect();
+        if line.starts_with(':') {
+            continue;
+        }
+        let (field, value) = match line.find(':') {
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(' ').unwrap_or(value))
+            }
+            None => (line.as_str(), ""),
+        };
+        match field {
+            "event" => event_type = value.to_owned(),
+            "data" => {
+                data.push_str(value);
+                data.push('\n');
+            }
+            "id" if !value.contains('\0') => id_buffer = Some(value.to_owned()),
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                let millis = value.bytes().try_fold(0u64, |n, digit| {
+                    n.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
+                });
+                if let Some(millis) = millis {
+                    read.retry = Some(std::time::Duration::from_millis(millis));
+                }
+            }
+            _ => {}
+        }
+    }
+    read.last_event_id = last_id.filter(|id| !id.is_empty());
+    SseModel { read, blocks }
+}
+
+/// The fewest bytes of lines that can have produced `event` and `data`: four per `data`
+/// line, one per character of their values, and an `event` line unless the type is the
+/// default.
+#[cfg(feature = "http")]
+fn sse_least_bytes(event: &str, data: &str) -> usize {
+    let lines = data.split('\n').count();
+    let value_chars = data.chars().count() - (lines - 1);
+    let type_line = if event == "message" {
+        0
+    } else {
+        "event".len() + event.chars().count()
+    };
+    4 * lines + value_chars + type_line
+}
+
+/// The `sse_reader` properties, for the Streamable HTTP transport's SSE reader (the HTML
+/// event-stream interpretation with a per-event size cap).
+///
+/// Input layout: byte 0 is the event cap (0..=255 bytes), byte 1 how many bytes each `read`
+/// hands out (1..=16); the rest is the stream. Checked for every input:
+/// * the reader never panics, and reading in those chunks gives the same events, last event
+///   id and retry as one `feed` of the whole stream;
+/// * with a cap of the input's length (large enough for any event) nothing is oversized and
+///   the events, last event id and retry equal a whole-input model of the spec (BOM; CRLF, LF
+///   and CR line ends; comments; one space stripped after the colon; `data` joined with LF;
+///   type `message` by default; `id` without NUL; `retry` all digits; a blank line dispatches
+///   unless the data buffer is empty; an unfinished event at the end is discarded);
+/// * with the small cap, the result equals the model with its cap rule, no delivered event
+///   can come from more bytes of lines than the cap, and every oversized report is over it;
+/// * the stream goes on after an oversized event: every event of the spec model whose lines
+///   fit the cap is delivered with the same type and data, in order, the others are reported
+///   oversized with their sizes.
+#[cfg(feature = "http")]
+pub fn sse_reader(data: &[u8]) {
+    let [cap, chunk, input @ ..] = data else {
+        return;
+    };
+    let cap = usize::from(*cap);
+    let chunk = usize::from(chunk % 16) + 1;
+
+    let whole = read_sse(input, cap, 0);
+    let chunked = read_sse(input, cap, chunk);
+    assert_eq!(
+        chunked, whole,
+        "reads of {chunk} bytes differ from one feed"
+    );
+
+    // A cap large enough for anything: the spec.
+    let spec = sse_model(input, None);
+    let large = read_sse(input, input.len(), chunk);
+    assert!(
+        !large
+            .items
+            .iter()
+            .any(|item| matches!(item, SseOut::Oversized(_))),
+        "oversized with a cap of the whole input: {large:?}"
+    );
+    assert_eq!(large, spec.read, "the reader differs from the spec model");
+
+    // The small cap.
+    for item in &whole.items {
+        match item {
+            SseOut::Event { event, data, .. } => {
+                let least = sse_least_bytes(event, data);
+                assert!(
+                    least <= cap,
+                    "{item:?} needs {least} bytes, over the cap {cap}"
+                );
+            }
+            SseOut::Oversized(bytes) => {
+                assert!(
+                    *bytes > cap as u64,
+                    "oversized {bytes} within the cap {cap}"
+                )
+            }
+        }
+    }
+    assert_eq!(
+        whole,
+        sse_model(input, Some(cap)).read,
+        "the reader differs from the model with the cap {cap}"
+    );
+    // The stream goes on: the same events, in order, wherever an oversized one was.
+    let shown: Vec<SseBlock> = whole
+        .items
+        .iter()
+        .map(|item| match item {
+            SseOut::Event { event, data, .. } => SseBlock {
+                bytes: 0,
+                event: Some((event.clone(), data.clone())),
+            },
+            SseOut::Oversized(bytes) => SseBlock {
+                bytes: *bytes,
+                event: None,
+            },
+        })
+        .collect();
+    let expected: Vec<SseBlock> = spec
+        .blocks
+        .into_iter()
+        .filter_map(|block| {
+            if block.bytes > cap as u64 {
+                Some(SseBlock {
+                    bytes: block.bytes,
+                    event: None,
+                })
+            } else {
+                block.event.map(|event| SseBlock {
+                    bytes: 0,
+                    event: Some(event),
+                })
+            }
+        })
+        .collect();
+    assert_eq!(
+        shown, expected,
+        "events lost or changed around an oversized one"
+    );
 }

@@ -9,6 +9,26 @@ use std::io::{self, Read};
 
 use crate::transport::lines::{self, LineEvent};
 
+/// A reader over memory that hands out at most `chunk` bytes per `read` (`0`: no limit).
+struct Chunked<'a> {
+    rest: &'a [u8],
+    chunk: usize,
+}
+
+impl Read for Chunked<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let limit = if self.chunk == 0 {
+            usize::MAX
+        } else {
+            self.chunk
+        };
+        let n = self.rest.len().min(buf.len()).min(limit);
+        buf[..n].copy_from_slice(&self.rest[..n]);
+        self.rest = &self.rest[n..];
+        Ok(n)
+    }
+}
+
 /// One event of the stdio line reader, owned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LineOut {
@@ -22,23 +42,6 @@ pub enum LineOut {
 /// handing out at most `chunk` bytes per `read` call (`0`: no limit), so lines split across
 /// reads are exercised too.
 pub fn read_lines(bytes: &[u8], cap: usize, chunk: usize) -> Vec<LineOut> {
-    struct Chunked<'a> {
-        rest: &'a [u8],
-        chunk: usize,
-    }
-    impl Read for Chunked<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            let limit = if self.chunk == 0 {
-                usize::MAX
-            } else {
-                self.chunk
-            };
-            let n = self.rest.len().min(buf.len()).min(limit);
-            buf[..n].copy_from_slice(&self.rest[..n]);
-            self.rest = &self.rest[n..];
-            Ok(n)
-        }
-    }
     let mut out = Vec::new();
     let reader = Chunked { rest: bytes, chunk };
     // Reading from memory cannot fail.
@@ -47,4 +50,73 @@ pub fn read_lines(bytes: &[u8], cap: usize, chunk: usize) -> Vec<LineOut> {
         LineEvent::Oversized(count) => out.push(LineOut::Oversized(count)),
     });
     out
+}
+
+/// One item of the SSE reader, owned.
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SseOut {
+    /// A dispatched event.
+    Event {
+        /// Its type: the `event` field, or `message`.
+        event: String,
+        /// Its `data` lines joined with `\n`.
+        data: String,
+        /// The last event id in force when it was dispatched (`None`: never set).
+        id: Option<String>,
+    },
+    /// An event whose lines added up to more than the cap was skipped; the count of its
+    /// bytes (its lines without their line ends).
+    Oversized(u64),
+}
+
+/// What the SSE reader made of a whole stream.
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseRead {
+    /// The items in the order they were handed out.
+    pub items: Vec<SseOut>,
+    /// The id a reconnection would send as `Last-Event-ID` at the end of the stream (never
+    /// empty).
+    pub last_event_id: Option<String>,
+    /// The reconnection time the stream asked for with `retry:`.
+    pub retry: Option<std::time::Duration>,
+}
+
+/// Runs the HTTP transport's SSE reader over `bytes` with an event cap of `cap` bytes. With
+/// `chunk == 0` the whole input is one `feed`; otherwise it goes through the transport's read
+/// loop, the reader handing out at most `chunk` bytes per `read`, so lines, line ends and the
+/// byte-order mark arrive split across chunks.
+#[cfg(feature = "http")]
+pub fn read_sse(bytes: &[u8], cap: usize, chunk: usize) -> SseRead {
+    use crate::transport::sse::{read_stream, SseItem, SseParser};
+
+    let mut parser = SseParser::new(cap);
+    let mut items = Vec::new();
+    let mut out = |item: SseItem| {
+        items.push(match item {
+            SseItem::Event(event) => SseOut::Event {
+                event: event.event,
+                data: event.data,
+                id: event.id,
+            },
+            SseItem::Oversized { bytes } => SseOut::Oversized(bytes),
+        })
+    };
+    if chunk == 0 {
+        parser.feed(bytes, &mut out);
+    } else {
+        // Reading from memory cannot fail.
+        let _ = read_stream(
+            Chunked { rest: bytes, chunk },
+            &mut parser,
+            &mut out,
+            &|| false,
+        );
+    }
+    SseRead {
+        items,
+        last_event_id: parser.last_event_id().map(str::to_owned),
+        retry: parser.retry(),
+    }
 }

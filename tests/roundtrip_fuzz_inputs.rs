@@ -49,3 +49,9 @@ fn jsonrpc_frame_inputs_hold_their_properties() {
 fn line_framing_inputs_hold_their_properties() {
     run_all("line_framing", checks::line_framing);
 }
+
+#[cfg(feature = "http")]
+#[test]
+fn sse_reader_inputs_hold_their_properties() {
+    run_all("sse_reader", checks::sse_reader);
+}
