@@ -4,13 +4,18 @@
 //! with `#[path]`). A function panics when a property does not hold.
 #![allow(dead_code)]
 
-use serde_json::Value;
-use toolwire::fuzzing::{read_lines, LineOut};
+use std::cell::Cell;
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{json, Value};
+use toolwire::fuzzing::{read_call, read_lines, LineOut, RawCall};
 #[cfg(feature = "http")]
 use toolwire::fuzzing::{read_sse, SseOut, SseRead};
 use toolwire::{
-    batch_to_line, classify_frame, parse_frame, ErrorCode, Frame, Invalid, Message, ParseError,
-    RequestId,
+    batch_to_line, classify_frame, parse_frame, CallShape, ErrorCode, Frame, Harness,
+    HarnessConfig, Invalid, Message, NameProfile, ParseError, RequestId, Status, ToolRegistry,
 };
 
 // ---- jsonrpc_frame ----
@@ -487,4 +492,283 @@ pub fn sse_reader(data: &[u8]) {
         shown, expected,
         "events lost or changed around an oversized one"
     );
+}
+
+// ---- raw_call ----
+
+/// Whether JSON text repeats a key in some object (comparing keys after unescaping), or
+/// `None` when it is not one JSON value: a plain scan with serde_json that, unlike
+/// `serde_json::Value`, sees every key.
+fn repeats_a_key(text: &str) -> Option<bool> {
+    struct Scan<'a>(&'a Cell<bool>);
+
+    impl<'de> DeserializeSeed<'de> for Scan<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+            deserializer.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Scan<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while seq.next_element_seed(Scan(self.0))?.is_some() {}
+            Ok(())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut keys = HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if !keys.insert(key) {
+                    self.0.set(true);
+                }
+                map.next_value_seed(Scan(self.0))?;
+            }
+            Ok(())
+        }
+    }
+
+    let repeated = Cell::new(false);
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    Scan(&repeated).deserialize(&mut deserializer).ok()?;
+    deserializer.end().ok()?;
+    Some(repeated.get())
+}
+
+/// The tool-name patterns, spelled out.
+fn name_model(name: &str, profile: NameProfile) -> bool {
+    let lower_digit_dash = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+    let strict = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name.len() <= 64
+        && name.chars().all(lower_digit_dash);
+    let mcp = || {
+        let Some(rest) = name.strip_prefix("mcp__") else {
+            return false;
+        };
+        let server_len = rest
+            .find(|c: char| !lower_digit_dash(c))
+            .unwrap_or(rest.len());
+        let Some(tool) = rest[server_len..].strip_prefix("__") else {
+            return false;
+        };
+        name.chars().count() <= 64
+            && server_len > 0
+            && !tool.is_empty()
+            && tool
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    match profile {
+        NameProfile::Strict => strict,
+        _ => strict || mcp(),
+    }
+}
+
+/// What the harness should accept, given the call's text as a JSON value when it is strict
+/// JSON (one value, no repeated key; else `None`): exactly the shape's fields with their
+/// types, and a name of the profile.
+fn raw_call_model(
+    shape: CallShape,
+    strict: Option<&Value>,
+    profile: NameProfile,
+) -> Option<RawCall> {
+    fn exactly(object: &serde_json::Map<String, Value>, fields: &[&str]) -> bool {
+        object.len() == fields.len() && fields.iter().all(|field| object.contains_key(*field))
+    }
+    fn id(object: &serde_json::Map<String, Value>) -> Option<String> {
+        object["id"]
+            .as_str()
+            .filter(|id| !id.is_empty())
+            .map(str::to_owned)
+    }
+    let object = strict?.as_object()?;
+    let call = match shape {
+        CallShape::OpenAi => {
+            if !exactly(object, &["id", "type", "function"]) || object["type"] != "function" {
+                return None;
+            }
+            let function = object["function"].as_object()?;
+            if !exactly(function, &["name", "arguments"]) {
+                return None;
+            }
+            let text = function["arguments"].as_str()?;
+            if repeats_a_key(text)? {
+                return None;
+            }
+            RawCall {
+                call_id: Some(id(object)?),
+                name: function["name"].as_str()?.to_owned(),
+                arguments: serde_json::from_str(text).ok()?,
+            }
+        }
+        CallShape::Anthropic => {
+            if !exactly(object, &["type", "id", "name", "input"]) || object["type"] != "tool_use" {
+                return None;
+            }
+            RawCall {
+                call_id: Some(id(object)?),
+                name: object["name"].as_str()?.to_owned(),
+                arguments: object["input"].clone(),
+            }
+        }
+        _ => {
+            if !exactly(object, &["tool", "arguments"]) {
+                return None;
+            }
+            RawCall {
+                call_id: None,
+                name: object["tool"].as_str()?.to_owned(),
+                arguments: object["arguments"].clone(),
+            }
+        }
+    };
+    (call.arguments.is_object() && name_model(&call.name, profile)).then_some(call)
+}
+
+/// The call written back in `shape`, as a model would send it.
+fn raw_call_text(shape: CallShape, call: &RawCall) -> String {
+    let id = call.call_id.clone().unwrap_or_default();
+    match shape {
+        CallShape::OpenAi => json!({
+            "id": id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": call.arguments.to_string()},
+        }),
+        CallShape::Anthropic => {
+            json!({"type": "tool_use", "id": id, "name": call.name, "input": call.arguments})
+        }
+        _ => json!({"tool": call.name, "arguments": call.arguments}),
+    }
+    .to_string()
+}
+
+const SHAPES: [CallShape; 3] = [CallShape::OpenAi, CallShape::Anthropic, CallShape::Plain];
+const PROFILES: [NameProfile; 2] = [NameProfile::Default, NameProfile::Strict];
+
+/// One harness per name profile, with no tools: `handle` then runs every check and ends in
+/// `UNKNOWN_TOOL` for a call that passed them, and never runs anything.
+fn harnesses() -> &'static [Harness; 2] {
+    static HARNESSES: OnceLock<[Harness; 2]> = OnceLock::new();
+    HARNESSES.get_or_init(|| {
+        PROFILES.map(|profile| {
+            Harness::new(
+                ToolRegistry::with_profile(profile),
+                HarnessConfig::default().workers(1),
+            )
+            .expect("a harness")
+        })
+    })
+}
+
+/// The `raw_call` properties, for the harness's reading of a raw tool call: the size check,
+/// the strict JSON parse, the exact fields of the OpenAI, Anthropic and plain shapes, and
+/// the tool-name profiles.
+///
+/// The input, read as UTF-8 (lossily), is the raw call; each shape and both name profiles
+/// are tried. Checked for every input:
+/// * nothing panics, and `Harness::handle` (with no tools) agrees, for one shape and profile
+///   picked by the input's length: `UNKNOWN_TOOL` with the call's id and name for an
+///   accepted call, `INVALID` with the same reason and id for a rejected one;
+/// * exactly what a model accepts is accepted: one JSON value with no repeated key at any
+///   depth (nor in OpenAI's `arguments` string) and nothing after it, exactly the shape's
+///   fields with their types, a non-empty id, object arguments, a name of the profile's
+///   pattern (written out here independently);
+/// * text with a repeated key is refused for every shape, saying "duplicate key";
+/// * a rejection has a non-empty reason, and a call id only when it is not empty;
+/// * the size limit counts characters: at exactly the input's length nothing changes, one
+///   below it the call is refused for its size, with no id;
+/// * an accepted call written back in its shape reads back as the same call.
+pub fn raw_call(data: &[u8]) {
+    let raw = String::from_utf8_lossy(data);
+    let raw = raw.as_ref();
+    let limit = HarnessConfig::default().max_input_chars;
+    let chars = raw.chars().count();
+    let repeated = repeats_a_key(raw);
+    let strict: Option<Value> =
+        (repeated == Some(false)).then(|| serde_json::from_str(raw).expect("scanned JSON parses"));
+    let picked = data.len() % (SHAPES.len() * PROFILES.len());
+    let tries = SHAPES.into_iter().flat_map(|shape| {
+        PROFILES
+            .into_iter()
+            .enumerate()
+            .map(move |(p, profile)| (shape, p, profile))
+    });
+    for (index, (shape, p, profile)) in tries.enumerate() {
+        let read = read_call(shape, raw, limit, profile);
+        match &read {
+            Ok(call) => {
+                assert!(name_model(&call.name, profile), "{call:?}");
+                assert!(call.arguments.is_object(), "{call:?}");
+                assert!(call.call_id.as_ref().is_none_or(|id| !id.is_empty()));
+                // Written back, it reads the same.
+                let text = raw_call_text(shape, call);
+                assert_eq!(
+                    read_call(shape, &text, usize::MAX, profile).as_ref(),
+                    Ok(call),
+                    "{text} does not read back"
+                );
+            }
+            Err(error) => {
+                assert!(!error.reason.trim().is_empty(), "an empty reason");
+                assert!(error.call_id.as_ref().is_none_or(|id| !id.is_empty()));
+            }
+        }
+        if repeated == Some(true) {
+            let error = read.as_ref().expect_err("a repeated key was accepted");
+            assert!(error.reason.contains("duplicate key"), "{error:?}");
+        }
+        if chars > 0 {
+            let error = read_call(shape, raw, chars - 1, profile)
+                .expect_err("a call over the size limit was accepted");
+            assert!(error.reason.contains("characters long"), "{error:?}");
+            assert_eq!(error.call_id, None);
+        }
+        if chars > limit {
+            continue;
+        }
+        assert_eq!(
+            read.as_ref().ok(),
+            raw_call_model(shape, strict.as_ref(), profile).as_ref(),
+            "{shape:?} {profile:?}"
+        );
+        if index != picked {
+            continue;
+        }
+        // The size limit, at the boundary.
+        assert_eq!(read_call(shape, raw, chars, profile), read);
+        // The public path says the same.
+        let reply = harnesses()[p].handle(shape, raw);
+        match &read {
+            Ok(call) => {
+                assert_eq!(reply.outcome.status, Status::UnknownTool, "{reply:?}");
+                assert_eq!(reply.call_id, call.call_id);
+                assert_eq!(reply.tool.as_deref(), Some(call.name.as_str()));
+            }
+            Err(error) => {
+                assert_eq!(reply.outcome.status, Status::Invalid, "{reply:?}");
+                assert_eq!(reply.outcome.detail, error.reason);
+                assert_eq!(reply.call_id, error.call_id);
+            }
+        }
+    }
 }

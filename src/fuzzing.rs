@@ -7,6 +7,9 @@
 
 use std::io::{self, Read};
 
+use serde_json::Value;
+
+use crate::harness::{check_name, read_raw, CallShape, NameProfile};
 use crate::transport::lines::{self, LineEvent};
 
 /// A reader over memory that hands out at most `chunk` bytes per `read` (`0`: no limit).
@@ -119,4 +122,51 @@ pub fn read_sse(bytes: &[u8], cap: usize, chunk: usize) -> SseRead {
         last_event_id: parser.last_event_id().map(str::to_owned),
         retry: parser.retry(),
     }
+}
+
+/// A raw tool call that passed the harness's checks up to the registry, owned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawCall {
+    /// The call's id (OpenAI and Anthropic shapes; never empty).
+    pub call_id: Option<String>,
+    /// The tool name.
+    pub name: String,
+    /// The arguments (an object).
+    pub arguments: Value,
+}
+
+/// Why the harness refused a raw call, as [`crate::Harness::handle`] would say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawCallError {
+    /// The `INVALID` detail.
+    pub reason: String,
+    /// The call id, when it could be read (to address the reply).
+    pub call_id: Option<String>,
+}
+
+/// Runs the checks [`crate::Harness::handle`] runs on a raw call before it looks in the
+/// registry: the size in characters (at most `max_chars`), strict JSON, the exact fields of
+/// `shape`, and the tool name against `profile`.
+pub fn read_call(
+    shape: CallShape,
+    raw: &str,
+    max_chars: usize,
+    profile: NameProfile,
+) -> Result<RawCall, RawCallError> {
+    let request = read_raw(shape, raw, max_chars).map_err(|error| RawCallError {
+        reason: error.reason,
+        call_id: error.call_id,
+    })?;
+    // The first check of `Harness::handle` once the call is read.
+    if let Err(reason) = check_name(&request.name, profile) {
+        return Err(RawCallError {
+            reason,
+            call_id: request.call_id,
+        });
+    }
+    Ok(RawCall {
+        call_id: request.call_id,
+        name: request.name,
+        arguments: request.arguments,
+    })
 }

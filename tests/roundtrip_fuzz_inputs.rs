@@ -55,3 +55,8 @@ fn line_framing_inputs_hold_their_properties() {
 fn sse_reader_inputs_hold_their_properties() {
     run_all("sse_reader", checks::sse_reader);
 }
+
+#[test]
+fn raw_call_inputs_hold_their_properties() {
+    run_all("raw_call", checks::raw_call);
+}

@@ -37,6 +37,9 @@ pub use retry::{RetryPolicy, Sleeper, ThreadSleeper};
 pub use shapes::{CallShape, ToolReply};
 pub use tool::{CancelFlag, LocalTool, ToolFailure, ToolHandler, ToolOptions, ToolTimeout};
 
+pub(crate) use parse::check_name;
+pub(crate) use shapes::read_raw;
+
 use audit::Audit;
 use budget::Budget;
 use executor::Executor;

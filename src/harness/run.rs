@@ -14,9 +14,9 @@ use super::budget::Refusal;
 use super::executor::SlotGuard;
 use super::import::{RemoteErrorText, RemoteTimeoutSlot};
 use super::outcome::{value_text, Outcome, Status};
-use super::parse::{check_name, check_size, parse_strict, quote};
+use super::parse::{check_name, quote};
 use super::registry::{Backend, RegisteredTool, RemoteBinding};
-use super::shapes::{extract, lenient_call_id, CallShape, ToolReply};
+use super::shapes::{read_raw, CallShape, ToolReply};
 use super::tool::{CancelFlag, FailureKind, ToolHandler};
 use super::{CancelTable, Inner};
 use crate::client::CallOptions;
@@ -125,20 +125,7 @@ impl Inner {
             tool: context.tool.clone(),
             outcome,
         };
-        if let Err(reason) = check_size(raw, self.config.max_input_chars) {
-            let outcome = Outcome::new(Status::Invalid, reason);
-            return reply(&context, self.finish(&context, started, outcome));
-        }
-        let value = match parse_strict(raw) {
-            Ok(value) => value,
-            Err(reason) => {
-                context.call_id = lenient_call_id(raw);
-                let detail = format!("the call is not strict JSON: {reason}");
-                let outcome = Outcome::new(Status::Invalid, detail);
-                return reply(&context, self.finish(&context, started, outcome));
-            }
-        };
-        let request = match extract(shape, &value) {
+        let request = match read_raw(shape, raw, self.config.max_input_chars) {
             Ok(request) => request,
             Err(error) => {
                 context.call_id = error.call_id;

@@ -18,7 +18,7 @@
 use serde_json::{json, Map, Value};
 
 use super::outcome::Outcome;
-use super::parse::{kind_of, parse_strict, quote};
+use super::parse::{check_size, kind_of, parse_strict, quote};
 
 /// The shape a raw tool call arrives in (and its result message leaves in).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -65,6 +65,26 @@ pub(crate) struct ToolRequest {
 pub(crate) struct ShapeError {
     pub(crate) reason: String,
     pub(crate) call_id: Option<String>,
+}
+
+/// The checks of a raw call before its name: the size in characters (at most `max_chars`,
+/// counted before parsing), strict JSON (the reason then starts "the call is not strict
+/// JSON", and the call id is recovered leniently, only to address the reply), and the exact
+/// fields of `shape`.
+pub(crate) fn read_raw(
+    shape: CallShape,
+    raw: &str,
+    max_chars: usize,
+) -> Result<ToolRequest, ShapeError> {
+    check_size(raw, max_chars).map_err(|reason| ShapeError {
+        reason,
+        call_id: None,
+    })?;
+    let value = parse_strict(raw).map_err(|reason| ShapeError {
+        reason: format!("the call is not strict JSON: {reason}"),
+        call_id: lenient_call_id(raw),
+    })?;
+    extract(shape, &value)
 }
 
 /// Reads a strictly parsed value as a call of `shape`.
