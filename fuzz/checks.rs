@@ -6,6 +6,7 @@
 
 use std::cell::Cell;
 use std::collections::HashSet;
+use std::path::Path;
 use std::sync::OnceLock;
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -14,8 +15,9 @@ use toolwire::fuzzing::{read_call, read_lines, LineOut, RawCall};
 #[cfg(feature = "http")]
 use toolwire::fuzzing::{read_sse, SseOut, SseRead};
 use toolwire::{
-    batch_to_line, classify_frame, parse_frame, CallShape, ErrorCode, Frame, Harness,
-    HarnessConfig, Invalid, Message, NameProfile, ParseError, RequestId, Status, ToolRegistry,
+    batch_to_line, classify_frame, parse_frame, CallShape, ConfigFormat, Error, ErrorCode, Frame,
+    Harness, HarnessConfig, Invalid, LoadOptions, Message, NameProfile, ParseError, RequestId,
+    ServerConfigs, ServerEntry, Status, StdioConfig, ToolRegistry,
 };
 
 // ---- jsonrpc_frame ----
@@ -770,5 +772,263 @@ pub fn raw_call(data: &[u8]) {
                 assert_eq!(reply.call_id, error.call_id);
             }
         }
+    }
+}
+
+// ---- config ----
+
+const FORMATS: [ConfigFormat; 4] = [
+    ConfigFormat::ClaudeDesktop,
+    ConfigFormat::Cursor,
+    ConfigFormat::ClaudeCode,
+    ConfigFormat::VsCode,
+];
+
+/// Whether an object anywhere in `value` has the key `key`.
+fn has_key_anywhere(value: &Value, key: &str) -> bool {
+    match value {
+        Value::Object(object) => object
+            .iter()
+            .any(|(name, value)| name == key || has_key_anywhere(value, key)),
+        Value::Array(items) => items.iter().any(|item| has_key_anywhere(item, key)),
+        _ => false,
+    }
+}
+
+fn string_keys(object: &serde_json::Map<String, Value>, field: &str) -> Vec<String> {
+    object
+        .get(field)
+        .and_then(Value::as_object)
+        .map(|map| map.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// Checks what `ServerConfigs::parse` made of `text` in `format` against the document.
+/// `literal`: no variable is expanded (Claude Desktop), so values are the document's own;
+/// `workspace`: the folder relative `cwd`s resolve against.
+fn check_configs(
+    text: &str,
+    format: ConfigFormat,
+    parsed: &Result<ServerConfigs, Error>,
+    workspace: Option<&Path>,
+) {
+    let error = match parsed {
+        Err(Error::Config(message)) => Some(message.as_str()),
+        Err(other) => panic!("not a config error: {other:?}"),
+        Ok(_) => None,
+    };
+    if let Some(message) = error {
+        assert!(
+            message.starts_with("config text: ") && message.len() > "config text: ".len(),
+            "{message:?} names nothing"
+        );
+    }
+    let Ok(document) = serde_json::from_str::<Value>(text) else {
+        let message = error.expect("text that is not JSON was accepted");
+        assert!(
+            message.starts_with("config text: not valid JSON"),
+            "{message}"
+        );
+        return;
+    };
+    let Some(top) = document.as_object() else {
+        assert_eq!(error, Some("config text: the top level is not an object"));
+        return;
+    };
+    let key = if format == ConfigFormat::VsCode {
+        "servers"
+    } else {
+        "mcpServers"
+    };
+    let servers = match top.get(key) {
+        None => serde_json::Map::new(),
+        Some(Value::Object(servers)) => servers.clone(),
+        Some(_) => {
+            let expected = format!("config text: `{key}` must be an object of servers");
+            assert_eq!(error, Some(expected.as_str()));
+            return;
+        }
+    };
+    // One entry with both `command` and `url` (or of the unsupported type `sse`) fails the
+    // whole file.
+    let doomed = servers.values().any(|entry| {
+        entry.as_object().is_some_and(|object| {
+            (object.contains_key("command") && object.contains_key("url"))
+                || object.get("type") == Some(&json!("sse"))
+        })
+    });
+    let configs =
+        match parsed {
+            Err(_) => {
+                // It names a server of the file and a field.
+                let message = error.unwrap();
+                assert!(
+                    servers.keys().any(|name| message
+                        .starts_with(&format!("config text: server `{name}`, field `"))),
+                    "{message:?} names no server of the file"
+                );
+                return;
+            }
+            Ok(configs) => configs,
+        };
+    assert!(
+        !doomed,
+        "an entry with both `command` and `url`, or `sse`, was accepted"
+    );
+    assert_eq!(configs.format(), format);
+    let names: Vec<&str> = configs.names().collect();
+    let keys: Vec<&str> = servers.keys().map(String::as_str).collect();
+    assert_eq!(names, keys, "the servers are not the file's");
+    let literal = format == ConfigFormat::ClaudeDesktop;
+    let defaults = StdioConfig::new("x");
+    for (name, entry) in &servers {
+        let object = entry
+            .as_object()
+            .expect("an entry that is not an object was accepted");
+        let kind = object
+            .get("type")
+            .map(|kind| kind.as_str().expect("a type not a string"));
+        match configs.get(name).expect("a listed server") {
+            ServerEntry::Stdio(stdio) => {
+                assert!(object.contains_key("command") && !object.contains_key("url"));
+                assert!(!object.contains_key("headers"));
+                assert!(
+                    matches!(kind, None | Some("stdio")),
+                    "{kind:?} read as stdio"
+                );
+                let program = stdio.program.to_string_lossy();
+                assert!(!program.trim().is_empty(), "an empty command in {name:?}");
+                let args = object.get("args").and_then(Value::as_array);
+                assert_eq!(stdio.args.len(), args.map_or(0, Vec::len));
+                let env: Vec<String> = stdio
+                    .env
+                    .keys()
+                    .map(|key| key.to_string_lossy().into_owned())
+                    .collect();
+                assert_eq!(env, string_keys(object, "env"));
+                let cwd = object.get("cwd").and_then(Value::as_str);
+                assert_eq!(stdio.cwd.is_some(), cwd.is_some());
+                // The bounds are the defaults, whatever the file says.
+                assert!(!stdio.inherit_env);
+                assert_eq!(stdio.max_line_bytes, defaults.max_line_bytes);
+                assert_eq!(stdio.stderr_tail_bytes, defaults.stderr_tail_bytes);
+                assert_eq!(stdio.writer_queue, defaults.writer_queue);
+                if literal {
+                    assert_eq!(program, object["command"].as_str().unwrap());
+                    let args: Vec<&str> = args
+                        .into_iter()
+                        .flatten()
+                        .map(|arg| arg.as_str().unwrap())
+                        .collect();
+                    let read: Vec<String> = stdio
+                        .args
+                        .iter()
+                        .map(|arg| arg.to_string_lossy().into_owned())
+                        .collect();
+                    assert_eq!(read, args);
+                    for (key, value) in object
+                        .get("env")
+                        .and_then(Value::as_object)
+                        .into_iter()
+                        .flatten()
+                    {
+                        let read = &stdio.env[&std::ffi::OsString::from(key)];
+                        assert_eq!(read.to_string_lossy(), value.as_str().unwrap());
+                    }
+                    if let (Some(cwd), Some(workspace)) = (cwd, workspace) {
+                        assert_eq!(stdio.cwd.as_deref(), Some(workspace.join(cwd).as_path()));
+                    }
+                }
+            }
+            ServerEntry::Http { url, headers } => {
+                assert!(object.contains_key("url") && !object.contains_key("command"));
+                assert!(
+                    matches!(
+                        kind,
+                        None | Some("http" | "streamable-http" | "streamableHttp")
+                    ),
+                    "{kind:?} read as HTTP"
+                );
+                let lower = url.to_ascii_lowercase();
+                assert!(
+                    lower.starts_with("http://") || lower.starts_with("https://"),
+                    "{url:?} accepted"
+                );
+                let names: Vec<String> = headers.iter().map(|(name, _)| name.clone()).collect();
+                assert_eq!(names, string_keys(object, "headers"));
+                if literal {
+                    assert_eq!(url, object["url"].as_str().unwrap());
+                    for ((_, value), (_, given)) in headers.iter().zip(
+                        object
+                            .get("headers")
+                            .and_then(Value::as_object)
+                            .into_iter()
+                            .flatten(),
+                    ) {
+                        assert_eq!(value, given.as_str().unwrap());
+                    }
+                }
+            }
+            other => panic!("an entry of an unknown kind: {other:?}"),
+        }
+    }
+}
+
+/// The `config` properties, for the config-file readers (`ServerConfigs::parse`).
+///
+/// The input, read as UTF-8 (lossily), is the file's text. It is read with the default
+/// options (the format detected from the content, the process environment), twice, and in
+/// each of the four formats with fixed variables, a workspace folder and no process
+/// environment. A text with an `envFile` key anywhere is skipped: VS Code would read that
+/// file from disk. Checked for every input:
+/// * nothing panics, and reading the same text twice gives the same result;
+/// * every error is a config error that names something: not JSON, the top level, the
+///   servers key, or a server of the file and its field;
+/// * an accepted file lists exactly the servers of its servers key (`servers` for VS Code,
+///   else `mcpServers`); each entry is stdio or HTTP, never both: a stdio entry comes from an
+///   object with `command` and neither `url` nor `headers`, an HTTP one from an object with a
+///   `url` and no `command`; a file with an entry that has both, or the type `sse`, fails;
+/// * a stdio entry has a non-empty command, one argument per `args` element, the file's
+///   `env` keys, a `cwd` exactly when the file has one, and the default bounds; an HTTP entry
+///   has an `http://` or `https://` URL and the file's header names, in order;
+/// * Claude Desktop values are literal: the command, arguments, env values, URL and headers
+///   are the file's own, and a `cwd` is resolved against the workspace folder.
+pub fn config(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let text = text.as_ref();
+    if serde_json::from_str::<Value>(text)
+        .is_ok_and(|document| has_key_anywhere(&document, "envFile"))
+    {
+        return;
+    }
+    let detected = ServerConfigs::parse(text, &LoadOptions::new());
+    let again = ServerConfigs::parse(text, &LoadOptions::new());
+    assert_eq!(
+        format!("{detected:?}"),
+        format!("{again:?}"),
+        "two reads differ"
+    );
+    let format = match serde_json::from_str::<Value>(text) {
+        Ok(document)
+            if document.get("servers").is_some() && document.get("mcpServers").is_none() =>
+        {
+            ConfigFormat::VsCode
+        }
+        _ => ConfigFormat::ClaudeCode,
+    };
+    check_configs(text, format, &detected, None);
+
+    let workspace = Path::new("/work/space");
+    for format in FORMATS {
+        let options = LoadOptions::new()
+            .format(format)
+            .process_env(false)
+            .var("HOME", "/home/fuzz")
+            .var("TOKEN", "t0k3n")
+            .var("EMPTY", "")
+            .input("key", "input-value")
+            .workspace_folder(workspace);
+        let parsed = ServerConfigs::parse(text, &options);
+        check_configs(text, format, &parsed, Some(workspace));
     }
 }

@@ -442,10 +442,21 @@ impl EntryReader<'_> {
             return Err(self.error("url", "a stdio server has no `url`"));
         }
         let command = match object.get("command") {
-            Some(Value::String(command)) if !command.trim().is_empty() => {
-                self.expand(command, "command")?
+            Some(Value::String(command)) if command.trim().is_empty() => {
+                return Err(self.error("command", "must not be empty"))
             }
-            Some(Value::String(_)) => return Err(self.error("command", "must not be empty")),
+            Some(Value::String(command)) => {
+                let expanded = self.expand(command, "command")?;
+                // Checked again once expanded: `${VAR:-}` or an unset `${env:VAR}` can leave
+                // nothing to run.
+                if expanded.trim().is_empty() {
+                    return Err(self.error(
+                        "command",
+                        format!("{command:?} expands to an empty command"),
+                    ));
+                }
+                expanded
+            }
             Some(_) => return Err(self.error("command", "must be a string")),
             None => return Err(self.error("command", "missing: a stdio server needs one")),
         };

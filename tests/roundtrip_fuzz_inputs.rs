@@ -60,3 +60,8 @@ fn sse_reader_inputs_hold_their_properties() {
 fn raw_call_inputs_hold_their_properties() {
     run_all("raw_call", checks::raw_call);
 }
+
+#[test]
+fn config_inputs_hold_their_properties() {
+    run_all("config", checks::config);
+}
