@@ -68,12 +68,13 @@
 //!
 //! # Timeouts
 //!
-//! Every call has a deadline (the client's default is 60 s). When it passes, the timer thread
-//! removes the pending entry, wakes the caller with [`Error::Timeout`] and sends
-//! `notifications/cancelled` (never for `initialize`). The child is not stopped: a timeout
-//! releases the request, only `close()` ends the process. Progress can reset the deadline,
-//! bounded by a hard total. Callers also wait on their own channel with a deadline plus a small
-//! grace, so none can hang even if the timer thread stalled.
+//! Every call has a deadline (the client's default is 60 s). When it passes, whoever gets there
+//! first, the timer thread or the caller blocked on its own channel until that deadline,
+//! removes the pending entry, sends `notifications/cancelled` (never for `initialize`) and
+//! completes the call with [`Error::Timeout`], exactly once. The child is not stopped: a
+//! timeout releases the request, only `close()` ends the process. Progress can reset the
+//! deadline, bounded by a hard total. A blocked caller therefore never waits on the shared
+//! timer thread, and a call nobody waits on is still released on time by it.
 //!
 //! # Errors
 //!

@@ -1,17 +1,22 @@
 //! A hashed timer wheel on one named thread.
 //!
-//! Deadlines are rounded up to the next tick (1 ms by default) and hashed into a ring of slots.
-//! Entries live in a slab; each slot is a doubly linked list threaded through the slab (head
-//! and tail per slot, previous and next per entry), so schedule, cancel and reset are all O(1)
-//! and entries due in the same tick fire in the order they were scheduled. The thread sleeps
-//! on a condition variable until the nearest non-empty slot, or indefinitely when the wheel is
-//! empty, so an idle wheel costs nothing.
+//! Deadlines are hashed by their tick (1 ms by default) into a ring of slots. Entries live in
+//! a slab; each slot is a doubly linked list threaded through the slab (head and tail per slot,
+//! previous and next per entry), so schedule, cancel and reset are all O(1) and entries due
+//! together fire in the order they were scheduled.
+//!
+//! The tick only picks the slot: every entry keeps its exact deadline and fires once that
+//! instant has passed, not at the end of its tick, so the wheel adds no rounding of its own.
+//! The thread sleeps on a condition variable until the start of the next tick whose slot is
+//! not empty, then until the exact deadlines within it (at most one rotation ahead: 4.1 s by
+//! default), or indefinitely when the wheel is empty, so an idle wheel costs nothing.
 //!
 //! Tasks run on the wheel's thread after its lock is released, one after another; they must be
-//! short and must never block (the client's tasks remove a pending entry and send on a
-//! channel).
+//! short and must never block. The client's deadlines are not boxed tasks: each is a request id
+//! beside a weak reference to its client, and ids due together for the same client are handed
+//! over in batches, so thousands of calls timing out at once cost one lock per batch.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 use std::thread::{self, JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 
@@ -19,6 +24,16 @@ use parking_lot::{Condvar, Mutex};
 
 /// What runs when a deadline passes.
 pub type TimerTask = Box<dyn FnOnce() + Send + 'static>;
+
+/// Something that owns many deadlines and takes their expiry in batches: the client.
+pub(crate) trait Expire: Send + Sync {
+    /// The deadlines carrying these tokens passed, in the order they were due.
+    fn expire(&self, tokens: &[u64]);
+}
+
+/// The most tokens handed to one [`Expire::expire`] call: bounds how long a batch holds the
+/// receiver's locks and how long its first entry waits for the last.
+const EXPIRE_BATCH: usize = 64;
 
 /// Identifies one scheduled deadline, for [`TimerWheel::cancel`] and [`TimerWheel::reset`].
 ///
@@ -56,20 +71,30 @@ struct Owner {
 struct Core {
     state: Mutex<State>,
     wake: Condvar,
-    tick: Duration,
+    tick_nanos: u64,
     origin: Instant,
 }
 
 /// No entry: the end of a slot's list.
 const NIL: u32 = u32::MAX;
 
+/// What an entry does when it fires.
+enum Task {
+    Boxed(TimerTask),
+    Expiry(Weak<dyn Expire>, u64),
+}
+
 struct Entry {
-    deadline_tick: u64,
+    /// The exact deadline, in nanoseconds since the wheel's origin.
+    deadline: u64,
+    /// The tick whose slot holds the entry: the deadline's tick, or a later one for a deadline
+    /// that was already past when scheduled.
+    tick: u64,
     /// The neighbours in the slot's list (`NIL` at either end).
     prev: u32,
     next: u32,
     generation: u32,
-    task: Option<TimerTask>,
+    task: Option<Task>,
 }
 
 /// One slot: a list of entries, oldest first.
@@ -90,9 +115,10 @@ struct State {
     generations: Vec<u32>,
     free: Vec<u32>,
     len: usize,
-    /// Every tick up to and including this one has been processed.
-    processed_tick: u64,
-    /// The tick the thread plans to wake at; `u64::MAX` while it waits for work.
+    /// Every tick before this one has been processed; this one may hold entries not yet due.
+    current_tick: u64,
+    /// When the thread plans to wake (nanoseconds since the origin); `u64::MAX` while it waits
+    /// for work.
     planned_wake: u64,
     shutdown: bool,
 }
@@ -110,7 +136,7 @@ impl State {
         self.slab[index as usize].as_mut().expect("live entry")
     }
 
-    fn insert(&mut self, deadline_tick: u64, task: TimerTask) -> TimerKey {
+    fn insert(&mut self, deadline: u64, tick: u64, task: Task) -> TimerKey {
         let index = match self.free.pop() {
             Some(index) => index,
             None => {
@@ -121,13 +147,14 @@ impl State {
         };
         let generation = self.generations[index as usize];
         self.slab[index as usize] = Some(Entry {
-            deadline_tick,
+            deadline,
+            tick,
             prev: NIL,
             next: NIL,
             generation,
             task: Some(task),
         });
-        self.link(index, deadline_tick);
+        self.link(index, deadline, tick);
         self.len += 1;
         TimerKey { index, generation }
     }
@@ -136,13 +163,14 @@ impl State {
         matches!(self.slab.get(key.index as usize), Some(Some(entry)) if entry.generation == key.generation)
     }
 
-    /// Appends a live, unlinked entry to the tail of its deadline's slot.
-    fn link(&mut self, index: u32, deadline_tick: u64) {
-        let slot = self.slot_of(deadline_tick);
+    /// Appends a live, unlinked entry to the tail of its tick's slot.
+    fn link(&mut self, index: u32, deadline: u64, tick: u64) {
+        let slot = self.slot_of(tick);
         let tail = self.slots[slot].tail;
         {
             let entry = self.entry_mut(index);
-            entry.deadline_tick = deadline_tick;
+            entry.deadline = deadline;
+            entry.tick = tick;
             entry.prev = tail;
             entry.next = NIL;
         }
@@ -158,7 +186,7 @@ impl State {
     fn unlink(&mut self, index: u32) {
         let (tick, prev, next) = {
             let entry = self.entry(index);
-            (entry.deadline_tick, entry.prev, entry.next)
+            (entry.tick, entry.prev, entry.next)
         };
         let slot = self.slot_of(tick);
         if prev == NIL {
@@ -175,7 +203,7 @@ impl State {
         }
     }
 
-    fn free(&mut self, index: u32) -> Option<TimerTask> {
+    fn free(&mut self, index: u32) -> Option<Task> {
         let entry = self.slab[index as usize].take()?;
         self.generations[index as usize] = self.generations[index as usize].wrapping_add(1);
         self.free.push(index);
@@ -184,14 +212,15 @@ impl State {
         entry.task.take()
     }
 
-    /// Collects the tasks of every entry due at or before `now_tick`, in deadline order and,
-    /// within a tick, in the order they were scheduled.
-    fn expire(&mut self, now_tick: u64, due: &mut Vec<TimerTask>) {
-        if now_tick <= self.processed_tick {
+    /// Collects the tasks of every entry whose deadline is at or before `now` (nanoseconds),
+    /// tick by tick and, within a slot, in the order they were scheduled.
+    fn expire(&mut self, now: u64, tick_nanos: u64, due: &mut Vec<Task>) {
+        let now_tick = now / tick_nanos;
+        if now_tick < self.current_tick {
             return;
         }
         let n_slots = self.slots.len() as u64;
-        let first = self.processed_tick + 1;
+        let first = self.current_tick;
         // After a long stall every slot is visited once; entries further out stay put.
         let last = now_tick.min(first + n_slots - 1);
         for tick in first..=last {
@@ -200,9 +229,9 @@ impl State {
             while index != NIL {
                 let (deadline, next) = {
                     let entry = self.entry(index);
-                    (entry.deadline_tick, entry.next)
+                    (entry.deadline, entry.next)
                 };
-                if deadline <= now_tick {
+                if deadline <= now {
                     self.unlink(index);
                     if let Some(task) = self.free(index) {
                         due.push(task);
@@ -211,66 +240,125 @@ impl State {
                 index = next;
             }
         }
-        self.processed_tick = now_tick;
+        // The current tick stays open: it may hold deadlines later in the tick.
+        self.current_tick = now_tick;
     }
 
-    /// The first tick after `now_tick` whose slot is not empty: a lower bound for the next
-    /// deadline. `None` when the wheel is empty.
-    fn next_wake(&self, now_tick: u64) -> Option<u64> {
+    /// When the thread should wake next (nanoseconds): the earliest deadline left in the
+    /// current tick, else the start of the next tick whose slot is not empty (a lower bound:
+    /// the slot may hold only later rotations, and the exact deadlines are looked at once that
+    /// tick is current), else the start of the next rotation. `None` when the wheel is empty.
+    ///
+    /// Only the current tick's slot is walked, so a burst of schedules that each wake the
+    /// thread costs O(1) per wake while the deadlines are still ahead.
+    fn next_wake(&self, tick_nanos: u64) -> Option<u64> {
         if self.len == 0 {
             return None;
         }
+        let current = self.current_tick;
+        let mut index = self.slots[self.slot_of(current)].head;
+        let mut earliest: Option<u64> = None;
+        while index != NIL {
+            let entry = self.entry(index);
+            if entry.tick == current {
+                earliest = Some(earliest.map_or(entry.deadline, |e| e.min(entry.deadline)));
+            }
+            index = entry.next;
+        }
+        if earliest.is_some() {
+            return earliest;
+        }
         let n_slots = self.slots.len() as u64;
-        (now_tick + 1..=now_tick + n_slots).find(|&tick| self.slots[self.slot_of(tick)].head != NIL)
+        let next = (current + 1..current + n_slots)
+            .find(|&tick| self.slots[self.slot_of(tick)].head != NIL)
+            .unwrap_or(current + n_slots);
+        Some(next.saturating_mul(tick_nanos))
     }
 }
 
 impl Core {
-    fn tick_of(&self, instant: Instant) -> u64 {
+    /// Nanoseconds from the origin to `instant` (zero for instants before it).
+    fn nanos_of(&self, instant: Instant) -> u64 {
         let since = instant.saturating_duration_since(self.origin);
-        let tick_nanos = self.tick.as_nanos();
-        // Round up: a deadline never fires before its instant.
-        since.as_nanos().div_ceil(tick_nanos) as u64
+        u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
     }
 
-    /// The last tick that has wholly passed at `instant` (rounded down).
-    fn passed_tick(&self, instant: Instant) -> u64 {
-        let since = instant.saturating_duration_since(self.origin);
-        (since.as_nanos() / self.tick.as_nanos()) as u64
-    }
-
-    fn instant_of(&self, tick: u64) -> Instant {
-        let nanos = (self.tick.as_nanos() as u64).saturating_mul(tick);
+    fn instant_of(&self, nanos: u64) -> Instant {
         self.origin + Duration::from_nanos(nanos)
     }
 
+    /// The slot tick for a deadline: its own, or the current one if it is already past.
+    fn tick_for(&self, state: &State, deadline: u64) -> u64 {
+        (deadline / self.tick_nanos).max(state.current_tick)
+    }
+
+    fn insert(&self, deadline: Instant, task: Task) -> TimerKey {
+        let deadline = self.nanos_of(deadline);
+        let mut state = self.state.lock();
+        let tick = self.tick_for(&state, deadline);
+        let key = state.insert(deadline, tick, task);
+        if deadline < state.planned_wake {
+            state.planned_wake = deadline;
+            self.wake.notify_one();
+        }
+        key
+    }
+
     fn run(&self) {
-        let mut due: Vec<TimerTask> = Vec::new();
+        let mut due: Vec<Task> = Vec::new();
+        let mut tokens: Vec<u64> = Vec::with_capacity(EXPIRE_BATCH);
         let mut state = self.state.lock();
         loop {
             if state.shutdown {
                 return;
             }
-            // An entry fires once its (rounded-up) deadline tick has wholly passed.
-            let now_tick = self.passed_tick(Instant::now());
-            state.expire(now_tick, &mut due);
+            let now = self.nanos_of(Instant::now());
+            state.expire(now, self.tick_nanos, &mut due);
             if !due.is_empty() {
+                // Whoever schedules while the tasks run must wake the thread afterwards too.
+                state.planned_wake = 0;
                 drop(state);
-                for task in due.drain(..) {
-                    task();
-                }
+                run_due(&mut due, &mut tokens);
                 state = self.state.lock();
                 continue;
             }
-            match state.next_wake(now_tick) {
+            match state.next_wake(self.tick_nanos) {
                 None => {
                     state.planned_wake = u64::MAX;
                     self.wake.wait(&mut state);
                 }
-                Some(tick) => {
-                    state.planned_wake = tick;
-                    let at = self.instant_of(tick);
+                Some(at) => {
+                    state.planned_wake = at;
+                    let at = self.instant_of(at);
                     self.wake.wait_until(&mut state, at);
+                }
+            }
+        }
+    }
+}
+
+/// Runs the due tasks in order; consecutive expiries for the same receiver go over in batches
+/// of at most [`EXPIRE_BATCH`], with one upgrade of its weak reference per batch.
+fn run_due(due: &mut Vec<Task>, tokens: &mut Vec<u64>) {
+    let mut tasks = due.drain(..).peekable();
+    while let Some(task) = tasks.next() {
+        match task {
+            Task::Boxed(task) => task(),
+            Task::Expiry(target, token) => {
+                tokens.clear();
+                tokens.push(token);
+                while tokens.len() < EXPIRE_BATCH {
+                    match tasks.peek() {
+                        Some(Task::Expiry(next, _)) if Weak::ptr_eq(next, &target) => {
+                            if let Some(Task::Expiry(_, token)) = tasks.next() {
+                                tokens.push(token);
+                            }
+                        }
+                        _ => break,
+                    }
+                }
+                if let Some(target) = target.upgrade() {
+                    target.expire(tokens);
                 }
             }
         }
@@ -288,8 +376,9 @@ impl TimerWheel {
     }
 
     /// A new wheel with the given tick and number of slots (rounded up to a power of two, at
-    /// least 64). A deadline is never fired before it passes; it fires within about one tick
-    /// after.
+    /// least 64). The tick only spreads deadlines over the slots: a deadline is never fired
+    /// before it passes, and fires as soon as the thread wakes after it (the operating
+    /// system's timer slack, about 50 µs on Linux, plus the tasks due before it).
     ///
     /// # Panics
     ///
@@ -304,12 +393,12 @@ impl TimerWheel {
                 generations: Vec::new(),
                 free: Vec::new(),
                 len: 0,
-                processed_tick: 0,
+                current_tick: 0,
                 planned_wake: u64::MAX,
                 shutdown: false,
             }),
             wake: Condvar::new(),
-            tick,
+            tick_nanos: u64::try_from(tick.as_nanos()).unwrap_or(u64::MAX),
             origin: Instant::now(),
         });
         let thread_core = Arc::clone(&core);
@@ -337,17 +426,21 @@ impl TimerWheel {
 
     /// Runs `task` on the wheel's thread once `deadline` has passed, unless cancelled first.
     pub fn schedule(&self, deadline: Instant, task: TimerTask) -> TimerKey {
-        let core = &self.owner.core;
-        let tick = core.tick_of(deadline);
-        let mut state = core.state.lock();
-        // A deadline already in the past goes into the next slot the thread will look at.
-        let tick = tick.max(state.processed_tick + 1);
-        let key = state.insert(tick, task);
-        if tick < state.planned_wake {
-            state.planned_wake = tick;
-            core.wake.notify_one();
-        }
-        key
+        self.owner.core.insert(deadline, Task::Boxed(task))
+    }
+
+    /// Calls `target.expire` with `token` (batched with other tokens for the same target that
+    /// are due together) once `deadline` has passed, unless cancelled first, and unless the
+    /// target is gone by then.
+    pub(crate) fn schedule_expiry(
+        &self,
+        deadline: Instant,
+        target: Weak<dyn Expire>,
+        token: u64,
+    ) -> TimerKey {
+        self.owner
+            .core
+            .insert(deadline, Task::Expiry(target, token))
     }
 
     /// Cancels a deadline. Returns false when it already fired or was cancelled. The task is
@@ -367,16 +460,16 @@ impl TimerWheel {
     /// Moves a deadline. Returns false when it already fired or was cancelled.
     pub fn reset(&self, key: TimerKey, deadline: Instant) -> bool {
         let core = &self.owner.core;
-        let tick = core.tick_of(deadline);
+        let deadline = core.nanos_of(deadline);
         let mut state = core.state.lock();
         if !state.is_live(key) {
             return false;
         }
-        let tick = tick.max(state.processed_tick + 1);
+        let tick = core.tick_for(&state, deadline);
         state.unlink(key.index);
-        state.link(key.index, tick);
-        if tick < state.planned_wake {
-            state.planned_wake = tick;
+        state.link(key.index, deadline, tick);
+        if deadline < state.planned_wake {
+            state.planned_wake = deadline;
             core.wake.notify_one();
         }
         true
@@ -541,6 +634,32 @@ mod tests {
         let fired: Vec<u32> = (0..7).map(|_| rx.recv().unwrap()).collect();
         assert_eq!(fired, vec![1, 3, 4, 6, 7, 8, 2]);
         assert_eq!(rx.recv().unwrap(), 99);
+        assert!(wheel.is_empty());
+    }
+
+    #[test]
+    fn the_tick_only_picks_a_slot_and_never_delays_a_deadline() {
+        // One-hour ticks: a wheel that fired at the end of a deadline's tick would hold these
+        // for up to an hour; each must fire after its own instant, in order.
+        let wheel = TimerWheel::with_tick(Duration::from_secs(3600), 64);
+        let (tx, rx) = unbounded();
+        let start = Instant::now();
+        for ms in [40u64, 10, 25] {
+            let tx = tx.clone();
+            wheel.schedule(
+                start + Duration::from_millis(ms),
+                Box::new(move || tx.send((ms, Instant::now())).unwrap()),
+            );
+        }
+        let mut order = Vec::new();
+        for _ in 0..3 {
+            let (ms, at) = rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("fired within its tick");
+            assert!(at >= start + Duration::from_millis(ms), "{ms} fired early");
+            order.push(ms);
+        }
+        assert_eq!(order, vec![10, 25, 40]);
         assert!(wheel.is_empty());
     }
 

@@ -40,8 +40,14 @@ pub struct ClientConfig {
     /// The longest a call may run in all when its deadline is extended by progress.
     /// Defaults to 10 minutes.
     pub max_total_timeout: Duration,
-    /// How far past its deadline a caller waits on its own channel before giving up by itself,
-    /// in case the timer thread is stalled. Defaults to 100 ms.
+    /// How far past its deadline a blocked caller waits on its own channel for the timer
+    /// thread before releasing the call itself (whoever removes the pending entry first
+    /// completes it, exactly once, with the same `notifications/cancelled`). Defaults to zero:
+    /// a caller blocked in `call`, `wait` or `wait_timeout` wakes at its own deadline whatever
+    /// else the shared timer thread has to do at that moment (thousands of other calls timing
+    /// out together, a stall), and the timer thread serves the calls nobody is blocked on
+    /// (handles polled, selected over, or left to run). A positive grace leaves the timeouts to
+    /// the timer thread for that long.
     pub timer_grace: Duration,
     /// Whether a timed-out request is followed by `notifications/cancelled` to the peer (never
     /// for `initialize`). Defaults to true.
@@ -75,7 +81,7 @@ impl Default for ClientConfig {
         ClientConfig {
             request_timeout: Duration::from_secs(60),
             max_total_timeout: Duration::from_secs(600),
-            timer_grace: Duration::from_millis(100),
+            timer_grace: Duration::ZERO,
             cancel_on_timeout: true,
             max_in_flight: 65_536,
             inbound_queue: 1024,

@@ -120,8 +120,9 @@ impl CallHandle {
         }
     }
 
-    /// Blocks until the outcome. Never blocks past the deadline plus the client's timer grace,
-    /// even if the timer thread were stalled.
+    /// Blocks until the outcome. Never blocks past the deadline plus the client's timer grace
+    /// (zero by default: see [`crate::ClientConfig::timer_grace`]), even if the timer thread
+    /// were stalled.
     ///
     /// # Errors
     ///
@@ -211,7 +212,7 @@ impl CallHandle {
             self.method,
             self.id
         );
-        self.inner.expire(&self.id);
+        self.inner.expire_one(&self.id);
         loop {
             // Whoever removed the entry sends right after; this cannot wait long.
             match self.rx.recv_timeout(Duration::from_secs(1)) {

@@ -1,6 +1,5 @@
 //! The JSON-RPC client: ids, the pending table, deadlines, and inbound dispatch.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::{self, JoinHandle};
@@ -11,7 +10,7 @@ use parking_lot::Mutex;
 use serde_json::{json, Value};
 
 use crate::error::{Closed, Error, Result};
-use crate::timer::{TimerKey, TimerWheel};
+use crate::timer::{Expire, TimerKey, TimerWheel};
 use crate::transport::{Inbound, Outgoing, OutgoingKind, Transport, TransportEvent};
 use crate::wire::{
     self, ErrorCode, ErrorObject, Frame, Invalid, Message, Notification, ParseError, Request,
@@ -21,6 +20,9 @@ use crate::wire::{
 mod config;
 mod dispatch;
 mod handle;
+mod pending;
+
+use pending::PendingTable;
 
 pub use config::{
     CallOptions, ClientConfig, NotificationHandler, Progress, ProgressCallback, RequestHandler,
@@ -140,7 +142,7 @@ struct Pending {
 
 pub(crate) struct Inner {
     transport: Arc<dyn Transport>,
-    pending: Mutex<HashMap<RequestId, Pending>>,
+    pending: Mutex<PendingTable<Pending>>,
     next_id: AtomicI64,
     timer: TimerWheel,
     config: ClientConfig,
@@ -182,7 +184,7 @@ impl Client {
         let dispatch = dispatch::Dispatcher::start(&config)?;
         let inner = Arc::new_cyclic(|self_ref| Inner {
             transport,
-            pending: Mutex::new(HashMap::new()),
+            pending: Mutex::new(PendingTable::default()),
             next_id: AtomicI64::new(1),
             timer,
             config,
@@ -391,6 +393,68 @@ impl Client {
 }
 
 /// Checks params and, when asked, stamps `_meta.progressToken` with the request id.
+/// `notifications/cancelled` for `id`, serialized directly (it is sent for every timeout, on
+/// the timer thread).
+fn cancelled_line(id: &RequestId, reason: &str) -> String {
+    #[derive(serde::Serialize)]
+    struct Params<'a> {
+        #[serde(rename = "requestId")]
+        request_id: &'a RequestId,
+        reason: &'a str,
+    }
+    #[derive(serde::Serialize)]
+    struct Frame<'a> {
+        jsonrpc: &'static str,
+        method: &'static str,
+        params: Params<'a>,
+    }
+    serde_json::to_string(&Frame {
+        jsonrpc: "2.0",
+        method: CANCELLED_METHOD,
+        params: Params {
+            request_id: id,
+            reason,
+        },
+    })
+    .expect("a cancellation serializes")
+}
+
+impl Expire for Inner {
+    /// The timer thread's batch of deadlines: one lock of the pending table for the batch, then
+    /// each call completed in the order it was due.
+    fn expire(&self, tokens: &[u64]) {
+        let mut fired: Vec<(RequestId, Pending)> = Vec::with_capacity(tokens.len());
+        {
+            let mut pending = self.pending.lock();
+            for &token in tokens {
+                let id = RequestId::Number(token as i64);
+                // Gone already: answered, cancelled or closed while the timer fired.
+                if let Some(entry) = pending.remove(&id) {
+                    fired.push((id, entry));
+                }
+            }
+        }
+        // Every notice of the batch first, then every wake-up: a caller woken by the first
+        // outcome then finds the next ones already there instead of sleeping again between
+        // them, and the writer takes the notices in one run.
+        if self.config.cancel_on_timeout {
+            for (id, pending) in &fired {
+                self.cancel_on_wire(id, &pending.method, "timed out");
+            }
+        }
+        // Read each caller's channel once before sending on any: the reads miss the cache
+        // side by side instead of one send at a time (thousands of channels do not fit).
+        for (_, pending) in &fired {
+            std::hint::black_box(pending.tx.len());
+        }
+        for (id, pending) in &fired {
+            self.wake_timed_out(id, pending);
+        }
+        // The entries (and their senders) go only now, after every caller of the batch is awake.
+        drop(fired);
+    }
+}
+
 fn prepare_params(params: Value, progress_token: Option<&RequestId>) -> Result<Option<Value>> {
     let mut params = match params {
         Value::Null => None,
@@ -452,16 +516,12 @@ impl Inner {
             bounded(1)
         };
         let method: Arc<str> = Arc::from(method);
-        let weak = self.self_ref.clone();
-        let timer_id = id.clone();
-        let timer = self.timer.schedule(
-            deadline,
-            Box::new(move || {
-                if let Some(inner) = weak.upgrade() {
-                    inner.expire(&timer_id);
-                }
-            }),
-        );
+        let token = match id {
+            RequestId::Number(number) => number as u64,
+            RequestId::String(_) => unreachable!("the client numbers its own requests"),
+        };
+        let target: Weak<dyn Expire> = self.self_ref.clone();
+        let timer = self.timer.schedule_expiry(deadline, target, token);
         {
             let mut pending = self.pending.lock();
             if pending.len() >= self.config.max_in_flight {
@@ -472,7 +532,7 @@ impl Inner {
                 });
             }
             pending.insert(
-                id.clone(),
+                token as i64,
                 Pending {
                     tx,
                     method: Arc::clone(&method),
@@ -563,24 +623,32 @@ impl Inner {
         Some(pending)
     }
 
-    /// The deadline passed: complete the caller with a timeout and tell the peer.
-    pub(crate) fn expire(&self, id: &RequestId) {
-        // The timer thread calls this after its entry fired, so there is no timer to cancel;
-        // a caller's own backstop may also call it, and then the cancel is needed.
-        let Some(pending) = self.take_pending(id) else {
-            return;
-        };
+    /// The deadline passed without the timer (the caller's own backstop): release the call
+    /// (remove-wins) and complete it with a timeout.
+    pub(crate) fn expire_one(&self, id: &RequestId) {
+        if let Some(pending) = self.take_pending(id) {
+            self.complete_timeout(id, pending);
+        }
+    }
+
+    /// Completes a call whose deadline passed: tells the peer, then wakes the caller.
+    fn complete_timeout(&self, id: &RequestId, pending: Pending) {
+        // Queue the notice before waking the caller: a caller that closes right after its
+        // timeout must not be able to close the connection before the notice is on its way.
+        if self.config.cancel_on_timeout {
+            self.cancel_on_wire(id, &pending.method, "timed out");
+        }
+        self.wake_timed_out(id, &pending);
+    }
+
+    /// Counts a timeout and hands the caller its outcome (its notice, if any, already queued).
+    fn wake_timed_out(&self, id: &RequestId, pending: &Pending) {
         bump(&self.counters.timeouts);
         let after = pending.started.elapsed();
         log::debug!(
             "toolwire: `{}` (id {id}) timed out after {after:?}",
             pending.method
         );
-        // Queue the notice before waking the caller: a caller that closes right after its
-        // timeout must not be able to close the connection before the notice is on its way.
-        if self.config.cancel_on_timeout {
-            self.cancel_on_wire(id, &pending.method, "timed out");
-        }
         let _ = pending.tx.send(CallEvent::Done(Err(Error::Timeout {
             method: pending.method.to_string(),
             after,
@@ -623,10 +691,7 @@ impl Inner {
         if self.transport.request_abandoned(id) || self.closed.lock().is_some() {
             return;
         }
-        let line = wire::to_line(&Message::Notification(Notification {
-            method: CANCELLED_METHOD.into(),
-            params: Some(json!({"requestId": id.to_value(), "reason": reason})),
-        }));
+        let line = cancelled_line(id, reason);
         let outgoing = Outgoing {
             line,
             kind: OutgoingKind::Notification {
@@ -648,12 +713,7 @@ impl Inner {
             }
             *state = Some(closed.clone());
         }
-        let drained: Vec<Pending> = self
-            .pending
-            .lock()
-            .drain()
-            .map(|(_, pending)| pending)
-            .collect();
+        let drained: Vec<Pending> = self.pending.lock().drain();
         if !drained.is_empty() {
             log::debug!(
                 "toolwire: failing {} pending call(s): {closed}",
