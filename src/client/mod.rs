@@ -442,11 +442,6 @@ impl Expire for Inner {
                 self.cancel_on_wire(id, &pending.method, "timed out");
             }
         }
-        // Read each caller's channel once before sending on any: the reads miss the cache
-        // side by side instead of one send at a time (thousands of channels do not fit).
-        for (_, pending) in &fired {
-            std::hint::black_box(pending.tx.len());
-        }
         for (id, pending) in &fired {
             self.wake_timed_out(id, pending);
         }
