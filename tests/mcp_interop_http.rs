@@ -7,6 +7,8 @@
 //! These tests run when `TOOLWIRE_PEERS=1` (with the variables of peers.env in the
 //! environment) or `TOOLWIRE_PEERS_DIR=DIR` is set, after `bash tests/peers/install.sh DIR`;
 //! then missing peers fail them. Without either variable each test prints a note and passes.
+#![cfg(feature = "http")]
+
 #[path = "mcp_support.rs"]
 mod support;
 
