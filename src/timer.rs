@@ -315,7 +315,8 @@ impl Core {
             let now = self.nanos_of(Instant::now());
             state.expire(now, self.tick_nanos, &mut due);
             if !due.is_empty() {
-                // Whoever schedules while the tasks run must wake the thread afterwards too.
+                // The thread is awake until it looks again after the tasks, so a schedule in
+                // the meantime needs no wake-up: a planned wake of 0 makes it skip the notify.
                 state.planned_wake = 0;
                 drop(state);
                 run_due(&mut due, &mut tokens);

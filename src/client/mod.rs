@@ -393,32 +393,6 @@ impl Client {
 }
 
 /// Checks params and, when asked, stamps `_meta.progressToken` with the request id.
-/// `notifications/cancelled` for `id`, serialized directly (it is sent for every timeout, on
-/// the timer thread).
-fn cancelled_line(id: &RequestId, reason: &str) -> String {
-    #[derive(serde::Serialize)]
-    struct Params<'a> {
-        #[serde(rename = "requestId")]
-        request_id: &'a RequestId,
-        reason: &'a str,
-    }
-    #[derive(serde::Serialize)]
-    struct Frame<'a> {
-        jsonrpc: &'static str,
-        method: &'static str,
-        params: Params<'a>,
-    }
-    serde_json::to_string(&Frame {
-        jsonrpc: "2.0",
-        method: CANCELLED_METHOD,
-        params: Params {
-            request_id: id,
-            reason,
-        },
-    })
-    .expect("a cancellation serializes")
-}
-
 impl Expire for Inner {
     /// The timer thread's batch of deadlines: one lock of the pending table for the batch, then
     /// each call completed in the order it was due.
@@ -686,7 +660,10 @@ impl Inner {
         if self.transport.request_abandoned(id) || self.closed.lock().is_some() {
             return;
         }
-        let line = cancelled_line(id, reason);
+        let line = wire::to_line(&Message::Notification(Notification {
+            method: CANCELLED_METHOD.into(),
+            params: Some(json!({"requestId": id.to_value(), "reason": reason})),
+        }));
         let outgoing = Outgoing {
             line,
             kind: OutgoingKind::Notification {
