@@ -10,9 +10,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use toolwire::{
-    CallShape, CancelFlag, Harness, HarnessConfig, LocalTool, Status, ToolFailure, ToolRegistry,
-};
+use toolwire::harness::{CancelFlag, ToolFailure};
+use toolwire::{CallShape, Harness, HarnessConfig, LocalTool, Status, ToolRegistry};
 
 fn scale() -> f64 {
     std::env::var("TOOLWIRE_BENCH_SCALE")
@@ -39,7 +38,7 @@ fn harness(count: usize) -> Harness {
         ))
         .expect("register");
     let mut config = HarnessConfig::default();
-    config.attempt_budget = u32::try_from(count * 4).unwrap_or(u32::MAX);
+    config = config.attempt_budget(u32::try_from(count * 4).unwrap_or(u32::MAX));
     Harness::new(registry, config).expect("harness")
 }
 

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use http_fake::FakeServer;
 use serde_json::{json, Value};
-use toolwire::{Client, HttpConfig, HttpTransport};
+use toolwire::transport::HttpTransport;
+use toolwire::{Client, HttpConfig};
 
 fn scale() -> f64 {
     std::env::var("TOOLWIRE_BENCH_SCALE")

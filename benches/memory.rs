@@ -34,10 +34,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 use serde_json::json;
-use toolwire::{
-    CallEvent, CallHandle, CallOptions, Client, MemoryTransport, RequestId, StdioConfig,
-    StdioTransport,
-};
+use toolwire::jsonrpc::{CallEvent, RequestId};
+use toolwire::transport::{MemoryTransport, StdioTransport};
+use toolwire::{CallHandle, CallOptions, Client, StdioConfig};
 
 const HOUR: Duration = Duration::from_secs(3600);
 

@@ -13,7 +13,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolwire::{CallOptions, Client, StdioConfig, StdioTransport};
+use toolwire::transport::StdioTransport;
+use toolwire::{CallOptions, Client, StdioConfig};
 
 const WINDOW: usize = 64;
 

@@ -27,7 +27,10 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 use serde_json::Value;
-use toolwire::{CallOptions, Client, ClientConfig, MemoryTransport, TimerTask, TimerWheel};
+use toolwire::jsonrpc::{TimerTask, TimerWheel};
+use toolwire::mcp::McpDialect;
+use toolwire::transport::MemoryTransport;
+use toolwire::{CallOptions, Client, ClientConfig};
 
 fn scale() -> f64 {
     std::env::var("TOOLWIRE_BENCH_SCALE")
@@ -255,11 +258,11 @@ fn caller_lag(n: usize) -> Lag {
 /// every call, at the last call's deadline, runs right after the last expiry).
 fn caller_lag_with(n: usize, cancel_on_timeout: bool) -> (Lag, Duration) {
     let (transport, peer) = MemoryTransport::pair_with_capacity(2 * n + 1024);
-    let mut config = ClientConfig::default();
-    config.max_in_flight = 2 * n;
+    let mut config = ClientConfig::default().dialect(McpDialect);
+    config = config.max_in_flight(2 * n);
     let wheel = TimerWheel::new();
-    config.timer = Some(wheel.clone());
-    config.cancel_on_timeout = cancel_on_timeout;
+    config = config.timer(wheel.clone());
+    config = config.cancel_on_timeout(cancel_on_timeout);
     let client = Client::with_config(transport, config).expect("client");
     // The peer reads every frame (requests, then the cancellations) and never answers.
     let drain = thread::spawn(move || {

@@ -18,7 +18,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::Value;
-use toolwire::{CallOptions, Client, Error, StdioConfig, StdioTransport};
+use toolwire::transport::StdioTransport;
+use toolwire::{CallOptions, Client, Error, StdioConfig};
 
 const USAGE: &str = "usage: call [--timeout-ms N] METHOD [PARAMS_JSON] -- COMMAND [ARGS...]";
 

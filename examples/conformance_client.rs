@@ -24,7 +24,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolwire::{CallOptions, ElicitResult, HttpConfig, McpClient, McpConfig, ProtocolMode, Tool};
+use toolwire::mcp::ElicitResult;
+use toolwire::{CallOptions, HttpConfig, McpClient, McpConfig, ProtocolMode, Tool};
 
 fn main() -> ExitCode {
     init_log();
@@ -44,8 +45,8 @@ fn main() -> ExitCode {
 
 fn run(scenario: &str, url: &str) -> Result<(), Box<dyn std::error::Error>> {
     let mut config = McpConfig::default().mode(mode()?);
-    config.rpc.request_timeout = Duration::from_secs(20);
-    config.discover_timeout = Duration::from_secs(5);
+    config = config.request_timeout(Duration::from_secs(20));
+    config = config.discover_timeout(Duration::from_secs(5));
     if scenario.starts_with("elicitation") {
         // A non-interactive client can only answer with the defaults the form declares.
         config = config.elicitation(ElicitResult::accept_defaults);
@@ -67,7 +68,7 @@ fn run(scenario: &str, url: &str) -> Result<(), Box<dyn std::error::Error>> {
             .join(", ")
     );
     let call = |name: &str, arguments: Value| -> Result<(), Box<dyn std::error::Error>> {
-        let result = client.call_tool(name, arguments, CallOptions::new())?;
+        let result = client.call_tool_with(name, arguments, CallOptions::new())?;
         eprintln!(
             "conformance_client: {name} → {}{}",
             result.text(),

@@ -16,7 +16,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolwire::{CallOptions, Client, Error, StdioConfig, StdioTransport};
+use toolwire::transport::StdioTransport;
+use toolwire::{CallOptions, Client, Error, StdioConfig};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = tool_server_path()?;

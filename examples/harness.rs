@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use crossbeam_channel::bounded;
 use serde_json::json;
+use toolwire::harness::{AuditKind, ToolFailure, ToolTimeout};
 use toolwire::{
-    AuditKind, CallShape, Harness, HarnessConfig, LocalTool, Status, ToolFailure, ToolOptions,
-    ToolRegistry, ToolReply, ToolTimeout,
+    CallShape, Harness, HarnessConfig, LocalTool, Status, ToolOptions, ToolRegistry, ToolReply,
 };
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

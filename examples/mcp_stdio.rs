@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::json;
-use toolwire::{CallOptions, Era, McpClient, McpConfig, StdioConfig};
+use toolwire::mcp::Era;
+use toolwire::{CallOptions, McpClient, McpConfig, StdioConfig};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client =
@@ -34,18 +35,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
 
-    let echoed = client.call_tool("echo", json!({"message": "hello"}), CallOptions::new())?;
+    let echoed = client.call_tool_with("echo", json!({"message": "hello"}), CallOptions::new())?;
     println!("echo → {}", echoed.text());
     assert_eq!(echoed.text(), "hello");
 
-    let sum = client.call_tool("add", json!({"a": 2, "b": 40}), CallOptions::new())?;
+    let sum = client.call_tool_with("add", json!({"a": 2, "b": 40}), CallOptions::new())?;
     println!(
         "add → {} (structured {}, checked against the tool's outputSchema)",
         sum.text(),
         sum.structured_content.clone().unwrap_or_default()
     );
 
-    let slept = client.call_tool(
+    let slept = client.call_tool_with(
         "sleep",
         json!({"ms": 300, "progress": 3}),
         CallOptions::new().on_progress(|progress| {
@@ -58,7 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     println!("sleep → {}", slept.text());
 
-    let failed = client.call_tool(
+    let failed = client.call_tool_with(
         "fail",
         json!({"message": "out of coffee"}),
         CallOptions::new(),

@@ -69,7 +69,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolwire::{CallOptions, Client, ClientConfig, Error, StdioConfig, StdioTransport, TimerWheel};
+use toolwire::jsonrpc::TimerWheel;
+use toolwire::mcp::McpDialect;
+use toolwire::transport::StdioTransport;
+use toolwire::{CallOptions, Client, ClientConfig, Error, StdioConfig};
 
 // ---- options ----
 
@@ -280,7 +283,8 @@ impl Soak {
             StdioTransport::spawn(StdioConfig::new(&self.server)).expect("spawn tool_server");
         let pid = transport.pid();
         self.spawned_pids.lock().unwrap().push(pid);
-        let client = Client::with_config(transport, ClientConfig::default()).expect("client");
+        let client = Client::with_config(transport, ClientConfig::default().dialect(McpDialect))
+            .expect("client");
         Arc::new(Conn {
             client,
             generation: self.next_generation.fetch_add(1, Ordering::Relaxed),

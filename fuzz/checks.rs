@@ -11,13 +11,17 @@ use std::sync::OnceLock;
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{json, Value};
+use toolwire::config::{ConfigFormat, LoadOptions, ServerEntry};
 use toolwire::fuzzing::{read_call, read_lines, LineOut, RawCall};
 #[cfg(feature = "http")]
 use toolwire::fuzzing::{read_sse, SseOut, SseRead};
+use toolwire::harness::NameProfile;
+use toolwire::jsonrpc::{
+    batch_to_line, classify_frame, parse_frame, ErrorCode, Frame, Invalid, Message, ParseError,
+    RequestId,
+};
 use toolwire::{
-    batch_to_line, classify_frame, parse_frame, CallShape, ConfigFormat, Error, ErrorCode, Frame,
-    Harness, HarnessConfig, Invalid, LoadOptions, Message, NameProfile, ParseError, RequestId,
-    ServerConfigs, ServerEntry, Status, StdioConfig, ToolRegistry,
+    CallShape, Error, Harness, HarnessConfig, ServerConfigs, Status, StdioConfig, ToolRegistry,
 };
 
 // ---- jsonrpc_frame ----
@@ -710,7 +714,7 @@ pub fn raw_call(data: &[u8]) {
     let compared = usize::from(pick / 3 % 2);
     let raw = String::from_utf8_lossy(raw);
     let raw = raw.as_ref();
-    let limit = HarnessConfig::default().max_input_chars;
+    let limit = HarnessConfig::default().get_max_input_chars();
     let chars = raw.chars().count();
     let repeated = repeats_a_key(raw);
     let strict: Option<Value> =
@@ -896,23 +900,26 @@ fn check_configs(
                     matches!(kind, None | Some("stdio")),
                     "{kind:?} read as stdio"
                 );
-                let program = stdio.program.to_string_lossy();
+                let program = stdio.get_program().to_string_lossy();
                 assert!(!program.trim().is_empty(), "an empty command in {name:?}");
                 let args = object.get("args").and_then(Value::as_array);
-                assert_eq!(stdio.args.len(), args.map_or(0, Vec::len));
+                assert_eq!(stdio.get_args().len(), args.map_or(0, Vec::len));
                 let env: Vec<String> = stdio
-                    .env
+                    .get_envs()
                     .keys()
                     .map(|key| key.to_string_lossy().into_owned())
                     .collect();
                 assert_eq!(env, string_keys(object, "env"));
                 let cwd = object.get("cwd").and_then(Value::as_str);
-                assert_eq!(stdio.cwd.is_some(), cwd.is_some());
+                assert_eq!(stdio.get_current_dir().is_some(), cwd.is_some());
                 // The bounds are the defaults, whatever the file says.
-                assert!(!stdio.inherit_env);
-                assert_eq!(stdio.max_line_bytes, defaults.max_line_bytes);
-                assert_eq!(stdio.stderr_tail_bytes, defaults.stderr_tail_bytes);
-                assert_eq!(stdio.writer_queue, defaults.writer_queue);
+                assert!(!stdio.get_inherit_env());
+                assert_eq!(stdio.get_max_line_bytes(), defaults.get_max_line_bytes());
+                assert_eq!(
+                    stdio.get_stderr_tail_bytes(),
+                    defaults.get_stderr_tail_bytes()
+                );
+                assert_eq!(stdio.get_writer_queue(), defaults.get_writer_queue());
                 if literal {
                     assert_eq!(program, object["command"].as_str().unwrap());
                     let args: Vec<&str> = args
@@ -921,7 +928,7 @@ fn check_configs(
                         .map(|arg| arg.as_str().unwrap())
                         .collect();
                     let read: Vec<String> = stdio
-                        .args
+                        .get_args()
                         .iter()
                         .map(|arg| arg.to_string_lossy().into_owned())
                         .collect();
@@ -932,11 +939,11 @@ fn check_configs(
                         .into_iter()
                         .flatten()
                     {
-                        let read = &stdio.env[&std::ffi::OsString::from(key)];
+                        let read = &stdio.get_envs()[&std::ffi::OsString::from(key)];
                         assert_eq!(read.to_string_lossy(), value.as_str().unwrap());
                     }
                     if let (Some(cwd), Some(workspace)) = (cwd, workspace) {
-                        assert_eq!(stdio.cwd.as_deref(), Some(workspace.join(cwd).as_path()));
+                        assert_eq!(stdio.get_current_dir(), Some(workspace.join(cwd).as_path()));
                     }
                 }
             }

@@ -67,6 +67,22 @@ pub enum Error {
     /// Invalid configuration or arguments, before anything was sent.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// A tool could not be registered: a name outside the registry's
+    /// [`crate::harness::NameProfile`], a name already taken, or an input schema that is not a
+    /// compilable object schema. Calls never fail this way: they end in an
+    /// [`crate::harness::Outcome`].
+    #[error("{0}")]
+    Registry(Box<RegistryError>),
+    /// The tool list of an MCP server could not be fetched while importing it into a
+    /// registry.
+    #[error("could not list the tools of MCP server {server:?}: {source}")]
+    Import {
+        /// The server name given to [`crate::harness::McpImport::new`].
+        server: String,
+        /// The client's error.
+        #[source]
+        source: Box<Error>,
+    },
     /// An I/O error outside the cases above.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
@@ -107,17 +123,61 @@ impl Error {
         }
     }
 
+    /// The registry details, for [`Error::Registry`].
+    pub fn registry(&self) -> Option<&RegistryError> {
+        match self {
+            Error::Registry(error) => Some(error),
+            _ => None,
+        }
+    }
+
     pub(crate) fn closed_because(reason: impl Into<String>) -> Error {
-        Error::Closed(Box::new(Closed {
-            reason: reason.into(),
-            exit_status: None,
-            stderr_tail: String::new(),
+        Error::Closed(Box::new(Closed::new(reason)))
+    }
+
+    pub(crate) fn registry_error(kind: RegistryErrorKind, tool: &str, reason: String) -> Error {
+        Error::Registry(Box::new(RegistryError {
+            kind,
+            tool: tool.to_owned(),
+            reason,
         }))
+    }
+}
+
+/// Which rule a tool broke when it was registered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegistryErrorKind {
+    /// The name is outside the registry's name pattern (or, for an import, the server's name
+    /// is not `[a-z0-9-]+`).
+    BadName,
+    /// A tool with this name is already registered.
+    Duplicate,
+    /// The input schema does not compile, or is not an object schema.
+    BadSchema,
+}
+
+/// Why a tool could not be registered, for [`Error::Registry`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RegistryError {
+    /// Which rule was broken.
+    pub kind: RegistryErrorKind,
+    /// The tool's name (or the server's, for an import).
+    pub tool: String,
+    /// What is wrong, in plain words.
+    pub reason: String,
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.reason)
     }
 }
 
 /// Why a connection closed, with what the peer left behind.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Closed {
     /// What happened, in plain words ("the server's stdout ended", "closed by the caller").
     pub reason: String,
@@ -125,6 +185,30 @@ pub struct Closed {
     pub exit_status: Option<String>,
     /// The last bytes the child wrote to stderr (lossy UTF-8), possibly empty.
     pub stderr_tail: String,
+}
+
+impl Closed {
+    /// A close with a reason and nothing left behind (no exit status, no stderr).
+    pub fn new(reason: impl Into<String>) -> Closed {
+        Closed {
+            reason: reason.into(),
+            exit_status: None,
+            stderr_tail: String::new(),
+        }
+    }
+
+    /// A close with the child's exit status and the tail of its stderr.
+    pub fn with_exit(
+        reason: impl Into<String>,
+        exit_status: Option<String>,
+        stderr_tail: String,
+    ) -> Closed {
+        Closed {
+            reason: reason.into(),
+            exit_status,
+            stderr_tail,
+        }
+    }
 }
 
 impl fmt::Display for Closed {

@@ -1,60 +1,86 @@
-//! toolwire carries an AI agent's tool calls to real tools: JSON-RPC 2.0 and the Model Context
-//! Protocol over stdio child processes and Streamable HTTP, with deadlines that cannot hang the
-//! caller, a harness that decides which calls may run, and no async runtime.
+//! toolwire carries an AI agent's tool calls to real tools: the Model Context Protocol and
+//! JSON-RPC 2.0 over stdio child processes and Streamable HTTP, with deadlines that cannot hang
+//! the caller, a harness that decides which calls may run, and no async runtime.
 //!
-//! A runnable example, with an in-memory peer standing in for the server:
+//! An MCP server's tools, listed and called, with a deadline:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use serde_json::json;
+//! use toolwire::{CallOptions, McpClient, McpConfig, StdioConfig};
+//!
+//! # fn main() -> Result<(), toolwire::Error> {
+//! let server = StdioConfig::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]);
+//! let client = McpClient::connect_stdio(server, McpConfig::default())?;
+//! for tool in client.list_tools()?.iter() {
+//!     println!("{}", tool.name);
+//! }
+//! let sum = client.call_tool("get-sum", json!({"a": 2, "b": 3}))?;
+//! assert_eq!(sum.text(), "The sum of 2 and 3 is 5.");
+//! let slow = client.call_tool_with(
+//!     "trigger-long-running-operation",
+//!     json!({"duration": 5, "steps": 5}),
+//!     CallOptions::new()
+//!         .timeout(Duration::from_secs(2))
+//!         .reset_on_progress(true)
+//!         .on_progress(|p| println!("progress {}", p.progress)),
+//! )?;
+//! client.close()?;
+//! # let _ = slow; Ok(()) }
+//! ```
+//!
+//! The same client over HTTP is `McpClient::connect_http("http://127.0.0.1:3001/mcp", …)`;
+//! a host's config file (`.mcp.json`, `.vscode/mcp.json`, …) routes each entry for you with
+//! [`ServerConfigs`].
+//!
+//! A runnable example, with an in-memory MCP server played by the test:
 //!
 //! ```
 //! use std::time::Duration;
 //! use serde_json::json;
-//! use toolwire::{CallOptions, Client, Error, Message, MemoryTransport, Response};
+//! use toolwire::jsonrpc::{Message, Response};
+//! use toolwire::transport::MemoryTransport;
+//! use toolwire::{McpClient, McpConfig, ProtocolMode};
 //!
 //! let (transport, peer) = MemoryTransport::pair();
-//! let client = Client::new(transport)?;
 //! let server = std::thread::spawn(move || {
-//!     // Answer the first request with its params; leave the second unanswered.
-//!     let Some(Message::Request(request)) = peer.recv_message(Duration::from_secs(5)) else {
-//!         panic!("expected a request");
-//!     };
-//!     peer.send(&Message::Response(Response::ok(request.id, request.params.unwrap())));
-//!     let _second = peer.recv_message(Duration::from_secs(5));
-//!     peer // kept alive: dropping it would close the connection
+//!     let wait = Duration::from_secs(5);
+//!     while let Some(Message::Request(request)) = peer.recv_message(wait) {
+//!         let result = match request.method.as_str() {
+//!             "initialize" => json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+//!                                    "serverInfo": {"name": "demo", "version": "1"}}),
+//!             "tools/call" => json!({"content": [{"type": "text", "text": "5"}]}),
+//!             _ => json!({}),
+//!         };
+//!         peer.send(&Message::Response(Response::ok(request.id, result)));
+//!         // `notifications/initialized` comes between the two requests.
+//!         let _ = peer.recv_message(wait);
+//!     }
 //! });
-//! assert_eq!(client.call("echo", json!({"n": 1}))?, json!({"n": 1}));
-//! let late = client.call_with("hang", json!({}), CallOptions::new().timeout(Duration::from_millis(50)));
-//! assert!(matches!(late, Err(Error::Timeout { .. })));
-//! assert_eq!(client.stats().in_flight, 0);
+//! let config = McpConfig::default().mode(ProtocolMode::Legacy);
+//! let client = McpClient::connect(transport, config)?;
+//! assert_eq!(client.session_info()?.server.name, "demo");
+//! assert_eq!(client.call_tool("add", json!({"a": 2, "b": 3}))?.text(), "5");
 //! client.close()?;
 //! # server.join().unwrap();
 //! # Ok::<(), toolwire::Error>(())
 //! ```
 //!
-//! The same against a real server:
+//! # Layers
 //!
-//! ```no_run
-//! use std::time::Duration;
-//! use serde_json::json;
-//! use toolwire::{CallOptions, Client, StdioConfig, StdioTransport};
+//! Each knows only the one below, and each is a module:
 //!
-//! # fn main() -> Result<(), toolwire::Error> {
-//! let transport = StdioTransport::spawn(StdioConfig::new("my-tool-server"))?;
-//! let client = Client::new(transport)?;
-//! let sum = client.call("add", json!({"a": 2, "b": 3}))?;
-//! let slow = client.call_with(
-//!     "sleep",
-//!     json!({"ms": 500}),
-//!     CallOptions::new()
-//!         .timeout(Duration::from_millis(200))
-//!         .reset_on_progress(true)
-//!         .on_progress(|p| println!("progress {}", p.progress)),
-//! );
-//! client.close()?;
-//! # let _ = (sum, slow); Ok(()) }
-//! ```
+//! - [`harness`]: which calls may run at all, for tool calls that come from a model: an
+//!   allowlist [`ToolRegistry`], JSON Schema checks, zero-queue admission, an attempt budget,
+//!   eight statuses.
+//! - [`mcp`]: the Model Context Protocol client, both eras ([`McpClient`]).
+//! - [`jsonrpc`]: the JSON-RPC 2.0 client ([`Client`]): ids, the pending table, deadlines on
+//!   one timer wheel, call handles and call sets, the peer's requests.
+//! - [`transport`]: stdio child processes, Streamable HTTP, an in-memory pair for tests; typed
+//!   frames across the seam.
+//! - [`config`]: the server lists of the config files hosts already have.
 //!
-//! Layers, each knowing only the one below: transports ([`StdioTransport`], `HttpTransport`,
-//! [`MemoryTransport`]); the JSON-RPC [`Client`]; the MCP [`McpClient`]; the [`Harness`] with
-//! its [`ToolRegistry`].
+//! The root holds what a first program needs; everything else is in its layer's module.
 //!
 //! # Threads and shutdown
 //!
@@ -64,74 +90,56 @@
 //! the process shares one timer thread (`toolwire-timer`). [`Client::close`] is idempotent and
 //! bounded: it fails every pending call at once, closes the child's stdin, waits, sends SIGTERM
 //! to the child's process group, waits, sends SIGKILL, reaps the child and joins the threads.
-//! Dropping the last clone does the same and logs.
+//! Dropping the last clone does the same and logs. A panic in a user callback (a request or
+//! notification handler, a progress callback, a timer task) is caught and logged; the library
+//! thread goes on, and a peer's request whose handler panicked is answered with -32603.
 //!
 //! # Timeouts
 //!
 //! Every call has a deadline (the client's default is 60 s). When it passes, whoever gets there
 //! first, the timer thread or the caller blocked on its own channel until that deadline,
-//! removes the pending entry, sends `notifications/cancelled` (never for `initialize`) and
-//! completes the call with [`Error::Timeout`], exactly once. The child is not stopped: a
-//! timeout releases the request, only `close()` ends the process. Progress can reset the
-//! deadline, bounded by a hard total. A blocked caller therefore never waits on the shared
-//! timer thread, and a call nobody waits on is still released on time by it.
+//! removes the pending entry, sends the protocol's cancellation notice (never for MCP's
+//! `initialize`) and completes the call with [`Error::Timeout`], exactly once. The child is not
+//! stopped: a timeout releases the request, only `close()` ends the process. Progress can reset
+//! the deadline, bounded by a hard total.
 //!
 //! # Errors
 //!
-//! One [`Error`] enum. Local failures ([`Error::Timeout`], [`Error::Closed`], [`Error::Busy`],
-//! [`Error::Cancelled`]) never carry a JSON-RPC code; [`Error::Rpc`] holds the peer's error
-//! object. A closed error carries the child's exit status and the tail of its stderr.
+//! One [`Error`] enum for the whole crate, so `?` works across layers. Local failures
+//! ([`Error::Timeout`], [`Error::Closed`], [`Error::Busy`], [`Error::Cancelled`]) never carry a
+//! JSON-RPC code; [`Error::Rpc`] holds the peer's error object. A closed error carries the
+//! child's exit status and the tail of its stderr.
 //!
 //! # Logging
 //!
 //! Through the `log` facade: skipped frames and late responses at debug, discarded oversized
-//! frames and forced kills at warn, the child's stderr lines at debug.
+//! frames and forced kills at warn, the child's stderr lines at debug, a server's MCP log
+//! messages under the target `toolwire::server`, harness decisions under `toolwire::harness`.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
 mod client;
-mod config_file;
-mod error;
+pub mod config;
+pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
-mod harness;
-mod mcp;
-mod schema;
+pub mod harness;
+pub mod jsonrpc;
+pub mod mcp;
+pub mod schema;
 mod sys;
 mod timer;
-mod transport;
+pub mod transport;
 mod wire;
 
-pub use crate::client::{
-    BatchEntry, CallEvent, CallHandle, CallOptions, Client, ClientConfig, NotificationHandler,
-    Progress, ProgressCallback, RequestHandler, Stats, CANCELLED_METHOD, PROGRESS_METHOD,
-};
-pub use crate::config_file::{ConfigFormat, LoadOptions, ServerConfigs, ServerEntry};
-pub use crate::error::HttpError;
-pub use crate::error::{Closed, Error, Result, SchemaError};
+pub use crate::client::{CallHandle, CallOptions, Client, ClientConfig};
+pub use crate::config::ServerConfigs;
+pub use crate::error::{Closed, Error, Result};
 pub use crate::harness::{
-    AuditEvent, AuditKind, AuditObserver, BudgetState, CallShape, CancelFlag, Harness,
-    HarnessConfig, HarnessError, ImportReport, LocalTool, McpImport, NameProfile, Namespace,
-    Outcome, Overflow, RemoteErrorText, RemoteTimeoutSlot, ResultLimit, RetryPolicy, SkippedTool,
-    Sleeper, Status, ThreadSleeper, ToolFailure, ToolHandler, ToolInfo, ToolOptions, ToolRegistry,
-    ToolReply, ToolTimeout, Transcript, HARNESS_LOG_TARGET,
+    CallShape, Harness, HarnessConfig, LocalTool, McpImport, Outcome, Status, ToolOptions,
+    ToolRegistry, ToolReply,
 };
-pub use crate::mcp::{
-    CallToolResult, Connector, Content, ElicitRequest, ElicitResult, ElicitationHandler, Era,
-    Implementation, LogHandler, LogMessage, McpClient, McpConfig, McpNotificationHandler,
-    ProtocolMode, RestartPolicy, Root, RootsHandler, SamplingHandler, SessionInfo, Tool,
-    ToolAnnotations, ToolCall, HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION,
-    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
-    STATELESS_VERSION,
-};
-pub use crate::schema::{Schema, SchemaViolation, MAX_VIOLATIONS};
-pub use crate::timer::{TimerKey, TimerTask, TimerWheel};
+pub use crate::mcp::{CallToolResult, Content, McpClient, McpConfig, ProtocolMode, Tool, ToolCall};
 #[cfg(feature = "http")]
-pub use crate::transport::http::{HttpConfig, HttpTransport};
-pub use crate::transport::memory::{MemoryPeer, MemoryTransport};
-pub use crate::transport::stdio::{StdioConfig, StdioTransport, DEFAULT_INHERITED_ENV};
-pub use crate::transport::{Inbound, Outgoing, OutgoingKind, Transport, TransportEvent};
-pub use crate::wire::{
-    batch_to_line, classify_frame, classify_message, parse_frame, ErrorCode, ErrorObject, Frame,
-    Invalid, Message, Notification, ParseError, Request, RequestId, Response, JSONRPC_VERSION,
-};
+pub use crate::transport::HttpConfig;
+pub use crate::transport::StdioConfig;

@@ -12,7 +12,8 @@
 //! default), or indefinitely when the wheel is empty, so an idle wheel costs nothing.
 //!
 //! Tasks run on the wheel's thread after its lock is released, one after another; they must be
-//! short and must never block. The client's deadlines are not boxed tasks: each is a request id
+//! short and must never block; a task that panics is caught and logged, and the wheel goes on.
+//! The client's deadlines are not boxed tasks: each is a request id
 //! beside a weak reference to its client, and ids due together for the same client are handed
 //! over in batches, so thousands of calls timing out at once cost one lock per batch.
 
@@ -344,7 +345,11 @@ fn run_due(due: &mut Vec<Task>, tokens: &mut Vec<u64>) {
     let mut tasks = due.drain(..).peekable();
     while let Some(task) = tasks.next() {
         match task {
-            Task::Boxed(task) => task(),
+            // A task that panics must not take the timer thread, and every later deadline of
+            // the process, down with it.
+            Task::Boxed(task) => {
+                crate::sys::guard("a timer task", task);
+            }
             Task::Expiry(target, token) => {
                 tokens.clear();
                 tokens.push(token);
@@ -359,7 +364,7 @@ fn run_due(due: &mut Vec<Task>, tokens: &mut Vec<u64>) {
                     }
                 }
                 if let Some(target) = target.upgrade() {
-                    target.expire(tokens);
+                    crate::sys::guard("a batch of expiries", || target.expire(tokens));
                 }
             }
         }
@@ -506,7 +511,7 @@ impl Drop for Owner {
             return;
         }
         if let Some(thread) = self.thread.lock().take() {
-            let _ = thread.join();
+            crate::sys::join_reporting(thread);
         }
     }
 }

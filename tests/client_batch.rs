@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::{memory_client, round_trip, SOON};
-use toolwire::{
-    BatchEntry, CallOptions, Client, ClientConfig, Error, ErrorCode, ErrorObject, Frame,
-    MemoryTransport, Message, Response, TimerWheel,
-};
+use toolwire::jsonrpc::{BatchEntry, ErrorCode, ErrorObject, Frame, Message, Response, TimerWheel};
+use toolwire::mcp::McpDialect;
+use toolwire::transport::MemoryTransport;
+use toolwire::{CallOptions, Client, ClientConfig, Error};
 
 fn request(method: &str, params: Value) -> BatchEntry {
     BatchEntry::Request {
@@ -22,7 +22,7 @@ fn request(method: &str, params: Value) -> BatchEntry {
 
 #[test]
 fn a_batch_goes_out_as_one_frame_and_comes_back_in_request_order() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let peer = Arc::new(peer);
     let peer_thread = {
         let peer = Arc::clone(&peer);
@@ -111,7 +111,7 @@ fn a_batch_goes_out_as_one_frame_and_comes_back_in_request_order() {
 
 #[test]
 fn an_empty_batch_is_a_config_error_and_sends_nothing() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let error = client
         .batch(Vec::new(), CallOptions::default())
         .expect_err("empty");
@@ -123,7 +123,7 @@ fn an_empty_batch_is_a_config_error_and_sends_nothing() {
 
 #[test]
 fn a_batch_with_bad_params_is_a_config_error_and_sends_nothing() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let error = client
         .batch(
             vec![request("a", json!({})), request("b", json!("a string"))],
@@ -144,8 +144,13 @@ fn a_batch_that_cannot_be_sent_releases_its_requests_quietly() {
     // A queue of one frame that the peer does not read yet, already full.
     let wheel = TimerWheel::new();
     let (transport, peer) = MemoryTransport::pair_with_capacity(1);
-    let client = Client::with_config(transport, ClientConfig::default().timer(wheel.clone()))
-        .expect("client");
+    let client = Client::with_config(
+        transport,
+        ClientConfig::default()
+            .dialect(McpDialect)
+            .timer(wheel.clone()),
+    )
+    .expect("client");
     client
         .notify("notifications/fill", json!({}))
         .expect("the first frame fits");

@@ -4,12 +4,13 @@ mod support;
 
 use serde_json::json;
 use support::{memory_client, next_request, round_trip, SOON};
+use toolwire::mcp::McpDialect;
 use toolwire::{CallOptions, ClientConfig, Error};
 
 #[test]
 fn a_third_request_over_a_limit_of_two_is_busy_until_one_completes() {
-    let mut config = ClientConfig::default();
-    config.max_in_flight = 2;
+    let mut config = ClientConfig::default().dialect(McpDialect);
+    config = config.max_in_flight(2);
     let (client, peer) = memory_client(config);
     let options = || CallOptions::new().timeout(SOON);
     let first = client

@@ -7,14 +7,16 @@ use std::thread;
 
 use serde_json::json;
 use support::{memory_client, SOON};
-use toolwire::{CallOptions, ClientConfig, Message, Response};
+use toolwire::jsonrpc::{Message, Response};
+use toolwire::mcp::McpDialect;
+use toolwire::{CallOptions, ClientConfig};
 
 const THREADS: usize = 16;
 const CALLS: usize = 250;
 
 #[test]
 fn every_concurrent_caller_gets_its_own_answer() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let peer = Arc::new(peer);
     // The peer echoes each request's params, answering whatever it has in reverse order so
     // answers often come back out of order.
@@ -26,8 +28,8 @@ fn every_concurrent_caller_gets_its_own_answer() {
                 let mut lines = vec![first];
                 lines.extend(peer.receiver().try_iter());
                 for line in lines.into_iter().rev() {
-                    let Ok(toolwire::Frame::Single(Message::Request(request))) =
-                        toolwire::parse_frame(line.as_bytes())
+                    let Ok(toolwire::jsonrpc::Frame::Single(Message::Request(request))) =
+                        toolwire::jsonrpc::parse_frame(line.as_bytes())
                     else {
                         panic!("unexpected frame {line}")
                     };

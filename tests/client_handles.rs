@@ -10,10 +10,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Select;
 use serde_json::{json, Value};
 use support::{expect_cancelled, memory_client, next_request, round_trip, SOON};
-use toolwire::{
-    CallHandle, CallOptions, ClientConfig, Error, ErrorCode, ErrorObject, Message, RequestId,
-    Response,
-};
+use toolwire::jsonrpc::{ErrorCode, ErrorObject, Message, RequestId, Response};
+use toolwire::mcp::McpDialect;
+use toolwire::{CallHandle, CallOptions, ClientConfig, Error};
 
 fn start(client: &toolwire::Client, method: &str) -> CallHandle {
     client
@@ -23,7 +22,7 @@ fn start(client: &toolwire::Client, method: &str) -> CallHandle {
 
 #[test]
 fn wait_timeout_is_none_while_pending_and_some_once_answered() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let mut handle = start(&client, "tools/a");
     let request = next_request(&peer);
     let limit = Duration::from_millis(20);
@@ -53,7 +52,7 @@ fn wait_timeout_is_none_while_pending_and_some_once_answered() {
 
 #[test]
 fn try_result_polls_without_blocking() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let mut handle = start(&client, "tools/b");
     assert!(handle.try_result().is_none());
     let request = next_request(&peer);
@@ -71,7 +70,7 @@ fn try_result_polls_without_blocking() {
 
 #[test]
 fn cancel_completes_with_cancelled_tells_the_peer_and_counts_the_late_answer() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let handle = start(&client, "tools/c");
     let request = next_request(&peer);
     assert!(handle.cancel());
@@ -94,7 +93,7 @@ fn cancel_completes_with_cancelled_tells_the_peer_and_counts_the_late_answer() {
 
 #[test]
 fn cancelling_a_completed_call_returns_false_and_keeps_its_outcome() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let handle = start(&client, "tools/d");
     let request = next_request(&peer);
     support::answer(&peer, &request.id, json!("kept"));
@@ -112,7 +111,7 @@ fn cancelling_a_completed_call_returns_false_and_keeps_its_outcome() {
 
 #[test]
 fn dropping_an_unfinished_handle_cancels_the_request() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let handle = start(&client, "tools/e");
     let request = next_request(&peer);
     assert_eq!(client.stats().in_flight, 1);
@@ -130,7 +129,7 @@ fn dropping_an_unfinished_handle_cancels_the_request() {
 #[test]
 fn one_thread_selects_over_many_handles_answered_out_of_order() {
     const CALLS: usize = 40;
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let peer = Arc::new(peer);
     let handles: Vec<CallHandle> = (0..CALLS)
         .map(|n| {

@@ -5,9 +5,16 @@ mod support;
 use crossbeam_channel::unbounded;
 use serde_json::{json, Value};
 use support::{memory_client, next_response, SOON};
-use toolwire::{ClientConfig, ErrorCode, ErrorObject, Message, Notification, Request, RequestId};
+use toolwire::jsonrpc::{ErrorCode, ErrorObject, Message, Notification, Request, RequestId};
+use toolwire::mcp::McpDialect;
+use toolwire::ClientConfig;
 
-fn send_request(peer: &toolwire::MemoryPeer, id: RequestId, method: &str, params: Option<Value>) {
+fn send_request(
+    peer: &toolwire::transport::MemoryPeer,
+    id: RequestId,
+    method: &str,
+    params: Option<Value>,
+) {
     peer.send(&Message::Request(Request {
         id,
         method: method.into(),
@@ -17,7 +24,7 @@ fn send_request(peer: &toolwire::MemoryPeer, id: RequestId, method: &str, params
 
 #[test]
 fn ping_is_answered_with_an_empty_object_and_the_same_id() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     send_request(&peer, RequestId::String("ping-1".into()), "ping", None);
     let response = next_response(&peer);
     assert_eq!(response.id, Some(RequestId::String("ping-1".into())));
@@ -34,7 +41,7 @@ fn ping_is_answered_with_an_empty_object_and_the_same_id() {
 
 #[test]
 fn an_unknown_method_is_answered_with_method_not_found() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     send_request(
         &peer,
         RequestId::Number(3),
@@ -55,16 +62,20 @@ fn an_unknown_method_is_answered_with_method_not_found() {
 #[test]
 fn a_custom_handler_answers_on_the_dispatch_thread() {
     let (threads_tx, threads_rx) = unbounded::<Option<String>>();
-    let config = ClientConfig::default().on_request(move |request| {
-        let _ = threads_tx.send(std::thread::current().name().map(str::to_owned));
-        match request.method.as_str() {
-            "roots/list" => Ok(json!({"roots": [{"uri": "file:///work"}], "echo": request.params})),
-            other => Err(ErrorObject::new(
-                ErrorCode(-32042),
-                format!("refused {other}"),
-            )),
-        }
-    });
+    let config = ClientConfig::default()
+        .dialect(McpDialect)
+        .on_request(move |request| {
+            let _ = threads_tx.send(std::thread::current().name().map(str::to_owned));
+            match request.method.as_str() {
+                "roots/list" => {
+                    Ok(json!({"roots": [{"uri": "file:///work"}], "echo": request.params}))
+                }
+                other => Err(ErrorObject::new(
+                    ErrorCode(-32042),
+                    format!("refused {other}"),
+                )),
+            }
+        });
     let (client, peer) = memory_client(config);
     send_request(
         &peer,
@@ -96,7 +107,7 @@ fn a_custom_handler_answers_on_the_dispatch_thread() {
 
 #[test]
 fn an_invalid_request_with_a_readable_id_is_answered_with_invalid_request() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     peer.send_line(r#"{"jsonrpc":"1.0","id":7,"method":"tools/list"}"#);
     let response = next_response(&peer);
     assert_eq!(response.id, Some(RequestId::Number(7)));
@@ -129,13 +140,15 @@ fn an_invalid_request_with_a_readable_id_is_answered_with_invalid_request() {
 fn notifications_reach_the_handler_in_order_on_the_dispatch_thread() {
     const COUNT: u64 = 200;
     let (seen_tx, seen_rx) = unbounded::<(u64, Option<String>)>();
-    let config = ClientConfig::default().on_notification(move |notification: &Notification| {
-        assert_eq!(notification.method, "notifications/message");
-        let seq = notification.params.as_ref().expect("params")["seq"]
-            .as_u64()
-            .expect("seq");
-        let _ = seen_tx.send((seq, std::thread::current().name().map(str::to_owned)));
-    });
+    let config = ClientConfig::default().dialect(McpDialect).on_notification(
+        move |notification: &Notification| {
+            assert_eq!(notification.method, "notifications/message");
+            let seq = notification.params.as_ref().expect("params")["seq"]
+                .as_u64()
+                .expect("seq");
+            let _ = seen_tx.send((seq, std::thread::current().name().map(str::to_owned)));
+        },
+    );
     let (client, peer) = memory_client(config);
     for seq in 0..COUNT {
         support::notify(&peer, "notifications/message", json!({"seq": seq}));
@@ -153,7 +166,7 @@ fn notifications_reach_the_handler_in_order_on_the_dispatch_thread() {
 
 #[test]
 fn a_request_with_an_unreadable_id_is_answered_with_a_null_id() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     for line in [
         r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
         r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
@@ -183,12 +196,14 @@ fn a_full_inbound_queue_answers_the_overflow_at_once_with_internal_error() {
     // once instead of queueing without bound.
     let (entered_tx, entered_rx) = unbounded();
     let (release_tx, release_rx) = unbounded::<()>();
-    let mut config = ClientConfig::default().on_request(move |request| {
-        let _ = entered_tx.send(request.id.clone());
-        let _ = release_rx.recv_timeout(SOON);
-        Ok(json!({"done": request.id.to_value()}))
-    });
-    config.inbound_queue = 1;
+    let mut config = ClientConfig::default()
+        .dialect(McpDialect)
+        .on_request(move |request| {
+            let _ = entered_tx.send(request.id.clone());
+            let _ = release_rx.recv_timeout(SOON);
+            Ok(json!({"done": request.id.to_value()}))
+        });
+    config = config.inbound_queue(1);
     let (client, peer) = memory_client(config);
     send_request(&peer, RequestId::Number(1), "work", None);
     assert_eq!(entered_rx.recv_timeout(SOON).unwrap(), RequestId::Number(1));
@@ -213,12 +228,14 @@ fn a_full_inbound_queue_answers_the_overflow_at_once_with_internal_error() {
 fn close_waits_for_a_stuck_handler_only_for_the_dispatch_grace() {
     let (entered_tx, entered_rx) = unbounded();
     let (release_tx, release_rx) = unbounded::<()>();
-    let mut config = ClientConfig::default().on_request(move |_| {
-        let _ = entered_tx.send(());
-        let _ = release_rx.recv_timeout(SOON);
-        Ok(json!({}))
-    });
-    config.dispatch_join_grace = std::time::Duration::from_millis(200);
+    let mut config = ClientConfig::default()
+        .dialect(McpDialect)
+        .on_request(move |_| {
+            let _ = entered_tx.send(());
+            let _ = release_rx.recv_timeout(SOON);
+            Ok(json!({}))
+        });
+    config = config.dispatch_join_grace(std::time::Duration::from_millis(200));
     let (client, peer) = memory_client(config);
     send_request(&peer, RequestId::Number(1), "stuck", None);
     entered_rx.recv_timeout(SOON).unwrap();

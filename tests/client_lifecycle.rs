@@ -5,6 +5,7 @@ mod support;
 use crossbeam_channel::RecvTimeoutError;
 use serde_json::json;
 use support::{memory_client, next_request, round_trip, SOON};
+use toolwire::mcp::McpDialect;
 use toolwire::{CallOptions, Client, ClientConfig, Error};
 
 const fn assert_send_sync_clone<T: Send + Sync + Clone + 'static>() {}
@@ -12,7 +13,7 @@ const _: () = assert_send_sync_clone::<Client>();
 
 #[test]
 fn close_is_idempotent_and_later_calls_fail_with_closed() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let mut in_flight = client
         .start("tools/a", json!({}), CallOptions::new().timeout(SOON * 6))
         .expect("start");
@@ -47,7 +48,7 @@ fn close_is_idempotent_and_later_calls_fail_with_closed() {
 
 #[test]
 fn dropping_the_last_clone_closes_the_transport() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let clone = client.clone();
     drop(client);
     // One clone left: the connection still works.
@@ -65,7 +66,7 @@ fn dropping_the_last_clone_closes_the_transport() {
 
 #[test]
 fn clones_share_one_connection() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let clone = client.clone();
     let handle = clone
         .start("tools/a", json!({}), CallOptions::new().timeout(SOON))

@@ -4,11 +4,12 @@ mod support;
 
 use serde_json::json;
 use support::{memory_client, next_request, round_trip, SOON};
+use toolwire::mcp::McpDialect;
 use toolwire::{CallOptions, ClientConfig, Error};
 
 #[test]
 fn a_malformed_response_fails_its_caller_at_once() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let shapes = [
         // Both result and error.
         r#"{"jsonrpc":"2.0","id":ID,"result":1,"error":{"code":-32000,"message":"m"}}"#,
@@ -49,7 +50,7 @@ fn a_malformed_response_fails_its_caller_at_once() {
 
 #[test]
 fn a_malformed_message_for_no_pending_request_is_skipped() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     peer.send_line(r#"{"jsonrpc":"2.0","id":999,"result":1,"error":{"code":1,"message":"m"}}"#);
     peer.send_line("this is not json");
     peer.send_line("[]");

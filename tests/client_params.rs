@@ -4,6 +4,7 @@ mod support;
 
 use serde_json::{json, Value};
 use support::{memory_client, round_trip};
+use toolwire::mcp::McpDialect;
 use toolwire::{CallOptions, ClientConfig, Error};
 
 fn assert_config<T: std::fmt::Debug>(outcome: Result<T, Error>) {
@@ -15,7 +16,7 @@ fn assert_config<T: std::fmt::Debug>(outcome: Result<T, Error>) {
 
 #[test]
 fn scalar_params_are_a_config_error_before_anything_is_sent() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     assert_config(client.call("tools/a", json!("a string")));
     assert_config(client.call("tools/a", json!(42)));
     assert_config(client.call("tools/a", json!(true)));
@@ -29,7 +30,7 @@ fn scalar_params_are_a_config_error_before_anything_is_sent() {
 
 #[test]
 fn progress_with_array_params_is_a_config_error() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     assert_config(client.start(
         "tools/a",
         json!([1, 2]),

@@ -6,14 +6,16 @@ use std::thread;
 
 use serde_json::{json, Value};
 use support::{memory_client, next_request, SOON};
-use toolwire::{BatchEntry, CallOptions, ClientConfig, Closed, Error};
+use toolwire::jsonrpc::BatchEntry;
+use toolwire::mcp::McpDialect;
+use toolwire::{CallOptions, ClientConfig, Closed, Error};
 
 fn the_close() -> Closed {
-    Closed {
-        reason: "the server's stdout ended".into(),
-        exit_status: Some("exit status: 3".into()),
-        stderr_tail: "panic: out of cheese\n".into(),
-    }
+    Closed::with_exit(
+        "the server's stdout ended",
+        Some("exit status: 3".into()),
+        "panic: out of cheese\n".into(),
+    )
 }
 
 fn assert_closed(outcome: Result<Value, Error>) {
@@ -25,7 +27,7 @@ fn assert_closed(outcome: Result<Value, Error>) {
 
 #[test]
 fn calls_in_flight_fail_with_the_close_reason_and_later_calls_fail_at_once() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     // Two handles and one caller blocked in `call`, all with far deadlines.
     let mut first = client
         .start("tools/a", json!({}), CallOptions::new().timeout(SOON * 6))
@@ -85,7 +87,7 @@ fn calls_in_flight_fail_with_the_close_reason_and_later_calls_fail_at_once() {
 
 #[test]
 fn a_dropped_peer_closes_the_client() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let mut handle = client
         .start("tools/a", json!({}), CallOptions::new().timeout(SOON * 6))
         .expect("start");

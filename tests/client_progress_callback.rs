@@ -8,13 +8,16 @@ use std::thread;
 use parking_lot::Mutex;
 use serde_json::json;
 use support::{memory_client, next_request, progress_token, SOON};
-use toolwire::{CallEvent, CallOptions, ClientConfig, Progress, PROGRESS_METHOD};
+use toolwire::jsonrpc::{CallEvent, Progress};
+use toolwire::mcp::methods::PROGRESS;
+use toolwire::mcp::McpDialect;
+use toolwire::{CallOptions, ClientConfig};
 
 const REPORTS: u32 = 50;
 
 #[test]
 fn callbacks_run_on_the_callers_thread_in_order() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let peer = Arc::new(peer);
     let peer_thread = {
         let peer = Arc::clone(&peer);
@@ -24,7 +27,7 @@ fn callbacks_run_on_the_callers_thread_in_order() {
             for step in 1..=REPORTS {
                 support::notify(
                     &peer,
-                    PROGRESS_METHOD,
+                    PROGRESS,
                     json!({
                         "progressToken": token.to_value(),
                         "progress": step,
@@ -76,7 +79,7 @@ fn callbacks_run_on_the_callers_thread_in_order() {
 
 #[test]
 fn want_progress_without_a_callback_delivers_reports_on_the_receiver() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let mut handle = client
         .start(
             "tools/report",
@@ -113,7 +116,7 @@ fn want_progress_without_a_callback_delivers_reports_on_the_receiver() {
 
 #[test]
 fn a_call_without_progress_options_carries_no_token() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let handle = client
         .start(
             "tools/plain",

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 use support::{memory_client, next_request, progress, progress_token, round_trip, SOON};
-use toolwire::{CallOptions, ClientConfig, Error, RequestId};
+use toolwire::jsonrpc::RequestId;
+use toolwire::mcp::McpDialect;
+use toolwire::{CallOptions, ClientConfig, Error};
 
 fn counting_options(count: &Arc<AtomicUsize>) -> CallOptions {
     let count = Arc::clone(count);
@@ -18,7 +20,7 @@ fn counting_options(count: &Arc<AtomicUsize>) -> CallOptions {
 
 #[test]
 fn progress_for_unknown_tokens_is_ignored_without_error() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let reports = Arc::new(AtomicUsize::new(0));
     // A live call that asked for progress must not receive reports meant for other tokens.
     let mut handle = client
@@ -53,7 +55,7 @@ fn progress_for_unknown_tokens_is_ignored_without_error() {
 
 #[test]
 fn progress_for_a_finished_call_is_ignored() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let reports = Arc::new(AtomicUsize::new(0));
     let mut handle = client
         .start("tools/quick", json!({}), counting_options(&reports))
@@ -79,7 +81,7 @@ fn progress_for_a_finished_call_is_ignored() {
 
 #[test]
 fn progress_after_cancel_is_ignored() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let reports = Arc::new(AtomicUsize::new(0));
     let mut handle = client
         .start("tools/slow", json!({}), counting_options(&reports))

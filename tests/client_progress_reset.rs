@@ -9,7 +9,11 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{select, unbounded, Receiver};
 use serde_json::json;
 use support::{memory_client, next_request, progress, progress_token, SOON};
-use toolwire::{CallOptions, ClientConfig, Error, MemoryPeer, Message, CANCELLED_METHOD};
+use toolwire::jsonrpc::Message;
+use toolwire::mcp::methods::CANCELLED;
+use toolwire::mcp::McpDialect;
+use toolwire::transport::MemoryPeer;
+use toolwire::{CallOptions, ClientConfig, Error};
 
 const TIMEOUT: Duration = Duration::from_millis(100);
 /// How long the peer lets pass between reports: well inside the timeout, so each report
@@ -53,10 +57,10 @@ fn stepping_peer(peer: Arc<MemoryPeer>, seen: Receiver<f64>) -> PeerEnd {
     PeerEnd::Answered
 }
 
-fn assert_cancelled(line: &str, id: &toolwire::RequestId) {
-    match toolwire::parse_frame(line.as_bytes()) {
-        Ok(toolwire::Frame::Single(Message::Notification(notification)))
-            if notification.method == CANCELLED_METHOD =>
+fn assert_cancelled(line: &str, id: &toolwire::jsonrpc::RequestId) {
+    match toolwire::jsonrpc::parse_frame(line.as_bytes()) {
+        Ok(toolwire::jsonrpc::Frame::Single(Message::Notification(notification)))
+            if notification.method == CANCELLED =>
         {
             assert_eq!(
                 notification.params.expect("params")["requestId"],
@@ -68,7 +72,7 @@ fn assert_cancelled(line: &str, id: &toolwire::RequestId) {
 }
 
 fn run(reset: bool) -> (Result<serde_json::Value, Error>, Duration, PeerEnd) {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let peer = Arc::new(peer);
     let (seen_tx, seen_rx) = unbounded();
     let peer_thread = {
@@ -123,7 +127,7 @@ fn without_reset_the_same_call_times_out() {
 fn max_total_caps_a_call_whose_progress_never_ends() {
     let max_total = Duration::from_millis(300);
     let interval = Duration::from_millis(40);
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let peer = Arc::new(peer);
     let peer_thread = {
         let peer = Arc::clone(&peer);

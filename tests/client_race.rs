@@ -11,9 +11,11 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{unbounded, RecvTimeoutError, Sender};
 use serde_json::{json, Value};
 use support::{memory_client, SOON};
-use toolwire::{
-    CallHandle, CallOptions, ClientConfig, Error, MemoryPeer, Message, RequestId, CANCELLED_METHOD,
-};
+use toolwire::jsonrpc::{Message, RequestId};
+use toolwire::mcp::methods::CANCELLED;
+use toolwire::mcp::McpDialect;
+use toolwire::transport::MemoryPeer;
+use toolwire::{CallHandle, CallOptions, ClientConfig, Error};
 
 const TRIALS: usize = 10_000;
 const WORKERS: usize = 4;
@@ -58,8 +60,12 @@ fn run_peer(peer: Arc<MemoryPeer>, answered: Vec<Sender<RequestId>>, cancels: Se
                 Err(_) => return,
             },
         };
-        match toolwire::parse_frame(line.as_bytes()).expect("the client sends valid frames") {
-            toolwire::Frame::Single(Message::Request(request)) if request.method == "race" => {
+        match toolwire::jsonrpc::parse_frame(line.as_bytes())
+            .expect("the client sends valid frames")
+        {
+            toolwire::jsonrpc::Frame::Single(Message::Request(request))
+                if request.method == "race" =>
+            {
                 let RequestId::Number(id) = request.id else {
                     panic!("the client uses numeric ids")
                 };
@@ -74,11 +80,13 @@ fn run_peer(peer: Arc<MemoryPeer>, answered: Vec<Sender<RequestId>>, cancels: Se
                     worker,
                 )));
             }
-            toolwire::Frame::Single(Message::Request(request)) if request.method == "ping" => {
+            toolwire::jsonrpc::Frame::Single(Message::Request(request))
+                if request.method == "ping" =>
+            {
                 support::answer(&peer, &request.id, json!({}));
             }
-            toolwire::Frame::Single(Message::Notification(notification))
-                if notification.method == CANCELLED_METHOD =>
+            toolwire::jsonrpc::Frame::Single(Message::Notification(notification))
+                if notification.method == CANCELLED =>
             {
                 let params = notification.params.expect("params");
                 cancels
@@ -100,7 +108,7 @@ struct WorkerReport {
 #[test]
 fn a_response_racing_the_timeout_completes_the_call_exactly_once() {
     let started = Instant::now();
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let peer = Arc::new(peer);
     let (answered_txs, answered_rxs): (Vec<_>, Vec<_>) =
         (0..WORKERS).map(|_| unbounded::<RequestId>()).unzip();

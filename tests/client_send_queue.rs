@@ -6,12 +6,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::{next_notification, round_trip};
-use toolwire::{CallOptions, Client, ClientConfig, Error, MemoryTransport};
+use toolwire::mcp::McpDialect;
+use toolwire::transport::MemoryTransport;
+use toolwire::{CallOptions, Client, ClientConfig, Error};
 
 #[test]
 fn a_call_that_cannot_be_queued_times_out_at_its_deadline() {
     let (transport, peer) = MemoryTransport::pair_with_capacity(1);
-    let client = Client::with_config(transport, ClientConfig::default()).expect("client");
+    let client = Client::with_config(transport, ClientConfig::default().dialect(McpDialect))
+        .expect("client");
     // The peer does not read: one frame fills the queue.
     client
         .notify("notifications/fill", json!({}))
@@ -55,7 +58,8 @@ fn a_call_that_cannot_be_queued_times_out_at_its_deadline() {
 fn the_send_giving_up_and_the_deadline_firing_together_still_time_out() {
     // Many short deadlines make the two releases (the send's and the timer's) meet often.
     let (transport, peer) = MemoryTransport::pair_with_capacity(1);
-    let client = Client::with_config(transport, ClientConfig::default()).expect("client");
+    let client = Client::with_config(transport, ClientConfig::default().dialect(McpDialect))
+        .expect("client");
     client
         .notify("notifications/fill", json!({}))
         .expect("the first frame fits");

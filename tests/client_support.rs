@@ -6,10 +6,10 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolwire::{
-    CallOptions, Client, ClientConfig, MemoryPeer, MemoryTransport, Message, Notification, Request,
-    RequestId, Response, CANCELLED_METHOD,
-};
+use toolwire::jsonrpc::{Message, Notification, Request, RequestId, Response};
+use toolwire::mcp::methods::CANCELLED;
+use toolwire::transport::{MemoryPeer, MemoryTransport};
+use toolwire::{CallOptions, Client, ClientConfig};
 
 /// An upper bound for things that must happen "soon": it only keeps a broken test from
 /// hanging, it never synchronises anything.
@@ -55,7 +55,7 @@ pub fn next_response(peer: &MemoryPeer) -> Response {
 /// The next message, which must be `notifications/cancelled` for `id`; returns its reason.
 pub fn expect_cancelled(peer: &MemoryPeer, id: &RequestId) -> String {
     let notification = next_notification(peer);
-    assert_eq!(notification.method, CANCELLED_METHOD);
+    assert_eq!(notification.method, CANCELLED);
     let params = notification.params.expect("cancelled carries params");
     assert_eq!(params["requestId"], id.to_value(), "{params}");
     params["reason"]
@@ -81,7 +81,7 @@ pub fn notify(peer: &MemoryPeer, method: &str, params: Value) {
 pub fn progress(peer: &MemoryPeer, token: &RequestId, value: f64) {
     notify(
         peer,
-        toolwire::PROGRESS_METHOD,
+        toolwire::mcp::methods::PROGRESS,
         json!({"progressToken": token.to_value(), "progress": value, "total": 100.0}),
     );
 }

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::bounded;
 use serde_json::json;
 use support::{memory_client, next_request, round_trip, SOON};
-use toolwire::{CallOptions, ClientConfig, Error, TimerWheel};
+use toolwire::jsonrpc::TimerWheel;
+use toolwire::mcp::McpDialect;
+use toolwire::{CallOptions, ClientConfig, Error};
 
 /// Returns once every task the wheel had started before this call has finished: tasks run one
 /// after another on the wheel's thread, so a marker scheduled now runs after them.
@@ -25,7 +27,7 @@ fn drain_timer(wheel: &TimerWheel) {
 
 #[test]
 fn a_timeout_names_the_method_and_cancels_the_request_at_the_peer() {
-    let (client, peer) = memory_client(ClientConfig::default());
+    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let timeout = Duration::from_millis(50);
     let started = Instant::now();
     let error = client
@@ -69,15 +71,20 @@ fn a_timeout_names_the_method_and_cancels_the_request_at_the_peer() {
 }
 
 #[test]
-fn initialize_times_out_without_a_cancellation() {
+fn a_call_made_with_notify_cancel_off_times_out_without_a_cancellation() {
+    // What the MCP layer does for `initialize`, which must never be cancelled.
     let wheel = TimerWheel::new();
-    let (client, peer) = memory_client(ClientConfig::default().timer(wheel.clone()));
+    let (client, peer) = memory_client(
+        ClientConfig::default()
+            .dialect(McpDialect)
+            .timer(wheel.clone()),
+    );
     let timeout = Duration::from_millis(20);
     let handle = client
         .start(
             "initialize",
             json!({"protocolVersion": "2025-06-18"}),
-            CallOptions::new().timeout(timeout),
+            CallOptions::new().timeout(timeout).notify_cancel(false),
         )
         .expect("start");
     let request = next_request(&peer);
@@ -102,8 +109,10 @@ fn initialize_times_out_without_a_cancellation() {
 #[test]
 fn cancel_on_timeout_false_sends_no_cancellation() {
     let wheel = TimerWheel::new();
-    let mut config = ClientConfig::default().timer(wheel.clone());
-    config.cancel_on_timeout = false;
+    let mut config = ClientConfig::default()
+        .dialect(McpDialect)
+        .timer(wheel.clone());
+    config = config.cancel_on_timeout(false);
     let (client, peer) = memory_client(config);
     let timeout = Duration::from_millis(20);
     let error = client
@@ -127,7 +136,11 @@ fn cancel_on_timeout_false_sends_no_cancellation() {
 fn the_same_config_with_cancel_on_timeout_sends_one() {
     // The control for the two tests above: same private wheel, same steps, default config.
     let wheel = TimerWheel::new();
-    let (client, peer) = memory_client(ClientConfig::default().timer(wheel.clone()));
+    let (client, peer) = memory_client(
+        ClientConfig::default()
+            .dialect(McpDialect)
+            .timer(wheel.clone()),
+    );
     let timeout = Duration::from_millis(20);
     let error = client
         .call_with("tools/slow", json!({}), CallOptions::new().timeout(timeout))
@@ -144,7 +157,7 @@ fn the_same_config_with_cancel_on_timeout_sends_one() {
 #[test]
 fn the_cancel_notice_is_queued_before_the_caller_wakes_so_closing_at_once_keeps_it() {
     for _round in 0..50 {
-        let (client, peer) = memory_client(ClientConfig::default());
+        let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
         let error = client
             .call_with(
                 "tools/slow",

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::bounded;
 use serde_json::json;
 use support::{memory_client, next_request, round_trip, SOON};
-use toolwire::{CallOptions, ClientConfig, Error, TimerWheel};
+use toolwire::jsonrpc::TimerWheel;
+use toolwire::mcp::McpDialect;
+use toolwire::{CallOptions, ClientConfig, Error};
 
 #[test]
 fn a_caller_times_out_by_itself_when_the_timer_is_stalled() {
@@ -24,8 +26,10 @@ fn a_caller_times_out_by_itself_when_the_timer_is_stalled() {
     );
     running_rx.recv_timeout(SOON).expect("the wheel is stalled");
 
-    let mut config = ClientConfig::default().timer(wheel.clone());
-    config.timer_grace = Duration::from_millis(30);
+    let mut config = ClientConfig::default()
+        .dialect(McpDialect)
+        .timer(wheel.clone());
+    config = config.timer_grace(Duration::from_millis(30));
     let (client, peer) = memory_client(config);
     let timeout = Duration::from_millis(50);
     let started = Instant::now();

@@ -9,9 +9,8 @@ mod http_fake;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use toolwire::{
-    ConfigFormat, Error, LoadOptions, McpConfig, ProtocolMode, ServerConfigs, ServerEntry,
-};
+use toolwire::config::{ConfigFormat, LoadOptions, ServerEntry};
+use toolwire::{Error, McpConfig, ProtocolMode, ServerConfigs};
 
 fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -40,14 +39,14 @@ fn http(configs: &ServerConfigs, name: &str) -> (String, Vec<(String, String)>) 
 
 fn env_of(config: &toolwire::StdioConfig, key: &str) -> Option<String> {
     config
-        .env
+        .get_envs()
         .get(&OsString::from(key))
         .map(|value| value.to_string_lossy().into_owned())
 }
 
 fn args_of(config: &toolwire::StdioConfig) -> Vec<String> {
     config
-        .args
+        .get_args()
         .iter()
         .map(|arg| arg.to_string_lossy().into_owned())
         .collect()
@@ -70,7 +69,7 @@ fn claude_desktop_entries_are_taken_literally() {
         ["filesystem", "remote"]
     );
     let filesystem = stdio(&configs, "filesystem");
-    assert_eq!(filesystem.program, OsString::from("npx"));
+    assert_eq!(filesystem.get_program(), &OsString::from("npx"));
     assert_eq!(
         args_of(&filesystem),
         [
@@ -84,7 +83,10 @@ fn claude_desktop_entries_are_taken_literally() {
         env_of(&filesystem, "LITERAL").as_deref(),
         Some("${HOME} stays as written")
     );
-    assert_eq!(filesystem.cwd, Some(PathBuf::from("/tmp")));
+    assert_eq!(
+        filesystem.get_current_dir(),
+        Some(PathBuf::from("/tmp").as_path())
+    );
     let (url, headers) = http(&configs, "remote");
     assert_eq!(url, "http://127.0.0.1:8931/mcp");
     assert_eq!(
@@ -103,7 +105,7 @@ fn claude_code_expands_vars_and_defaults_everywhere() {
     let configs = ServerConfigs::load_with(fixture("claude-code/.mcp.json"), options).unwrap();
     assert_eq!(configs.format(), ConfigFormat::ClaudeCode);
     let local = stdio(&configs, "local");
-    assert_eq!(local.program, OsString::from("/opt/tools/server"));
+    assert_eq!(local.get_program(), &OsString::from("/opt/tools/server"));
     // Unset → default; set but empty with `:-` → default too, as in the shell.
     assert_eq!(args_of(&local), ["--name", "tools", "--level=info"]);
     assert_eq!(env_of(&local, "API_KEY").as_deref(), Some("k-123"));
@@ -118,7 +120,10 @@ fn claude_code_expands_vars_and_defaults_everywhere() {
         ]
     );
     // No `type`: a command means stdio. The unknown `timeout` is ignored.
-    assert_eq!(stdio(&configs, "plain").program, OsString::from("python3"));
+    assert_eq!(
+        stdio(&configs, "plain").get_program(),
+        &OsString::from("python3")
+    );
 
     // A set variable wins over the default.
     let options = isolated()

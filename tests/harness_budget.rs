@@ -8,10 +8,8 @@ use std::time::Duration;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 use serde_json::json;
-use toolwire::{
-    AuditKind, Harness, HarnessConfig, LocalTool, Status, ToolFailure, ToolOptions, ToolRegistry,
-    ToolTimeout,
-};
+use toolwire::harness::{AuditKind, ToolFailure, ToolTimeout};
+use toolwire::{Harness, HarnessConfig, LocalTool, Status, ToolOptions, ToolRegistry};
 
 /// An upper bound that only keeps a broken test from hanging.
 const SOON: Duration = Duration::from_secs(10);

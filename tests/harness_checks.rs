@@ -5,9 +5,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use toolwire::{
-    CallShape, Harness, HarnessConfig, LocalTool, NameProfile, Status, ToolRegistry, ToolReply,
-};
+use toolwire::harness::NameProfile;
+use toolwire::{CallShape, Harness, HarnessConfig, LocalTool, Status, ToolRegistry, ToolReply};
 
 /// A harness with one tool, `read-note`, that counts its runs.
 struct Fixture {

@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::unbounded;
 use serde_json::json;
 use support::{peers, SOON};
+use toolwire::harness::{AuditKind, ToolTimeout};
 use toolwire::{
-    AuditKind, CallShape, Harness, HarnessConfig, McpClient, McpImport, ProtocolMode, Status,
-    StdioConfig, ToolOptions, ToolRegistry, ToolTimeout,
+    CallShape, Harness, HarnessConfig, McpClient, McpImport, ProtocolMode, Status, StdioConfig,
+    ToolOptions, ToolRegistry,
 };
 
 const LONG: &str = "mcp__everything__trigger-long-running-operation";

@@ -4,10 +4,8 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
-use toolwire::{
-    CallShape, Harness, HarnessConfig, LocalTool, Overflow, ResultLimit, Status, ToolFailure,
-    ToolOptions, ToolRegistry,
-};
+use toolwire::harness::{Overflow, ResultLimit, ToolFailure};
+use toolwire::{CallShape, Harness, HarnessConfig, LocalTool, Status, ToolOptions, ToolRegistry};
 
 const SECRET: &str = "password=hunter2 at /srv/app/db.rs:42";
 
@@ -136,7 +134,7 @@ fn a_safe_message_is_the_tools_answer() {
 
 #[test]
 fn an_oversized_result_is_truncated_with_a_marker_or_rejected_per_policy() {
-    let big = |_: &Value, _: &toolwire::CancelFlag| Ok(Some(json!("é".repeat(1000))));
+    let big = |_: &Value, _: &toolwire::harness::CancelFlag| Ok(Some(json!("é".repeat(1000))));
     let (harness, _) = harness(vec![
         LocalTool::new("cut", "Long text, truncated.", object(), big)
             .options(ToolOptions::new().result_limit(ResultLimit::new(100, Overflow::Truncate))),

@@ -8,10 +8,14 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver};
 use serde_json::{json, Value};
+use toolwire::error::RegistryErrorKind;
+use toolwire::harness::{
+    AuditEvent, AuditKind, Namespace, RemoteErrorText, RemoteTimeoutSlot, RetryPolicy, Sleeper,
+    ToolTimeout,
+};
 use toolwire::{
-    AuditEvent, AuditKind, CallOptions, CallShape, Harness, HarnessConfig, HarnessError, McpClient,
-    McpConfig, McpImport, Namespace, ProtocolMode, RemoteErrorText, RemoteTimeoutSlot, RetryPolicy,
-    Sleeper, Status, StdioConfig, ToolOptions, ToolRegistry, ToolTimeout,
+    CallOptions, CallShape, Error, Harness, HarnessConfig, McpClient, McpConfig, McpImport,
+    ProtocolMode, Status, StdioConfig, ToolOptions, ToolRegistry,
 };
 
 const SOON: Duration = Duration::from_secs(10);
@@ -112,7 +116,11 @@ fn imported_tools_are_namespaced_filtered_and_marked_idempotent_by_annotation() 
     let error = registry
         .import_mcp(&client, &McpImport::new("ts"))
         .unwrap_err();
-    assert!(matches!(error, HarnessError::Duplicate(_)), "{error}");
+    assert_eq!(
+        error.registry().map(|registry| registry.kind),
+        Some(RegistryErrorKind::Duplicate),
+        "{error}"
+    );
     assert_eq!(registry.len(), 9);
 
     // Allow and deny lists; deny wins.
@@ -164,7 +172,11 @@ fn imported_tools_are_namespaced_filtered_and_marked_idempotent_by_annotation() 
     let error = ToolRegistry::new()
         .import_mcp(&client, &McpImport::new("My_Server"))
         .unwrap_err();
-    assert!(matches!(error, HarnessError::BadName { .. }), "{error}");
+    assert_eq!(
+        error.registry().map(|registry| registry.kind),
+        Some(RegistryErrorKind::BadName),
+        "{error}"
+    );
     client.close().unwrap();
 }
 
@@ -350,7 +362,7 @@ fn the_hold_policy_keeps_the_slot_until_the_server_answers() {
             }),
         )
         .unwrap_err();
-    assert!(matches!(error, HarnessError::Config(_)), "{error}");
+    assert!(matches!(error, Error::Config(_)), "{error}");
     client.close().unwrap();
 }
 

@@ -8,10 +8,8 @@ use std::time::Duration;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 use serde_json::json;
-use toolwire::{
-    AuditKind, Harness, HarnessConfig, LocalTool, RetryPolicy, Sleeper, Status, ToolFailure,
-    ToolOptions, ToolRegistry, ToolTimeout,
-};
+use toolwire::harness::{AuditKind, RetryPolicy, Sleeper, ToolFailure, ToolTimeout};
+use toolwire::{Harness, HarnessConfig, LocalTool, Status, ToolOptions, ToolRegistry};
 
 const SOON: Duration = Duration::from_secs(10);
 
@@ -177,7 +175,7 @@ fn a_non_idempotent_tool_is_never_retried() {
 #[test]
 fn timeouts_are_retried_only_when_the_policy_allows() {
     let mut registry = ToolRegistry::new();
-    let polite = |_: &serde_json::Value, cancel: &toolwire::CancelFlag| {
+    let polite = |_: &serde_json::Value, cancel: &toolwire::harness::CancelFlag| {
         // A tool's own work loop, which stops when cancelled.
         while !cancel.is_cancelled() {
             std::thread::sleep(Duration::from_millis(1));

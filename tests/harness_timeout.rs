@@ -8,10 +8,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, unbounded, Receiver};
 use serde_json::json;
-use toolwire::{
-    AuditEvent, AuditKind, Harness, HarnessConfig, LocalTool, Status, ToolOptions, ToolRegistry,
-    ToolTimeout,
-};
+use toolwire::harness::{AuditEvent, AuditKind, ToolTimeout};
+use toolwire::{Harness, HarnessConfig, LocalTool, Status, ToolOptions, ToolRegistry};
 
 const SOON: Duration = Duration::from_secs(10);
 const BOUND: Duration = Duration::from_millis(150);

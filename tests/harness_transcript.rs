@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::json;
+use toolwire::harness::{AuditKind, ToolFailure, Transcript};
 use toolwire::{
-    AuditKind, CallShape, Harness, HarnessConfig, LocalTool, McpClient, McpConfig, McpImport,
-    ProtocolMode, Status, StdioConfig, ToolFailure, ToolRegistry, Transcript,
+    CallShape, Harness, HarnessConfig, LocalTool, McpClient, McpConfig, McpImport, ProtocolMode,
+    Status, StdioConfig, ToolRegistry,
 };
 
 /// A transcript path of this test's own, removed when dropped.

@@ -16,8 +16,8 @@ use toolwire::{CallOptions, Error, HttpConfig, McpClient, McpConfig, ProtocolMod
 
 fn legacy() -> McpConfig {
     let mut config = McpConfig::default().mode(ProtocolMode::Legacy);
-    config.rpc.request_timeout = Duration::from_secs(5);
-    config.initialize_timeout = Duration::from_secs(5);
+    config = config.request_timeout(Duration::from_secs(5));
+    config = config.initialize_timeout(Duration::from_secs(5));
     config
 }
 
@@ -80,7 +80,7 @@ fn session_headers_progress_over_sse_and_delete_on_close() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
     let result = client
-        .call_tool(
+        .call_tool_with(
             "slow",
             json!({}),
             CallOptions::new()
@@ -259,7 +259,7 @@ fn a_400_naming_the_session_is_an_expired_session_too() {
     // Without the allowance a 400 is just an error.
     let (server, expire) = expiring_server(400, false);
     let mut http = HttpConfig::new(&server.url);
-    http.session_expired_on_400 = false;
+    http = http.session_expired_on_400(false);
     let client = connect(http, legacy());
     expire.store(true, Ordering::SeqCst);
     let error = client.list_tools().unwrap_err();
@@ -354,7 +354,7 @@ fn a_truncated_event_stream_drops_the_partial_event_and_fails_the_call_at_once()
     let count = Arc::clone(&progress);
     let started = Instant::now();
     let error = client
-        .call_tool(
+        .call_tool_with(
             "slow",
             json!({}),
             CallOptions::new()
@@ -405,7 +405,7 @@ fn an_event_over_the_cap_is_skipped_and_the_stream_goes_on() {
     let client = connect(HttpConfig::new(&server.url).max_event_bytes(2048), legacy());
     client.list_tools().unwrap();
     let result = client
-        .call_tool("slow", json!({}), CallOptions::new())
+        .call_tool_with("slow", json!({}), CallOptions::new())
         .unwrap();
     assert_eq!(result.text(), "after the big one");
     assert_eq!(client.rpc().unwrap().stats().oversized_frames, 1);
@@ -455,7 +455,7 @@ fn a_server_slower_than_the_timeout_gives_the_caller_a_timeout() {
     client.list_tools().unwrap();
     let started = Instant::now();
     let error = client
-        .call_tool(
+        .call_tool_with(
             "slow",
             json!({}),
             CallOptions::new().timeout(Duration::from_millis(300)),
@@ -536,7 +536,7 @@ fn a_response_sent_only_on_the_resumed_get_stream_arrives() {
     let client = connect(HttpConfig::new(&server.url), legacy());
     client.list_tools().unwrap();
     let result = client
-        .call_tool("slow", json!({}), CallOptions::new())
+        .call_tool_with("slow", json!({}), CallOptions::new())
         .unwrap();
     assert_eq!(result.text(), "resumed");
     let requests = server.requests();
@@ -607,7 +607,7 @@ fn a_server_request_on_the_response_stream_is_answered_by_post() {
     let client = connect(HttpConfig::new(&server.url), legacy());
     client.list_tools().unwrap();
     let result = client
-        .call_tool("slow", json!({}), CallOptions::new())
+        .call_tool_with("slow", json!({}), CallOptions::new())
         .unwrap();
     assert_eq!(result.text(), "pinged");
     assert!(answered.load(Ordering::SeqCst));
@@ -668,10 +668,10 @@ fn modern_server() -> (FakeServer, Arc<AtomicBool>) {
 fn stateless_requests_carry_the_2026_headers_and_cancel_by_closing_the_stream() {
     let (server, stream_closed) = modern_server();
     let mut config = McpConfig::default().mode(ProtocolMode::Modern);
-    config.validate_output = false;
+    config = config.validate_output(false);
     let client = connect(HttpConfig::new(&server.url), config);
     let result = client
-        .call_tool("héllo wörld", json!({}), CallOptions::new())
+        .call_tool_with("héllo wörld", json!({}), CallOptions::new())
         .unwrap();
     assert_eq!(result.text(), "fast");
 
@@ -794,7 +794,7 @@ fn a_refused_connection_fails_connect_with_an_io_error() {
 
 #[test]
 fn bad_urls_and_headers_are_config_errors() {
-    use toolwire::HttpTransport;
+    use toolwire::transport::HttpTransport;
     for url in ["ftp://x/mcp", "not a url"] {
         let error = HttpTransport::new(HttpConfig::new(url)).unwrap_err();
         assert!(matches!(error, Error::Config(_)), "{url}: {error}");
@@ -832,7 +832,7 @@ fn concurrent_calls_share_a_bounded_set_of_workers() {
         }
     });
     let mut http = HttpConfig::new(&server.url);
-    http.max_concurrent_posts = 4;
+    http = http.max_concurrent_posts(4);
     let client = connect(http, legacy());
     let callers: Vec<_> = (0..24)
         .map(|n| {

@@ -9,7 +9,7 @@
 //! check it equals the spec's response.
 
 use serde_json::{json, Map, Value};
-use toolwire::{
+use toolwire::jsonrpc::{
     batch_to_line, parse_frame, ErrorCode, ErrorObject, Frame, Invalid, Message, Notification,
     ParseError, Request, RequestId, Response,
 };

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 use support::*;
-use toolwire::{CallOptions, ElicitRequest, ElicitResult, Error, ProtocolMode, Root};
+use toolwire::mcp::{ElicitRequest, ElicitResult, Root};
+use toolwire::{CallOptions, Error, ProtocolMode};
 
 fn elicitation_request() -> Value {
     json!({
@@ -57,7 +58,7 @@ fn input_required_is_answered_and_retried_with_a_new_id() {
                 ElicitResult::accept_defaults(request)
             }
         });
-    handlers.validate_output = false;
+    handlers = handlers.validate_output(false);
     let capabilities = json!({"roots": {"listChanged": true}, "elicitation": {"form": {}}});
     let (client, peer) = connect_modern(handlers);
 
@@ -65,7 +66,7 @@ fn input_required_is_answered_and_retried_with_a_new_id() {
     let state = "opaque\u{1f512}=={\"not\":\"json\"}";
     let (outcome, (first, retry)) = exchange(
         &peer,
-        || client.call_tool("transfer", json!({"amount": 5}), CallOptions::new()),
+        || client.call_tool_with("transfer", json!({"amount": 5}), CallOptions::new()),
         |peer| {
             let first = serve(peer, "tools/call", input_required(state));
             let retry = serve(
@@ -105,7 +106,7 @@ fn input_required_is_answered_and_retried_with_a_new_id() {
 #[test]
 fn input_rounds_are_capped() {
     let mut capped = config(ProtocolMode::Modern).elicitation(ElicitResult::accept_defaults);
-    capped.max_input_rounds = 2;
+    capped = capped.max_input_rounds(2);
     let (client, peer) = connect_modern(capped);
     let (outcome, ids) = exchange(
         &peer,

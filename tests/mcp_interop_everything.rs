@@ -17,9 +17,11 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::unbounded;
 use serde_json::{json, Value};
 use support::{eventually, parse_env_file, peers, Peers, SOON};
+use toolwire::jsonrpc::CallEvent;
+use toolwire::mcp::McpDialect;
+use toolwire::mcp::{Era, Root, HANDSHAKE_VERSIONS};
 use toolwire::{
-    CallEvent, CallOptions, ClientConfig, Content, Era, Error, McpClient, McpConfig, ProtocolMode,
-    Root, StdioConfig, HANDSHAKE_VERSIONS,
+    CallOptions, ClientConfig, Content, Error, McpClient, McpConfig, ProtocolMode, StdioConfig,
 };
 
 /// The 13 tools server-everything lists to a client that declares no capabilities.
@@ -49,7 +51,11 @@ fn everything(peers: &Peers) -> StdioConfig {
 
 fn config(mode: ProtocolMode) -> McpConfig {
     let mut config = McpConfig::default().mode(mode);
-    config.rpc = ClientConfig::default().request_timeout(SOON);
+    config = config.rpc(
+        ClientConfig::default()
+            .dialect(McpDialect)
+            .request_timeout(SOON),
+    );
     config
 }
 
@@ -69,7 +75,7 @@ fn finish(client: &McpClient) {
 
 fn call(client: &McpClient, name: &str, arguments: Value) -> toolwire::CallToolResult {
     let result = client
-        .call_tool(name, arguments, CallOptions::new())
+        .call_tool_with(name, arguments, CallOptions::new())
         .unwrap_or_else(|error| panic!("{name}: {error}"));
     assert!(!result.is_error, "{name}: {:?}", result.raw);
     result
@@ -168,7 +174,7 @@ fn auto_falls_back_after_method_not_found() {
     };
     let tap = Tap::new("auto");
     let mut auto = config(ProtocolMode::Auto);
-    auto.discover_timeout = Duration::from_secs(60);
+    auto = auto.discover_timeout(Duration::from_secs(60));
     let started = Instant::now();
     let client = connect(tap.stdio(&peers), auto);
     // Far sooner than the probe's bound: the fallback followed the server's error.
@@ -302,7 +308,7 @@ fn tools_return_typed_content() {
     );
 
     let missing = client
-        .call_tool("no-such-tool", json!({}), CallOptions::new())
+        .call_tool_with("no-such-tool", json!({}), CallOptions::new())
         .expect("an unknown tool is a tool error");
     assert!(missing.is_error);
     finish(&client);
@@ -316,7 +322,7 @@ fn long_running_operation_reports_progress_in_order() {
     let client = connect(everything(&peers), config(ProtocolMode::Legacy));
     let seen = Arc::new(Mutex::new(Vec::new()));
     let result = client
-        .call_tool(
+        .call_tool_with(
             LONG_RUNNING,
             json!({"duration": 1, "steps": 4}),
             CallOptions::new().on_progress({
@@ -353,7 +359,7 @@ fn reset_on_progress_outlasts_the_timeout_and_without_it_the_call_times_out() {
     let arguments = json!({"duration": 2, "steps": 8});
     let started = Instant::now();
     let result = client
-        .call_tool(
+        .call_tool_with(
             LONG_RUNNING,
             arguments.clone(),
             CallOptions::new().timeout(TIMEOUT).reset_on_progress(true),
@@ -365,7 +371,7 @@ fn reset_on_progress_outlasts_the_timeout_and_without_it_the_call_times_out() {
 
     let started = Instant::now();
     let error = client
-        .call_tool(
+        .call_tool_with(
             LONG_RUNNING,
             arguments,
             CallOptions::new().timeout(TIMEOUT).want_progress(true),

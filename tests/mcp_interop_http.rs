@@ -22,10 +22,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::{peers, Peers, SOON};
-use toolwire::{
-    CallEvent, CallOptions, ClientConfig, Era, Error, HttpConfig, HttpTransport, McpClient,
-    McpConfig, ProtocolMode, Transport, STATELESS_VERSION,
-};
+use toolwire::jsonrpc::CallEvent;
+use toolwire::mcp::McpDialect;
+use toolwire::mcp::{Era, STATELESS_VERSION};
+use toolwire::transport::{HttpTransport, Transport};
+use toolwire::{CallOptions, ClientConfig, Error, HttpConfig, McpClient, McpConfig, ProtocolMode};
 
 /// How long a server may take to accept TCP connections after it was started.
 const STARTUP: Duration = Duration::from_secs(20);
@@ -168,7 +169,11 @@ fn connect(url: &str, mode: ProtocolMode) -> (McpClient, Made) {
         })
     };
     let mut config = McpConfig::default().mode(mode);
-    config.rpc = ClientConfig::default().request_timeout(SOON);
+    config = config.rpc(
+        ClientConfig::default()
+            .dialect(McpDialect)
+            .request_timeout(SOON),
+    );
     let client = McpClient::connect_with(connector, config)
         .unwrap_or_else(|error| panic!("connect to {url} ({mode:?}): {error}"));
     (client, made)
@@ -185,7 +190,7 @@ fn session_id(made: &Made) -> Option<String> {
 /// The `text` of an `echo` call.
 fn echo(client: &McpClient, message: &str) -> String {
     let result = client
-        .call_tool("echo", json!({ "message": message }), CallOptions::new())
+        .call_tool_with("echo", json!({ "message": message }), CallOptions::new())
         .unwrap_or_else(|error| panic!("echo: {error}"));
     assert!(!result.is_error, "{:?}", result.raw);
     result.text()
@@ -199,7 +204,7 @@ fn progress_of(
 ) -> Vec<(f64, Option<f64>)> {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let result = client
-        .call_tool(
+        .call_tool_with(
             tool,
             arguments,
             CallOptions::new().on_progress({
@@ -371,7 +376,7 @@ fn python_over_streamable_http_auto() {
     assert_eq!(info.protocol_version, "2026-07-28");
     assert_eq!(info.server.name, "toolwire-py-peer");
     let whoami = client
-        .call_tool("whoami", json!({}), CallOptions::new())
+        .call_tool_with("whoami", json!({}), CallOptions::new())
         .expect("whoami");
     assert_eq!(whoami.text(), "protocol 2026-07-28");
 

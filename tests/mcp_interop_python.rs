@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::{peers, Peers, SOON};
-use toolwire::{
-    CallEvent, CallOptions, ClientConfig, Era, Error, McpClient, McpConfig, ProtocolMode,
-    StdioConfig, STATELESS_VERSION,
-};
+use toolwire::jsonrpc::CallEvent;
+use toolwire::mcp::McpDialect;
+use toolwire::mcp::{Era, STATELESS_VERSION};
+use toolwire::{CallOptions, ClientConfig, Error, McpClient, McpConfig, ProtocolMode, StdioConfig};
 
 const TOOLS: [&str; 7] = [
     "add", "echo", "explode", "measure", "refuse", "slow", "whoami",
@@ -29,7 +29,11 @@ fn py_server(peers: &Peers) -> StdioConfig {
 
 fn connect(peers: &Peers, mode: ProtocolMode) -> McpClient {
     let mut config = McpConfig::default().mode(mode);
-    config.rpc = ClientConfig::default().request_timeout(SOON);
+    config = config.rpc(
+        ClientConfig::default()
+            .dialect(McpDialect)
+            .request_timeout(SOON),
+    );
     McpClient::connect_stdio(py_server(peers), config).expect("connect to the Python server")
 }
 
@@ -57,7 +61,7 @@ fn auto_negotiates_the_stateless_version() {
     assert!(info.has_capability("tools"));
     // The server sees the version on every request.
     let whoami = client
-        .call_tool("whoami", json!({}), CallOptions::new())
+        .call_tool_with("whoami", json!({}), CallOptions::new())
         .expect("whoami");
     assert_eq!(whoami.text(), "protocol 2026-07-28");
     client.ping().expect("ping");
@@ -85,7 +89,7 @@ fn the_same_calls_pass(mode: ProtocolMode, version: &str) {
 
     let call = |name: &str, arguments| {
         client
-            .call_tool(name, arguments, CallOptions::new())
+            .call_tool_with(name, arguments, CallOptions::new())
             .unwrap_or_else(|error| panic!("{name}: {error}"))
     };
     let echoed = call("echo", json!({"message": "hi"}));
@@ -108,7 +112,7 @@ fn the_same_calls_pass(mode: ProtocolMode, version: &str) {
     // Progress in order.
     let seen = Arc::new(Mutex::new(Vec::new()));
     let slept = client
-        .call_tool(
+        .call_tool_with(
             "slow",
             json!({"seconds": 0.3}),
             CallOptions::new().on_progress({
@@ -139,22 +143,23 @@ fn the_same_calls_pass(mode: ProtocolMode, version: &str) {
 
     // Resources and prompts.
     let resources = client.list_resources().expect("resources");
-    assert_eq!(resources[0]["uri"], "toolwire://greeting");
+    assert_eq!(resources[0].uri, "toolwire://greeting");
     let read = client.read_resource("toolwire://greeting").expect("read");
     assert_eq!(
-        read["contents"][0]["text"],
-        "Hello from the toolwire Python peer."
+        read[0].text.as_deref(),
+        Some("Hello from the toolwire Python peer.")
     );
     let prompts = client.list_prompts().expect("prompts");
-    assert_eq!(prompts[0]["name"], "greet");
+    assert_eq!(prompts[0].name, "greet");
     let prompt = client
         .get_prompt("greet", json!({"name": "Ada"}))
         .expect("prompt");
     assert!(
-        prompt["messages"][0]["content"]["text"]
-            .as_str()
+        prompt.messages[0]
+            .content
+            .as_text()
             .is_some_and(|text| text.contains("Ada")),
-        "{prompt}"
+        "{prompt:?}"
     );
     finish(&client);
 }
@@ -180,7 +185,7 @@ fn reset_on_progress_and_cancel_in_both_eras() {
         // 1.5 s in 10 steps: a report every 150 ms.
         let started = Instant::now();
         client
-            .call_tool(
+            .call_tool_with(
                 "slow",
                 json!({"seconds": 1.5}),
                 CallOptions::new().timeout(TIMEOUT).reset_on_progress(true),
@@ -190,7 +195,7 @@ fn reset_on_progress_and_cancel_in_both_eras() {
         assert!(started.elapsed() >= 2 * TIMEOUT);
         let started = Instant::now();
         let error = client
-            .call_tool(
+            .call_tool_with(
                 "slow",
                 json!({"seconds": 1.5}),
                 CallOptions::new().timeout(TIMEOUT).want_progress(true),
@@ -213,7 +218,7 @@ fn reset_on_progress_and_cancel_in_both_eras() {
         assert!(running.cancel());
         assert!(matches!(running.wait(), Err(Error::Cancelled { .. })));
         let echoed = client
-            .call_tool("echo", json!({"message": "after"}), CallOptions::new())
+            .call_tool_with("echo", json!({"message": "after"}), CallOptions::new())
             .expect("the client stays usable");
         assert_eq!(echoed.text(), "echo: after");
         let rpc = client.rpc().expect("rpc");

@@ -8,10 +8,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::*;
-use toolwire::{
-    CallOptions, ElicitResult, Era, Error, ErrorCode, ErrorObject, ProtocolMode, Root,
-    HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, META_CLIENT_INFO, STATELESS_VERSION,
+use toolwire::jsonrpc::{ErrorCode, ErrorObject};
+use toolwire::mcp::{
+    ElicitResult, Era, Root, HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, META_CLIENT_INFO,
+    STATELESS_VERSION,
 };
+use toolwire::{CallOptions, Error, ProtocolMode};
 
 #[test]
 fn initialize_offers_the_latest_version_and_declares_no_capabilities_without_handlers() {
@@ -38,6 +40,30 @@ fn initialize_offers_the_latest_version_and_declares_no_capabilities_without_han
         "no stamp in the handshake era: {params}"
     );
     finish(&client, &peer);
+}
+
+#[test]
+fn an_initialize_that_times_out_is_never_cancelled() {
+    let slow = config(ProtocolMode::Legacy).initialize_timeout(Duration::from_millis(50));
+    let (client, peer, _) = connect_scripted(slow, |peer| {
+        // Read `initialize` and never answer it.
+        expect_request(peer, "initialize");
+    });
+    match client {
+        Err(Error::Timeout { method, .. }) => assert_eq!(method, "initialize"),
+        other => panic!("expected the initialize timeout, got {other:?}"),
+    }
+    // The failed connect closed its connection: everything the client sent is queued by
+    // now, and no `notifications/cancelled` is among it.
+    let mut rest = Vec::new();
+    while let Some(line) = peer.recv_line(Duration::ZERO) {
+        rest.push(line);
+    }
+    assert!(
+        rest.iter()
+            .all(|line| !line.contains("notifications/cancelled")),
+        "{rest:?}"
+    );
 }
 
 #[test]
@@ -176,7 +202,7 @@ fn auto_falls_back_when_discover_offers_no_version_it_speaks() {
 fn auto_falls_back_after_the_discover_timeout_when_the_server_is_silent() {
     const DISCOVER_TIMEOUT: Duration = Duration::from_millis(300);
     let mut silent = config(ProtocolMode::Auto);
-    silent.discover_timeout = DISCOVER_TIMEOUT;
+    silent = silent.discover_timeout(DISCOVER_TIMEOUT);
     // Taken before the client starts its probe, so a lower bound on the probe's wait.
     let started = Instant::now();
     let (client, peer, (discover_id, fell_back_after)) = connect_scripted(silent, |peer| {
@@ -221,7 +247,7 @@ fn auto_falls_back_after_the_discover_timeout_when_the_server_is_silent() {
 #[test]
 fn auto_recovers_when_a_late_stateless_server_refuses_the_handshake() {
     let mut slow = config(ProtocolMode::Auto);
-    slow.discover_timeout = Duration::from_millis(100);
+    slow = slow.discover_timeout(Duration::from_millis(100));
     let (client, peer, again) = connect_scripted(slow, |peer| {
         let late = expect_request(peer, "server/discover");
         let initialize = expect_request(peer, "initialize");
@@ -248,7 +274,7 @@ fn auto_recovers_when_a_late_stateless_server_refuses_the_handshake() {
 #[test]
 fn auto_does_not_retry_discover_after_other_handshake_errors() {
     let mut slow = config(ProtocolMode::Auto);
-    slow.discover_timeout = Duration::from_millis(100);
+    slow = slow.discover_timeout(Duration::from_millis(100));
     let (client, peer, ()) = connect_scripted(slow, |peer| {
         expect_request(peer, "server/discover");
         let initialize = expect_request(peer, "initialize");
@@ -271,7 +297,7 @@ fn auto_does_not_retry_discover_after_other_handshake_errors() {
 fn modern_mode_waits_for_a_slow_discover_like_for_initialize() {
     const PROBE_BOUND: Duration = Duration::from_millis(50);
     let mut modern = config(ProtocolMode::Modern);
-    modern.discover_timeout = PROBE_BOUND;
+    modern = modern.discover_timeout(PROBE_BOUND);
     let (client, peer, ()) = connect_scripted(modern, |peer| {
         let discover = expect_request(peer, "server/discover");
         // A slow server start: time passes on the server's side only.
@@ -292,7 +318,7 @@ fn modern_mode_waits_for_a_slow_discover_like_for_initialize() {
 fn legacy_mode_never_probes() {
     let (client, peer, first) = connect_scripted(config(ProtocolMode::Legacy), |peer| {
         let first = next_message(peer);
-        if let toolwire::Message::Request(request) = &first {
+        if let toolwire::jsonrpc::Message::Request(request) = &first {
             answer(peer, &request.id, initialize_result("2025-11-25"));
             expect_notification(peer, "notifications/initialized");
         }
@@ -300,7 +326,7 @@ fn legacy_mode_never_probes() {
     });
     let client = client.expect("connect");
     assert!(
-        matches!(&first, toolwire::Message::Request(request) if request.method == "initialize"),
+        matches!(&first, toolwire::jsonrpc::Message::Request(request) if request.method == "initialize"),
         "{first:?}"
     );
     finish(&client, &peer);
@@ -368,7 +394,7 @@ fn auto_picks_the_stateless_era_and_stamps_every_later_request() {
     let (sum, call) = exchange(
         &peer,
         || {
-            client.call_tool(
+            client.call_tool_with(
                 "add",
                 json!({"a": 1, "b": 2}),
                 CallOptions::new().want_progress(true),

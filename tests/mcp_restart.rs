@@ -7,24 +7,29 @@ use std::time::Duration;
 
 use common::{tool_server_path, SOON};
 use serde_json::{json, Value};
-use toolwire::{
-    CallOptions, ClientConfig, Error, McpClient, McpConfig, ProtocolMode, RestartPolicy,
-    StdioConfig,
-};
+use toolwire::mcp::McpDialect;
+use toolwire::mcp::RestartPolicy;
+use toolwire::{CallOptions, ClientConfig, Error, McpClient, McpConfig, ProtocolMode, StdioConfig};
 
 fn config(restart: Option<RestartPolicy>) -> McpConfig {
     let mut config = McpConfig::default().mode(ProtocolMode::Legacy);
-    config.rpc = ClientConfig::default().request_timeout(SOON);
-    config.restart = restart;
-    config
+    config = config.rpc(
+        ClientConfig::default()
+            .dialect(McpDialect)
+            .request_timeout(SOON),
+    );
+    match restart {
+        Some(policy) => config.restart(policy),
+        None => config,
+    }
 }
 
 fn small_policy(max_restarts: u32) -> RestartPolicy {
     let mut policy = RestartPolicy::default();
-    policy.max_restarts = max_restarts;
-    policy.window = Duration::from_secs(60);
-    policy.initial_backoff = Duration::from_millis(10);
-    policy.max_backoff = Duration::from_millis(50);
+    policy = policy.max_restarts(max_restarts);
+    policy = policy.window(Duration::from_secs(60));
+    policy = policy.initial_backoff(Duration::from_millis(10));
+    policy = policy.max_backoff(Duration::from_millis(50));
     policy
 }
 
@@ -42,7 +47,7 @@ fn pid(client: &McpClient) -> toolwire::Result<u64> {
 /// Makes the server exit; the call in flight fails at once with `Closed`.
 fn crash(client: &McpClient) {
     let error = client
-        .call_tool("crash", json!({"code": 7}), CallOptions::new())
+        .call_tool_with("crash", json!({"code": 7}), CallOptions::new())
         .expect_err("the server died under the call");
     let closed = error
         .closed()
@@ -67,7 +72,7 @@ fn with_a_policy_the_next_call_runs_on_a_fresh_process() {
     assert_ne!(first, second);
     assert!(!common::process_alive(u32::try_from(first).expect("pid")));
     let sum = client
-        .call_tool("add", json!({"a": 1, "b": 2}), CallOptions::new())
+        .call_tool_with("add", json!({"a": 1, "b": 2}), CallOptions::new())
         .expect("tools work on the fresh process");
     assert_eq!(sum.structured_content, Some(json!({"sum": 3})));
     let info = client.session_info().expect("the lifecycle was redone");

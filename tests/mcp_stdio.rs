@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 use common::{eventually, tool_server_path, SOON};
 use crossbeam_channel::unbounded;
 use serde_json::{json, Value};
-use toolwire::{
-    CallEvent, CallOptions, ClientConfig, ElicitResult, Era, Error, McpClient, McpConfig,
-    ProtocolMode, Root, StdioConfig, HANDSHAKE_VERSIONS,
-};
+use toolwire::jsonrpc::CallEvent;
+use toolwire::mcp::McpDialect;
+use toolwire::mcp::{ElicitResult, Era, Root, HANDSHAKE_VERSIONS};
+use toolwire::{CallOptions, ClientConfig, Error, McpClient, McpConfig, ProtocolMode, StdioConfig};
 
 fn connect(config: McpConfig) -> McpClient {
     McpClient::connect_stdio(StdioConfig::new(tool_server_path()), config)
@@ -21,7 +21,11 @@ fn connect(config: McpConfig) -> McpClient {
 
 fn legacy() -> McpConfig {
     let mut config = McpConfig::default().mode(ProtocolMode::Legacy);
-    config.rpc = ClientConfig::default().request_timeout(SOON);
+    config = config.rpc(
+        ClientConfig::default()
+            .dialect(McpDialect)
+            .request_timeout(SOON),
+    );
     config
 }
 
@@ -51,14 +55,18 @@ fn ask_client(client: &McpClient, method: &str, params: Value) -> Value {
 #[test]
 fn auto_falls_back_to_the_handshake() {
     let mut config = McpConfig::default();
-    config.rpc = ClientConfig::default().request_timeout(SOON);
-    assert_eq!(config.mode, ProtocolMode::Auto);
+    config = config.rpc(
+        ClientConfig::default()
+            .dialect(McpDialect)
+            .request_timeout(SOON),
+    );
+    assert_eq!(config.get_mode(), ProtocolMode::Auto);
     // Built (if need be) before the clock starts.
     let server = StdioConfig::new(tool_server_path());
     let started = Instant::now();
     let client = McpClient::connect_stdio(server, config).expect("connect to tool_server");
     // tool_server refuses `server/discover` at once; nothing waited for the 10 s probe bound.
-    assert!(started.elapsed() < McpConfig::default().discover_timeout);
+    assert!(started.elapsed() < McpConfig::default().get_discover_timeout());
     let info = client.session_info().expect("session info");
     assert_eq!(info.era, Era::Handshake);
     assert_eq!(info.protocol_version, "2025-11-25");
@@ -105,24 +113,24 @@ fn the_nine_tools_are_listed_and_add_is_validated() {
     assert_eq!(add.annotations.read_only_hint, Some(true));
 
     let sum = client
-        .call_tool("add", json!({"a": 2, "b": 40}), CallOptions::new())
+        .call_tool_with("add", json!({"a": 2, "b": 40}), CallOptions::new())
         .expect("add");
     assert!(!sum.is_error);
     assert_eq!(sum.structured_content, Some(json!({"sum": 42})));
     assert_eq!(sum.text(), r#"{"sum":42}"#);
 
     let echoed = client
-        .call_tool("echo", json!({"message": "hello"}), CallOptions::new())
+        .call_tool_with("echo", json!({"message": "hello"}), CallOptions::new())
         .expect("echo");
     assert_eq!(echoed.text(), "hello");
 
     let failed = client
-        .call_tool("fail", json!({"message": "nope"}), CallOptions::new())
+        .call_tool_with("fail", json!({"message": "nope"}), CallOptions::new())
         .expect("a tool error is a result");
     assert!(failed.is_error);
     assert_eq!(failed.text(), "nope");
     let unknown = client
-        .call_tool("no_such_tool", json!({}), CallOptions::new())
+        .call_tool_with("no_such_tool", json!({}), CallOptions::new())
         .expect("an unknown tool is a tool error");
     assert!(unknown.is_error);
     finish(&client);
@@ -134,7 +142,7 @@ fn progress_reaches_the_callback_in_order_on_the_callers_thread() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let caller = std::thread::current().id();
     let result = client
-        .call_tool(
+        .call_tool_with(
             "sleep",
             json!({"ms": 200, "progress": 4}),
             CallOptions::new().on_progress({
@@ -169,7 +177,7 @@ fn progress_resets_the_timeout_only_when_asked() {
     let long = json!({"ms": 1000, "progress": 10});
     let started = Instant::now();
     let result = client
-        .call_tool(
+        .call_tool_with(
             "sleep",
             long.clone(),
             CallOptions::new().timeout(TIMEOUT).reset_on_progress(true),
@@ -180,7 +188,7 @@ fn progress_resets_the_timeout_only_when_asked() {
 
     let started = Instant::now();
     let error = client
-        .call_tool(
+        .call_tool_with(
             "sleep",
             long,
             CallOptions::new().timeout(TIMEOUT).want_progress(true),
@@ -229,7 +237,7 @@ fn cancel_mid_run_tells_the_server_and_later_progress_is_ignored() {
     );
     assert!(!rpc.is_closed());
     let later = client
-        .call_tool("echo", json!({"message": "still here"}), CallOptions::new())
+        .call_tool_with("echo", json!({"message": "still here"}), CallOptions::new())
         .expect("the client stays usable");
     assert_eq!(later.text(), "still here");
     assert_eq!(rpc.stats().cancels, 1);

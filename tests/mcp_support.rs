@@ -9,11 +9,11 @@ use std::thread;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolwire::{
-    ClientConfig, ErrorObject, McpClient, McpConfig, MemoryPeer, MemoryTransport, Message,
-    Notification, ProtocolMode, Request, RequestId, Response, Result, META_CLIENT_CAPABILITIES,
-    META_PROTOCOL_VERSION, STATELESS_VERSION,
-};
+use toolwire::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Response};
+use toolwire::mcp::McpDialect;
+use toolwire::mcp::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, STATELESS_VERSION};
+use toolwire::transport::{MemoryPeer, MemoryTransport};
+use toolwire::{ClientConfig, McpClient, McpConfig, ProtocolMode, Result};
 
 /// An upper bound for things that must happen "soon": it only keeps a broken test from
 /// hanging, it never synchronises anything.
@@ -27,7 +27,11 @@ pub const INSTRUCTIONS: &str = "Call `add` to add numbers.";
 /// A config in `mode` whose calls cannot outlive a broken test by much.
 pub fn config(mode: ProtocolMode) -> McpConfig {
     let mut config = McpConfig::default().mode(mode);
-    config.rpc = ClientConfig::default().request_timeout(SOON);
+    config = config.rpc(
+        ClientConfig::default()
+            .dialect(McpDialect)
+            .request_timeout(SOON),
+    );
     config
 }
 

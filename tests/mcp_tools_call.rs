@@ -6,7 +6,8 @@ mod support;
 
 use serde_json::{json, Value};
 use support::*;
-use toolwire::{CallOptions, CallToolResult, Content, Error, McpClient, MemoryPeer, ProtocolMode};
+use toolwire::transport::MemoryPeer;
+use toolwire::{CallOptions, CallToolResult, Content, Error, McpClient, ProtocolMode};
 
 /// Calls `name` while the server answers `result` and, when `then` is given, answers the
 /// `tools/list` the client makes to find the output schema.
@@ -19,7 +20,7 @@ fn call(
 ) -> toolwire::Result<CallToolResult> {
     exchange(
         peer,
-        || client.call_tool(name, json!({"a": 1}), CallOptions::new()),
+        || client.call_tool_with(name, json!({"a": 1}), CallOptions::new()),
         |peer| {
             let request = serve(peer, "tools/call", result);
             assert_eq!(params(&request)["name"], name);
@@ -232,7 +233,7 @@ fn tools_without_an_output_schema_are_not_checked() {
 #[test]
 fn validation_can_be_turned_off() {
     let mut unchecked = config(ProtocolMode::Legacy);
-    unchecked.validate_output = false;
+    unchecked = unchecked.validate_output(false);
     let (client, peer) = connect_legacy(unchecked);
     // No `tools/list` is made to find a schema.
     let result = call(

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use crossbeam_channel::{bounded, unbounded};
 use serde_json::{json, Value};
 use support::*;
-use toolwire::{CallOptions, Error, McpClient, MemoryPeer, ProtocolMode};
+use toolwire::transport::MemoryPeer;
+use toolwire::{CallOptions, Error, McpClient, ProtocolMode};
 
 const LIST_CHANGED: &str = "notifications/tools/list_changed";
 
@@ -67,7 +68,7 @@ fn every_page_is_followed_and_concatenated_in_order() {
 #[test]
 fn pages_are_capped() {
     let mut capped = config(ProtocolMode::Legacy);
-    capped.max_pages = 3;
+    capped = capped.max_pages(3);
     let (client, peer) = connect_legacy(capped);
     let outcome = list(&client, &peer, |peer| {
         for page in 0..3 {
@@ -255,7 +256,7 @@ fn list_changed_drops_the_output_schemas_learned_from_the_old_list() {
     };
     let (first, _) = exchange(
         &peer,
-        || client.call_tool("add", json!({}), CallOptions::new()),
+        || client.call_tool_with("add", json!({}), CallOptions::new()),
         |peer| {
             call(json!({"sum": 3}))(peer);
             serve_tools(peer, json!([add_tool()]));
@@ -270,7 +271,7 @@ fn list_changed_drops_the_output_schemas_learned_from_the_old_list() {
     changed["outputSchema"] = json!({"type": "object", "required": ["total"], "properties": {"total": {"type": "number"}}});
     let (second, _) = exchange(
         &peer,
-        || client.call_tool("add", json!({}), CallOptions::new()),
+        || client.call_tool_with("add", json!({}), CallOptions::new()),
         |peer| {
             call(json!({"total": 3}))(peer);
             serve_tools(peer, json!([changed]));

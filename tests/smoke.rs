@@ -1,10 +1,11 @@
 mod common;
 use serde_json::json;
+use toolwire::mcp::McpDialect;
 use toolwire::ClientConfig;
 
 #[test]
 fn smoke() {
-    let (client, _pid) = common::tool_server_client(ClientConfig::default());
+    let (client, _pid) = common::tool_server_client(ClientConfig::default().dialect(McpDialect));
     assert_eq!(
         client.call("add", json!({"a": 2, "b": 3})).unwrap(),
         json!(5)

@@ -7,6 +7,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use toolwire::mcp::McpDialect;
 use toolwire::{ClientConfig, StdioConfig};
 
 /// A shell that ignores SIGTERM and never reads stdin, and forks a grandchild that ignores
@@ -32,9 +33,10 @@ fn close_kills_a_wrapper_and_its_grandchild_that_ignore_eof_and_sigterm() {
     let stdin_grace = Duration::from_millis(300);
     let term_grace = Duration::from_millis(300);
     let mut config = StdioConfig::new("sh").args(["-c", STUBBORN_WRAPPER]);
-    config.stdin_close_grace = stdin_grace;
-    config.terminate_grace = term_grace;
-    let (client, transport) = common::shared_stdio_client(config, ClientConfig::default());
+    config = config.stdin_close_grace(stdin_grace);
+    config = config.terminate_grace(term_grace);
+    let (client, transport) =
+        common::shared_stdio_client(config, ClientConfig::default().dialect(McpDialect));
     let pid = transport.pid();
 
     let mut grandchild = None;
@@ -110,8 +112,10 @@ fn close_kills_a_wrapper_and_its_grandchild_that_ignore_eof_and_sigterm() {
 #[test]
 fn close_lets_a_cooperative_child_exit_on_eof() {
     let _serial = common::serial();
-    let (client, transport) =
-        common::shared_stdio_client(common::tool_server_config(&[]), ClientConfig::default());
+    let (client, transport) = common::shared_stdio_client(
+        common::tool_server_config(&[]),
+        ClientConfig::default().dialect(McpDialect),
+    );
     let pid = transport.pid();
     assert_eq!(client.call("pid", json!({})).unwrap(), json!(pid));
 
@@ -130,9 +134,10 @@ fn close_sends_sigterm_to_a_child_that_ignores_eof() {
     let _serial = common::serial();
     let stdin_grace = Duration::from_millis(300);
     let mut config = common::tool_server_config(&["--ignore-eof"]);
-    config.stdin_close_grace = stdin_grace;
-    config.terminate_grace = Duration::from_secs(5);
-    let (client, transport) = common::shared_stdio_client(config, ClientConfig::default());
+    config = config.stdin_close_grace(stdin_grace);
+    config = config.terminate_grace(Duration::from_secs(5));
+    let (client, transport) =
+        common::shared_stdio_client(config, ClientConfig::default().dialect(McpDialect));
     let pid = transport.pid();
     assert_eq!(client.call("echo", json!([1])).unwrap(), json!([1]));
 
@@ -165,7 +170,7 @@ fn dropping_the_last_client_closes_and_reaps_the_child() {
     // caller drops the last clone; the close must still happen on the caller's thread, before
     // `drop` returns.
     for _round in 0..20 {
-        let (client, pid) = common::tool_server_client(ClientConfig::default());
+        let (client, pid) = common::tool_server_client(ClientConfig::default().dialect(McpDialect));
         let clone = client.clone();
         assert_eq!(
             clone.call("add", json!({"a": 40, "b": 2})).unwrap(),
@@ -195,10 +200,11 @@ fn close_does_not_deadlock_with_a_reader_waiting_for_the_exit_status() {
     // close() reaps it while the reader polls. Both must get through.
     let script = r#"$SIG{TERM} = "IGNORE"; my $ballast = "x" x 300_000_000; close STDOUT; close STDERR; sleep 1000 while 1;"#;
     let mut config = StdioConfig::new("perl").args(["-e", script]);
-    config.exit_wait = Duration::from_secs(30);
-    config.stdin_close_grace = Duration::from_millis(100);
-    config.terminate_grace = Duration::from_millis(100);
-    let (client, transport) = common::shared_stdio_client(config, ClientConfig::default());
+    config = config.exit_wait(Duration::from_secs(30));
+    config = config.stdin_close_grace(Duration::from_millis(100));
+    config = config.terminate_grace(Duration::from_millis(100));
+    let (client, transport) =
+        common::shared_stdio_client(config, ClientConfig::default().dialect(McpDialect));
     let pid = transport.pid();
     let stdout_closed = common::eventually(common::SOON, || {
         !std::path::Path::new(&format!("/proc/{pid}/fd/1")).exists()

@@ -7,6 +7,7 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use serde_json::json;
+use toolwire::mcp::McpDialect;
 use toolwire::{CallOptions, ClientConfig};
 
 const THREADS: usize = 8;
@@ -15,7 +16,7 @@ const CALLS: usize = 1_000;
 #[test]
 fn eight_threads_with_a_thousand_calls_in_flight_each_get_their_own_answers() {
     let _serial = common::serial();
-    let (client, pid) = common::tool_server_client(ClientConfig::default());
+    let (client, pid) = common::tool_server_client(ClientConfig::default().dialect(McpDialect));
     // All threads start their calls together, so they interleave on the wire.
     let barrier = Arc::new(Barrier::new(THREADS));
     let workers: Vec<_> = (0..THREADS)

@@ -6,6 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use toolwire::mcp::McpDialect;
 use toolwire::{CallOptions, ClientConfig, Closed, Error};
 
 fn expect_crash_details(error: &Error) -> Closed {
@@ -29,7 +30,7 @@ fn expect_crash_details(error: &Error) -> Closed {
 #[test]
 fn a_crash_fails_every_call_in_flight_at_once_with_status_and_stderr() {
     let _serial = common::serial();
-    let (client, pid) = common::tool_server_client(ClientConfig::default());
+    let (client, pid) = common::tool_server_client(ClientConfig::default().dialect(McpDialect));
     let long = || CallOptions::new().timeout(Duration::from_secs(60));
 
     let started = Instant::now();
@@ -96,7 +97,7 @@ fn a_crash_fails_every_call_in_flight_at_once_with_status_and_stderr() {
 #[test]
 fn a_crash_between_calls_is_reported_to_the_next_caller() {
     let _serial = common::serial();
-    let (client, pid) = common::tool_server_client(ClientConfig::default());
+    let (client, pid) = common::tool_server_client(ClientConfig::default().dialect(McpDialect));
     assert_eq!(
         client.call("add", json!({"a": 1, "b": 2})).unwrap(),
         json!(3)

@@ -4,7 +4,9 @@
 mod common;
 
 use serde_json::{json, Value};
-use toolwire::{Client, ClientConfig, StdioConfig, DEFAULT_INHERITED_ENV};
+use toolwire::mcp::McpDialect;
+use toolwire::transport::DEFAULT_INHERITED_ENV;
+use toolwire::{Client, ClientConfig, StdioConfig};
 
 /// A variable of this process only (the tests of this binary are serialized; no other binary
 /// shares our environment).
@@ -17,7 +19,8 @@ fn env_of(client: &Client, name: &str) -> Value {
 }
 
 fn with_client(config: StdioConfig, check: impl FnOnce(&Client)) {
-    let (client, _transport) = common::shared_stdio_client(config, ClientConfig::default());
+    let (client, _transport) =
+        common::shared_stdio_client(config, ClientConfig::default().dialect(McpDialect));
     check(&client);
     common::close_and_check(&client);
     common::assert_no_client_threads();
@@ -63,7 +66,7 @@ fn inherit_env_passes_our_whole_environment_and_config_still_wins() {
     std::env::set_var(&secret, "inherited");
     std::env::set_var("TOOLWIRE_TEST_OVERRIDDEN", "from-parent");
     let mut config = common::tool_server_config(&[]).env("TOOLWIRE_TEST_OVERRIDDEN", "from-config");
-    config.inherit_env = true;
+    config = config.inherit_env(true);
     with_client(config, |client| {
         assert_eq!(env_of(client, &secret), json!("inherited"));
         assert_eq!(
@@ -106,7 +109,7 @@ fn the_working_directory_is_ours_by_default_and_the_configured_one_when_set() {
 fn a_program_that_cannot_start_is_a_spawn_error() {
     let _serial = common::serial();
     let missing = "/nonexistent/toolwire-no-such-program";
-    match toolwire::StdioTransport::spawn(StdioConfig::new(missing)) {
+    match toolwire::transport::StdioTransport::spawn(StdioConfig::new(missing)) {
         Err(toolwire::Error::Spawn { command, source }) => {
             assert_eq!(command, missing);
             assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
@@ -116,7 +119,7 @@ fn a_program_that_cannot_start_is_a_spawn_error() {
     }
     let bad_cwd = common::tool_server_config(&[]).cwd("/nonexistent/toolwire-no-such-dir");
     assert!(matches!(
-        toolwire::StdioTransport::spawn(bad_cwd),
+        toolwire::transport::StdioTransport::spawn(bad_cwd),
         Err(toolwire::Error::Spawn { .. })
     ));
     common::assert_no_client_threads();

@@ -6,12 +6,13 @@ mod common;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use toolwire::mcp::McpDialect;
 use toolwire::{CallOptions, ClientConfig, Error};
 
 #[test]
 fn hang_times_out_at_its_deadline_cancels_on_the_wire_and_close_ends_the_child() {
     let _serial = common::serial();
-    let (client, pid) = common::tool_server_client(ClientConfig::default());
+    let (client, pid) = common::tool_server_client(ClientConfig::default().dialect(McpDialect));
     let timeout = Duration::from_millis(300);
 
     let started = Instant::now();
@@ -78,7 +79,7 @@ fn hang_times_out_at_its_deadline_cancels_on_the_wire_and_close_ends_the_child()
 #[test]
 fn several_hanging_calls_time_out_independently_and_close_releases_one_still_waiting() {
     let _serial = common::serial();
-    let (client, pid) = common::tool_server_client(ClientConfig::default());
+    let (client, pid) = common::tool_server_client(ClientConfig::default().dialect(McpDialect));
     let short = Duration::from_millis(200);
     let long = Duration::from_millis(400);
 

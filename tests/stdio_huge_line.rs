@@ -4,6 +4,7 @@
 mod common;
 
 use serde_json::json;
+use toolwire::mcp::McpDialect;
 use toolwire::ClientConfig;
 
 const HUGE: u64 = 64 * 1024 * 1024;
@@ -11,7 +12,7 @@ const HUGE: u64 = 64 * 1024 * 1024;
 #[test]
 fn a_64_mib_line_is_discarded_without_buffering_and_the_next_response_arrives() {
     let _serial = common::serial();
-    let (client, pid) = common::tool_server_client(ClientConfig::default());
+    let (client, pid) = common::tool_server_client(ClientConfig::default().dialect(McpDialect));
     // Warm up every code path first, so the baseline includes their allocations.
     assert_eq!(
         client.call("echo", json!({"warm": 1})).unwrap(),

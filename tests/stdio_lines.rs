@@ -6,6 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use toolwire::mcp::McpDialect;
 use toolwire::{CallOptions, ClientConfig, Error};
 
 #[test]
@@ -14,7 +15,7 @@ fn non_json_lines_and_unknown_ids_are_skipped_and_counted() {
     // `--banner` writes `tool_server ready` before anything else.
     let (client, _transport) = common::shared_stdio_client(
         common::tool_server_config(&["--banner"]),
-        ClientConfig::default(),
+        ClientConfig::default().dialect(McpDialect),
     );
 
     // The banner precedes the first answer on the same stream, so it is counted by now.
@@ -61,8 +62,9 @@ fn non_json_lines_and_unknown_ids_are_skipped_and_counted() {
 fn a_response_over_a_small_line_cap_is_discarded_and_its_caller_times_out() {
     let _serial = common::serial();
     let mut config = common::tool_server_config(&[]);
-    config.max_line_bytes = 1024;
-    let (client, _transport) = common::shared_stdio_client(config, ClientConfig::default());
+    config = config.max_line_bytes(1024);
+    let (client, _transport) =
+        common::shared_stdio_client(config, ClientConfig::default().dialect(McpDialect));
 
     // A line just under the cap still arrives.
     let fits = "f".repeat(900);

@@ -6,6 +6,7 @@ mod common;
 use std::time::Duration;
 
 use serde_json::json;
+use toolwire::mcp::McpDialect;
 use toolwire::{CallOptions, ClientConfig, StdioConfig};
 
 const FLOOD_BYTES: u64 = 10_000_000;
@@ -14,9 +15,11 @@ const MARKER: &str = "END-OF-FLOOD";
 #[test]
 fn ten_megabytes_of_stderr_do_not_block_calls_and_only_the_tail_is_kept() {
     let _serial = common::serial();
-    let tail_bytes = StdioConfig::new("x").stderr_tail_bytes;
-    let (client, transport) =
-        common::shared_stdio_client(common::tool_server_config(&[]), ClientConfig::default());
+    let tail_bytes = StdioConfig::new("x").get_stderr_tail_bytes();
+    let (client, transport) = common::shared_stdio_client(
+        common::tool_server_config(&[]),
+        ClientConfig::default().dialect(McpDialect),
+    );
     let pid = transport.pid();
     let options = || CallOptions::new().timeout(Duration::from_secs(60));
 

@@ -7,6 +7,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use toolwire::mcp::McpDialect;
 use toolwire::{CallOptions, ClientConfig, Error, StdioConfig};
 
 #[test]
@@ -15,10 +16,11 @@ fn calls_to_a_child_that_never_reads_time_out_at_their_deadline_and_close_still_
     let stdin_grace = Duration::from_millis(300);
     let term_grace = Duration::from_millis(300);
     let mut config = StdioConfig::new("sleep").arg("1000");
-    config.writer_queue = 1;
-    config.stdin_close_grace = stdin_grace;
-    config.terminate_grace = term_grace;
-    let (client, transport) = common::shared_stdio_client(config, ClientConfig::default());
+    config = config.writer_queue(1);
+    config = config.stdin_close_grace(stdin_grace);
+    config = config.terminate_grace(term_grace);
+    let (client, transport) =
+        common::shared_stdio_client(config, ClientConfig::default().dialect(McpDialect));
     let pid = transport.pid();
 
     // 2 MiB each, far more than a pipe holds: the first one alone fills the pipe and blocks the

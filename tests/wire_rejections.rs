@@ -8,7 +8,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use serde_json::json;
-use toolwire::{
+use toolwire::jsonrpc::{
     parse_frame, ErrorCode, ErrorObject, Frame, Invalid, Message, Notification, ParseError,
     Request, RequestId, Response,
 };

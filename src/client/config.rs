@@ -4,20 +4,26 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use serde_json::Value;
 
+use super::dialect::{Dialect, PlainJsonRpc};
 use crate::timer::TimerWheel;
+use crate::transport::FrameMeta;
 use crate::wire::{ErrorObject, Notification, Request};
 
 /// Answers requests the peer sends to us. Runs on the client's dispatch thread, never on the
-/// reader thread, one request at a time in arrival order.
+/// reader thread, one request at a time in arrival order. A panic is caught: the peer gets
+/// -32603 and the thread goes on.
 pub type RequestHandler = Arc<dyn Fn(&Request) -> Result<Value, ErrorObject> + Send + Sync>;
 
 /// Receives notifications from the peer that the client does not consume itself (everything
-/// but `notifications/progress` for its own calls). Runs on the dispatch thread.
+/// but the progress reports of its own calls). Runs on the dispatch thread; a panic is caught
+/// and logged.
 pub type NotificationHandler = Arc<dyn Fn(&Notification) + Send + Sync>;
 
-/// A progress callback: runs on the thread that waits for the call, once per report, in order.
+/// A progress callback: runs on the thread that waits for the call, once per report, in
+/// order. A panic is caught and logged, and the call goes on.
 pub type ProgressCallback = Box<dyn FnMut(&Progress) + Send>;
 
 /// A progress report for a call, delivered on the caller's thread.
@@ -31,49 +37,27 @@ pub struct Progress {
     pub message: Option<String>,
 }
 
-/// Settings for a [`crate::Client`]. Every bound is finite; `Default` spells out each value.
+/// Settings for a [`crate::Client`]. Every bound is finite; `Default` spells out each value,
+/// and each knob has a setter that says its default.
 #[derive(Clone)]
-#[non_exhaustive]
 pub struct ClientConfig {
-    /// How long a call waits for its response when the call does not say. Defaults to 60 s.
-    pub request_timeout: Duration,
-    /// The longest a call may run in all when its deadline is extended by progress.
-    /// Defaults to 10 minutes.
-    pub max_total_timeout: Duration,
-    /// How far past its deadline a blocked caller waits on its own channel for the timer
-    /// thread before releasing the call itself (whoever removes the pending entry first
-    /// completes it, exactly once, with the same `notifications/cancelled`). Defaults to zero:
-    /// a caller blocked in `call`, `wait` or `wait_timeout` wakes at its own deadline whatever
-    /// else the shared timer thread has to do at that moment (thousands of other calls timing
-    /// out together, a stall), and the timer thread serves the calls nobody is blocked on
-    /// (handles polled, selected over, or left to run). A positive grace leaves the timeouts to
-    /// the timer thread for that long.
-    pub timer_grace: Duration,
-    /// Whether a timed-out request is followed by `notifications/cancelled` to the peer (never
-    /// for `initialize`). Defaults to true.
-    pub cancel_on_timeout: bool,
-    /// The most requests in flight at once; one more fails at once with
-    /// [`crate::Error::Busy`]. Defaults to 65,536.
-    pub max_in_flight: usize,
-    /// How many inbound requests and notifications may wait for the dispatch thread; when
-    /// full, an inbound request is answered with -32603 and a notification is dropped, both
-    /// logged. Defaults to 1,024.
-    pub inbound_queue: usize,
-    /// How long `close()` waits for the dispatch thread (which may be inside a user handler)
-    /// before leaving it behind with a warning. Defaults to 2 s.
-    pub dispatch_join_grace: Duration,
-    /// The timer wheel for deadlines. Defaults to the process-wide [`TimerWheel::global`].
-    pub timer: Option<TimerWheel>,
-    /// Answers the peer's requests. Defaults to answering `ping` with `{}` and everything else
-    /// with -32601.
-    pub request_handler: Option<RequestHandler>,
-    /// Receives the peer's notifications. Defaults to none (they are logged at debug).
-    pub notification_handler: Option<NotificationHandler>,
+    pub(crate) request_timeout: Duration,
+    pub(crate) max_total_timeout: Duration,
+    pub(crate) timer_grace: Duration,
+    pub(crate) completion_grace: Duration,
+    pub(crate) cancel_on_timeout: bool,
+    pub(crate) max_in_flight: usize,
+    pub(crate) inbound_queue: usize,
+    pub(crate) dispatch_join_grace: Duration,
+    pub(crate) timer: Option<TimerWheel>,
+    pub(crate) request_handler: Option<RequestHandler>,
+    pub(crate) notification_handler: Option<NotificationHandler>,
     /// Sees every notification on the reader thread, before the next frame is handled and
-    /// before the dispatch thread gets it: for bookkeeping that must not lag behind the
-    /// responses that follow (e.g. cache invalidation). It must be quick and never block.
-    /// Defaults to none.
-    pub notification_tap: Option<NotificationHandler>,
+    /// before the dispatch thread gets it: for the layer above's bookkeeping that must not
+    /// lag behind the responses that follow (cache invalidation). Not public: it runs on the
+    /// reader thread, where nothing slow may run.
+    pub(crate) notification_tap: Option<NotificationHandler>,
+    pub(crate) dialect: Arc<dyn Dialect>,
 }
 
 impl Default for ClientConfig {
@@ -82,6 +66,7 @@ impl Default for ClientConfig {
             request_timeout: Duration::from_secs(60),
             max_total_timeout: Duration::from_secs(600),
             timer_grace: Duration::ZERO,
+            completion_grace: Duration::from_secs(1),
             cancel_on_timeout: true,
             max_in_flight: 65_536,
             inbound_queue: 1024,
@@ -90,6 +75,7 @@ impl Default for ClientConfig {
             request_handler: None,
             notification_handler: None,
             notification_tap: None,
+            dialect: Arc::new(PlainJsonRpc),
         }
     }
 }
@@ -100,25 +86,92 @@ impl fmt::Debug for ClientConfig {
             .field("request_timeout", &self.request_timeout)
             .field("max_total_timeout", &self.max_total_timeout)
             .field("timer_grace", &self.timer_grace)
+            .field("completion_grace", &self.completion_grace)
             .field("cancel_on_timeout", &self.cancel_on_timeout)
             .field("max_in_flight", &self.max_in_flight)
             .field("inbound_queue", &self.inbound_queue)
             .field("dispatch_join_grace", &self.dispatch_join_grace)
             .field("request_handler", &self.request_handler.is_some())
             .field("notification_handler", &self.notification_handler.is_some())
-            .field("notification_tap", &self.notification_tap.is_some())
-            .finish()
+            .field("dialect", &self.dialect.name())
+            .finish_non_exhaustive()
     }
 }
 
 impl ClientConfig {
-    /// Sets [`ClientConfig::request_timeout`].
+    /// How long a call waits for its response when the call does not say. Defaults to 60 s.
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
         self
     }
 
-    /// Sets [`ClientConfig::request_handler`].
+    /// The longest a call may run in all when its deadline is extended by progress. Defaults
+    /// to 10 minutes.
+    pub fn max_total_timeout(mut self, timeout: Duration) -> Self {
+        self.max_total_timeout = timeout;
+        self
+    }
+
+    /// How far past its deadline a blocked caller waits on its own channel for the timer
+    /// thread before releasing the call itself (whoever removes the pending entry first
+    /// completes it, exactly once, with the same cancellation notice). Defaults to zero: a
+    /// caller blocked in `call`, `wait` or `wait_timeout` wakes at its own deadline whatever
+    /// else the shared timer thread has to do at that moment (thousands of other calls timing
+    /// out together, a stall), and the timer thread serves the calls nobody is blocked on
+    /// (handles polled or left to run, call sets). A positive grace leaves the timeouts to the
+    /// timer thread for that long.
+    pub fn timer_grace(mut self, grace: Duration) -> Self {
+        self.timer_grace = grace;
+        self
+    }
+
+    /// How long a caller that released its own call at the deadline waits for the outcome
+    /// the releasing side sends right after (a moment's work); past it the call ends as
+    /// closed. Defaults to 1 s.
+    pub fn completion_grace(mut self, grace: Duration) -> Self {
+        self.completion_grace = grace;
+        self
+    }
+
+    /// Whether a timed-out request is followed by the dialect's cancellation notice to the
+    /// peer (never for calls made with [`CallOptions::notify_cancel`] false). Defaults to
+    /// true.
+    pub fn cancel_on_timeout(mut self, cancel: bool) -> Self {
+        self.cancel_on_timeout = cancel;
+        self
+    }
+
+    /// The most requests in flight at once; one more fails at once with
+    /// [`crate::Error::Busy`]. Defaults to 65,536.
+    pub fn max_in_flight(mut self, requests: usize) -> Self {
+        self.max_in_flight = requests;
+        self
+    }
+
+    /// How many inbound requests and notifications may wait for the dispatch thread; when
+    /// full, an inbound request is answered with -32603 and a notification is dropped, both
+    /// logged (the warning for dropped notifications at most once a second). Defaults to
+    /// 1,024.
+    pub fn inbound_queue(mut self, items: usize) -> Self {
+        self.inbound_queue = items;
+        self
+    }
+
+    /// How long `close()` waits for the dispatch thread (which may be inside a user handler)
+    /// before leaving it behind with a warning. Defaults to 2 s.
+    pub fn dispatch_join_grace(mut self, grace: Duration) -> Self {
+        self.dispatch_join_grace = grace;
+        self
+    }
+
+    /// The timer wheel for deadlines. Defaults to the process-wide [`TimerWheel::global`].
+    pub fn timer(mut self, timer: TimerWheel) -> Self {
+        self.timer = Some(timer);
+        self
+    }
+
+    /// Answers the peer's requests. Defaults to the dialect's answers (the MCP dialect
+    /// answers `ping`), and -32601 for everything else.
     pub fn on_request(
         mut self,
         handler: impl Fn(&Request) -> Result<Value, ErrorObject> + Send + Sync + 'static,
@@ -127,7 +180,7 @@ impl ClientConfig {
         self
     }
 
-    /// Sets [`ClientConfig::notification_handler`].
+    /// Receives the peer's notifications. Defaults to none (they are logged at debug).
     pub fn on_notification(
         mut self,
         handler: impl Fn(&Notification) + Send + Sync + 'static,
@@ -136,32 +189,60 @@ impl ClientConfig {
         self
     }
 
-    /// Sets [`ClientConfig::timer`].
-    pub fn timer(mut self, timer: TimerWheel) -> Self {
-        self.timer = Some(timer);
+    /// The protocol conventions above JSON-RPC: how progress is asked for and reported, how
+    /// a request is cancelled, what a request gets when no handler is set. Defaults to
+    /// [`PlainJsonRpc`] (none of them); use `toolwire::mcp::McpDialect` for MCP peers.
+    pub fn dialect(mut self, dialect: impl Dialect) -> Self {
+        self.dialect = Arc::new(dialect);
         self
+    }
+
+    pub(crate) fn set_request_handler(&mut self, handler: RequestHandler) {
+        self.request_handler = Some(handler);
+    }
+
+    pub(crate) fn set_notification_handler(&mut self, handler: NotificationHandler) {
+        self.notification_handler = Some(handler);
+    }
+
+    pub(crate) fn set_notification_tap(&mut self, tap: NotificationHandler) {
+        self.notification_tap = Some(tap);
+    }
+
+    pub(crate) fn set_dialect(&mut self, dialect: Arc<dyn Dialect>) {
+        self.dialect = dialect;
     }
 }
 
-/// Options for one call. `Default` means: the client's timeout, no progress, no reset.
-#[derive(Default)]
-#[non_exhaustive]
+/// Options for one call. `Default` means: the client's timeout, no progress, no reset, a
+/// cancellation notice when the call is given up, no frame metadata. Cheap to clone: a
+/// progress callback is shared between clones (behind an `Arc`).
+#[derive(Clone)]
 pub struct CallOptions {
-    /// The deadline for the response (reset by progress when `reset_on_progress`). Defaults to
-    /// the client's [`ClientConfig::request_timeout`].
-    pub timeout: Option<Duration>,
-    /// The hard limit on the whole call when progress extends the deadline. Defaults to the
-    /// client's [`ClientConfig::max_total_timeout`].
-    pub max_total: Option<Duration>,
-    /// Whether each progress report restarts the `timeout` (bounded by `max_total`). Asking for
-    /// it attaches a progress token. Defaults to false.
-    pub reset_on_progress: bool,
-    /// Called with each progress report, in order, on the thread that waits for the call.
-    /// Setting it attaches a progress token. Defaults to none.
-    pub on_progress: Option<ProgressCallback>,
-    /// Attach a progress token even without a callback (reports then arrive through
-    /// [`crate::CallHandle::receiver`]). Defaults to false.
-    pub want_progress: bool,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) max_total: Option<Duration>,
+    pub(crate) reset_on_progress: bool,
+    pub(crate) on_progress: Option<SharedProgress>,
+    pub(crate) want_progress: bool,
+    pub(crate) notify_cancel: bool,
+    pub(crate) meta: FrameMeta,
+}
+
+/// A progress callback shared by the clones of one [`CallOptions`].
+pub(crate) type SharedProgress = Arc<Mutex<ProgressCallback>>;
+
+impl Default for CallOptions {
+    fn default() -> Self {
+        CallOptions {
+            timeout: None,
+            max_total: None,
+            reset_on_progress: false,
+            on_progress: None,
+            want_progress: false,
+            notify_cancel: true,
+            meta: FrameMeta::default(),
+        }
+    }
 }
 
 impl fmt::Debug for CallOptions {
@@ -172,6 +253,8 @@ impl fmt::Debug for CallOptions {
             .field("reset_on_progress", &self.reset_on_progress)
             .field("on_progress", &self.on_progress.is_some())
             .field("want_progress", &self.want_progress)
+            .field("notify_cancel", &self.notify_cancel)
+            .field("meta", &self.meta)
             .finish()
     }
 }
@@ -182,33 +265,55 @@ impl CallOptions {
         CallOptions::default()
     }
 
-    /// Sets [`CallOptions::timeout`].
+    /// The deadline for the response (reset by progress with
+    /// [`CallOptions::reset_on_progress`]). Defaults to the client's
+    /// [`ClientConfig::request_timeout`].
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
     }
 
-    /// Sets [`CallOptions::max_total`].
+    /// The hard limit on the whole call when progress extends the deadline. Defaults to the
+    /// client's [`ClientConfig::max_total_timeout`].
     pub fn max_total(mut self, max_total: Duration) -> Self {
         self.max_total = Some(max_total);
         self
     }
 
-    /// Sets [`CallOptions::reset_on_progress`].
+    /// Whether each progress report restarts the timeout (bounded by the max total). Asking
+    /// for it attaches a progress token. Defaults to false.
     pub fn reset_on_progress(mut self, reset: bool) -> Self {
         self.reset_on_progress = reset;
         self
     }
 
-    /// Sets [`CallOptions::on_progress`].
+    /// Called with each progress report, in order, on the thread that waits for the call.
+    /// Setting it attaches a progress token. Clones of these options share the callback.
+    /// Defaults to none.
     pub fn on_progress(mut self, callback: impl FnMut(&Progress) + Send + 'static) -> Self {
-        self.on_progress = Some(Box::new(callback));
+        self.on_progress = Some(Arc::new(Mutex::new(Box::new(callback))));
         self
     }
 
-    /// Sets [`CallOptions::want_progress`].
+    /// Attach a progress token even without a callback (reports then arrive through
+    /// [`crate::jsonrpc::CallHandle::receiver`]). Defaults to false.
     pub fn want_progress(mut self, want: bool) -> Self {
         self.want_progress = want;
+        self
+    }
+
+    /// Whether giving this call up (its timeout, a cancel, a dropped handle) sends the
+    /// dialect's cancellation notice to the peer. The MCP client turns it off for
+    /// `initialize`, which must never be cancelled. Defaults to true.
+    pub fn notify_cancel(mut self, notify: bool) -> Self {
+        self.notify_cancel = notify;
+        self
+    }
+
+    /// What the transport should know about the request's frame (protocol version, routing
+    /// target, lifecycle role). Defaults to none.
+    pub fn frame_meta(mut self, meta: FrameMeta) -> Self {
+        self.meta = meta;
         self
     }
 

@@ -1,15 +1,17 @@
 //! The dispatch thread: the peer's requests and notifications run here, never on the reader.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender, TrySendError};
 use parking_lot::Mutex;
-use serde_json::json;
 
-use super::config::{ClientConfig, RequestHandler};
-use super::{spawn_named, Inner};
+use super::config::{ClientConfig, NotificationHandler, RequestHandler};
+use super::dialect::Dialect;
+use super::Inner;
 use crate::error::Result;
+use crate::sys::{self, spawn_named};
 use crate::wire::{ErrorCode, ErrorObject, Notification, Request, Response};
 
 enum Item {
@@ -24,6 +26,17 @@ pub(crate) struct Dispatcher {
     done: Receiver<()>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     client: Arc<Mutex<Weak<Inner>>>,
+    /// Notifications dropped because the queue was full, and when the last warning was
+    /// logged: a flood logs one warning a second, not one per notification.
+    dropped: AtomicU64,
+    last_warning: Mutex<Option<Instant>>,
+}
+
+/// The handlers the dispatch thread runs.
+struct Handlers {
+    request: Option<RequestHandler>,
+    notification: Option<NotificationHandler>,
+    dialect: Arc<dyn Dialect>,
 }
 
 impl Dispatcher {
@@ -31,28 +44,25 @@ impl Dispatcher {
         let (tx, rx) = bounded::<Item>(config.inbound_queue.max(1));
         let (done_tx, done) = bounded::<()>(0);
         let client: Arc<Mutex<Weak<Inner>>> = Arc::new(Mutex::new(Weak::new()));
-        let request_handler = config.request_handler.clone();
-        let notification_handler = config.notification_handler.clone();
+        let handlers = Handlers {
+            request: config.request_handler.clone(),
+            notification: config.notification_handler.clone(),
+            dialect: Arc::clone(&config.dialect),
+        };
         let thread_client = Arc::clone(&client);
         let thread = spawn_named("toolwire-dispatch", move || {
             let _done = done_tx;
             for item in rx {
                 match item {
                     Item::Request(request) => {
-                        let response = answer(&request, request_handler.as_ref());
+                        let response = handlers.answer(&request);
                         let client = thread_client.lock().upgrade();
                         match client {
                             Some(inner) => inner.reply(response),
                             None => return,
                         }
                     }
-                    Item::Notification(notification) => match &notification_handler {
-                        Some(handler) => handler(&notification),
-                        None => log::debug!(
-                            "toolwire: notification `{}` from the peer (no handler)",
-                            notification.method
-                        ),
-                    },
+                    Item::Notification(notification) => handlers.notify(&notification),
                 }
             }
         })?;
@@ -61,6 +71,8 @@ impl Dispatcher {
             done,
             thread: Mutex::new(Some(thread)),
             client,
+            dropped: AtomicU64::new(0),
+            last_warning: Mutex::new(None),
         })
     }
 
@@ -89,14 +101,28 @@ impl Dispatcher {
         }
     }
 
-    /// Queues a notification from the peer; a full queue drops it with a warning.
+    /// Queues a notification from the peer; a full queue drops it, with at most one warning
+    /// a second (saying how many were dropped).
     pub(crate) fn notification(&self, notification: Notification) {
         let Some(tx) = self.tx.lock().clone() else {
             return;
         };
         if let Err(TrySendError::Full(_)) = tx.try_send(Item::Notification(notification)) {
-            log::warn!("toolwire: inbound queue full; dropped a notification from the peer");
+            let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+            let mut last = self.last_warning.lock();
+            let now = Instant::now();
+            if last.is_none_or(|at| now.duration_since(at) >= Duration::from_secs(1)) {
+                *last = Some(now);
+                log::warn!(
+                    "toolwire: inbound queue full; dropped {dropped} notification(s) from the peer so far"
+                );
+            }
         }
+    }
+
+    /// How many notifications were dropped because the queue was full.
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
     }
 
     /// Stops taking items and waits (bounded) for the thread to finish what it has.
@@ -111,7 +137,7 @@ impl Dispatcher {
         }
         match self.done.recv_deadline(Instant::now() + grace) {
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
-                let _ = thread.join();
+                sys::join_reporting(thread);
             }
             _ => log::warn!(
                 "toolwire: the dispatch thread is still inside a handler after {grace:?}; leaving it"
@@ -120,15 +146,44 @@ impl Dispatcher {
     }
 }
 
-/// The default answer: `ping` gets `{}`, everything else -32601.
-fn answer(request: &Request, handler: Option<&RequestHandler>) -> Response {
-    let payload = match handler {
-        Some(handler) => handler(request),
-        None if request.method == "ping" => Ok(json!({})),
-        None => Err(ErrorObject::method_not_found(&request.method)),
-    };
-    Response {
-        id: Some(request.id.clone()),
-        payload,
+impl Handlers {
+    /// The user's handler, else the dialect's answer, else -32601. A handler that panics is
+    /// answered with -32603 and the thread goes on.
+    fn answer(&self, request: &Request) -> Response {
+        let payload = match &self.request {
+            Some(handler) => sys::guard(
+                &format!("the request handler for `{}`", request.method),
+                || handler(request),
+            )
+            .unwrap_or_else(|| {
+                Err(ErrorObject::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    "the client's handler for this request failed",
+                ))
+            }),
+            None => self
+                .dialect
+                .default_answer(request)
+                .unwrap_or_else(|| Err(ErrorObject::method_not_found(&request.method))),
+        };
+        Response {
+            id: Some(request.id.clone()),
+            payload,
+        }
+    }
+
+    fn notify(&self, notification: &Notification) {
+        match &self.notification {
+            Some(handler) => {
+                sys::guard(
+                    &format!("the notification handler for `{}`", notification.method),
+                    || handler(notification),
+                );
+            }
+            None => log::debug!(
+                "toolwire: notification `{}` from the peer (no handler)",
+                notification.method
+            ),
+        }
     }
 }

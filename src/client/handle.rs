@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 use serde_json::Value;
 
-use super::config::{Progress, ProgressCallback};
+use super::config::{Progress, SharedProgress};
 use super::{Inner, Owner};
 use crate::error::{Error, Result};
+use crate::sys;
 use crate::wire::RequestId;
 
 /// What arrives on a call's channel: progress reports, then exactly one outcome.
@@ -21,6 +22,7 @@ pub enum CallEvent {
 }
 
 /// The deadlines of one call, as its waiter sees them.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Timing {
     pub(crate) deadline: Instant,
     pub(crate) timeout: Duration,
@@ -43,7 +45,7 @@ pub struct CallHandle {
     method: Arc<str>,
     rx: Receiver<CallEvent>,
     timing: Timing,
-    on_progress: Option<ProgressCallback>,
+    on_progress: Option<SharedProgress>,
     finished: bool,
 }
 
@@ -65,7 +67,7 @@ impl CallHandle {
         method: Arc<str>,
         rx: Receiver<CallEvent>,
         timing: Timing,
-        on_progress: Option<ProgressCallback>,
+        on_progress: Option<SharedProgress>,
     ) -> CallHandle {
         CallHandle {
             _owner: owner,
@@ -105,12 +107,8 @@ impl CallHandle {
     pub fn on_event(&mut self, event: CallEvent) -> Option<Result<Value>> {
         match event {
             CallEvent::Progress(progress) => {
-                if let Some(hard) = self.timing.hard_deadline {
-                    self.timing.deadline = (Instant::now() + self.timing.timeout).min(hard);
-                }
-                if let Some(callback) = self.on_progress.as_mut() {
-                    callback(&progress);
-                }
+                self.timing.on_progress();
+                run_progress_callback(self.on_progress.as_ref(), &progress, &self.method);
                 None
             }
             CallEvent::Done(outcome) => {
@@ -215,7 +213,7 @@ impl CallHandle {
         self.inner.expire_one(&self.id);
         loop {
             // Whoever removed the entry sends right after; this cannot wait long.
-            match self.rx.recv_timeout(Duration::from_secs(1)) {
+            match self.rx.recv_timeout(self.inner.config.completion_grace) {
                 Ok(event) => {
                     if let Some(outcome) = self.on_event(event) {
                         return outcome;
@@ -232,6 +230,30 @@ impl CallHandle {
             "`{}` was released without an outcome",
             self.method
         )))
+    }
+}
+
+impl Timing {
+    /// A progress report arrived: a deadline that progress resets moves, never past its hard
+    /// limit.
+    pub(crate) fn on_progress(&mut self) {
+        if let Some(hard) = self.hard_deadline {
+            self.deadline = (Instant::now() + self.timeout).min(hard);
+        }
+    }
+}
+
+/// Runs a call's progress callback on the waiting thread; a panic in it is caught and logged,
+/// and the call goes on.
+pub(crate) fn run_progress_callback(
+    callback: Option<&SharedProgress>,
+    progress: &Progress,
+    method: &str,
+) {
+    if let Some(callback) = callback {
+        sys::guard(&format!("the progress callback of `{method}`"), || {
+            (callback.lock())(progress)
+        });
     }
 }
 

@@ -55,11 +55,17 @@ pub(crate) struct Executor {
     exited: Receiver<()>,
     size: usize,
     hand_off_grace: Duration,
+    /// How long a close from `Drop` waits for the workers.
+    close_grace: Duration,
 }
 
 impl Executor {
     /// Starts `size` workers named `toolwire-harness-N`.
-    pub(crate) fn start(size: usize, hand_off_grace: Duration) -> std::io::Result<Executor> {
+    pub(crate) fn start(
+        size: usize,
+        hand_off_grace: Duration,
+        close_grace: Duration,
+    ) -> std::io::Result<Executor> {
         let (hand_off, jobs) = crossbeam_channel::bounded::<Job>(0);
         let (exit_tx, exited) = crossbeam_channel::unbounded();
         let slots = Arc::new(Slots {
@@ -102,6 +108,7 @@ impl Executor {
             exited,
             size,
             hand_off_grace,
+            close_grace,
         })
     }
 
@@ -179,7 +186,7 @@ impl Executor {
         let mut left = 0;
         for worker in workers {
             if worker.is_finished() {
-                let _ = worker.join();
+                crate::sys::join_reporting(worker);
             } else {
                 left += 1;
             }
@@ -195,7 +202,7 @@ impl Executor {
 
 impl Drop for Executor {
     fn drop(&mut self) {
-        self.close(Duration::from_secs(2));
+        self.close(self.close_grace);
     }
 }
 
@@ -206,7 +213,7 @@ mod tests {
 
     #[test]
     fn a_full_executor_refuses_at_once_and_a_freed_worker_takes_the_next_job() {
-        let executor = Executor::start(1, Duration::from_secs(1)).unwrap();
+        let executor = Executor::start(1, Duration::from_secs(1), Duration::from_secs(2)).unwrap();
         let (release_tx, release_rx) = bounded::<()>(0);
         let (done_tx, done_rx) = bounded::<u32>(4);
         let done = done_tx.clone();
@@ -239,7 +246,7 @@ mod tests {
 
     #[test]
     fn a_panicking_job_frees_its_worker() {
-        let executor = Executor::start(1, Duration::from_secs(1)).unwrap();
+        let executor = Executor::start(1, Duration::from_secs(1), Duration::from_secs(2)).unwrap();
         assert!(executor.try_admit(Box::new(|_| panic!("boom"))));
         assert!(executor.wait_idle(Duration::from_secs(5)));
         let (done_tx, done_rx) = bounded(1);

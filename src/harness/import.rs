@@ -2,13 +2,12 @@
 //! a remote timeout does to the admission slot.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
 
 use super::parse::{check_name, quote};
-use super::registry::{
-    compile_input_schema, Backend, HarnessError, RegisteredTool, RemoteBinding, ToolRegistry,
-};
+use super::registry::{compile_input_schema, Backend, RegisteredTool, ToolRegistry};
+use super::remote::{RemoteBinding, RemoteErrorText, RemoteTimeoutSlot};
 use super::tool::{check_bound, ToolOptions};
+use crate::error::{Error, RegistryErrorKind, Result};
 use crate::mcp::McpClient;
 
 /// How imported MCP tools are named in the registry.
@@ -21,63 +20,18 @@ pub enum Namespace {
     Bare,
 }
 
-/// What a timed-out remote call does to its admission slot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum RemoteTimeoutSlot {
-    /// The request carries the tool's bound as its own deadline: when it passes, the MCP
-    /// client sends `notifications/cancelled` to the server, the worker is freed at once and
-    /// the caller gets `TIMEOUT`. Nothing local keeps running; whether the server stops is up
-    /// to the server.
-    #[default]
-    Release,
-    /// The caller gets `TIMEOUT` after the tool's bound, but the worker keeps waiting for the
-    /// server's answer (which is then logged and discarded), at most `limit` in all, so the
-    /// harness never runs more remote work at once than it has workers. The request is
-    /// cancelled on the wire only when `limit` passes. `limit` is 1 ms to 1 hour and at least
-    /// the tool's bound.
-    HoldUntilAnswered {
-        /// The longest the worker waits for the answer.
-        limit: Duration,
-    },
-}
-
-/// What the model sees of an MCP tool's `isError` result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum RemoteErrorText {
-    /// The text is the tool's answer, written to be read (MCP servers report bad arguments
-    /// and failures this way so the model can correct itself): it goes to the model in the
-    /// outcome's `result`, within the result limit.
-    #[default]
-    Pass,
-    /// The text goes to the log and the transcript only; the model reads a generic detail.
-    Withhold,
-}
-
 /// How to import an MCP client's tools. `McpImport::new(server)` spells out every default.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub struct McpImport {
-    /// The server's name in namespaced tool names (`[a-z0-9-]+`).
-    pub server: String,
-    /// How tools are named. Defaults to [`Namespace::Prefixed`].
-    pub namespace: Namespace,
-    /// When set, only these tools (server names) are imported. Defaults to none: all.
-    pub allow: Option<BTreeSet<String>>,
-    /// These tools (server names) are never imported. Defaults to empty.
-    pub deny: BTreeSet<String>,
-    /// The options of every imported tool. Defaults to [`ToolOptions::default`].
-    pub options: ToolOptions,
-    /// Options for single tools (by server name), replacing [`McpImport::options`].
-    /// Defaults to empty.
-    pub tool_options: BTreeMap<String, ToolOptions>,
-    /// Whether `idempotentHint: true` or `readOnlyHint: true` marks a tool idempotent (they
-    /// are the server's hints, not guarantees). Defaults to true.
-    pub trust_annotations: bool,
-    /// What a timeout does to the admission slot. Defaults to
-    /// [`RemoteTimeoutSlot::Release`].
-    pub timeout_slot: RemoteTimeoutSlot,
-    /// What the model sees of `isError` results. Defaults to [`RemoteErrorText::Pass`].
-    pub error_text: RemoteErrorText,
+    pub(crate) server: String,
+    pub(crate) namespace: Namespace,
+    pub(crate) allow: Option<BTreeSet<String>>,
+    pub(crate) deny: BTreeSet<String>,
+    pub(crate) options: ToolOptions,
+    pub(crate) tool_options: BTreeMap<String, ToolOptions>,
+    pub(crate) trust_annotations: bool,
+    pub(crate) timeout_slot: RemoteTimeoutSlot,
+    pub(crate) error_text: RemoteErrorText,
 }
 
 impl McpImport {
@@ -96,7 +50,7 @@ impl McpImport {
         }
     }
 
-    /// Sets [`McpImport::allow`].
+    /// When set, only these tools (server names) are imported. Defaults to none: all.
     pub fn allow<I, S>(mut self, names: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -106,7 +60,8 @@ impl McpImport {
         self
     }
 
-    /// Adds to [`McpImport::deny`].
+    /// Adds names (the server's names) to the deny list: those tools are never imported.
+    /// Defaults to none.
     pub fn deny<I, S>(mut self, names: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -116,13 +71,13 @@ impl McpImport {
         self
     }
 
-    /// Sets [`McpImport::namespace`].
+    /// How tools are named. Defaults to [`Namespace::Prefixed`].
     pub fn namespace(mut self, namespace: Namespace) -> Self {
         self.namespace = namespace;
         self
     }
 
-    /// Sets [`McpImport::options`].
+    /// The options of every imported tool. Defaults to [`ToolOptions::default`].
     pub fn options(mut self, options: ToolOptions) -> Self {
         self.options = options;
         self
@@ -134,19 +89,20 @@ impl McpImport {
         self
     }
 
-    /// Sets [`McpImport::trust_annotations`].
+    /// Whether `idempotentHint: true` or `readOnlyHint: true` marks a tool idempotent (they are
+    /// the server's hints, not guarantees). Defaults to true.
     pub fn trust_annotations(mut self, trust: bool) -> Self {
         self.trust_annotations = trust;
         self
     }
 
-    /// Sets [`McpImport::timeout_slot`].
+    /// What a timeout does to the admission slot. Defaults to [`RemoteTimeoutSlot::Release`].
     pub fn timeout_slot(mut self, policy: RemoteTimeoutSlot) -> Self {
         self.timeout_slot = policy;
         self
     }
 
-    /// Sets [`McpImport::error_text`].
+    /// What the model sees of `isError` results. Defaults to [`RemoteErrorText::Pass`].
     pub fn error_text(mut self, policy: RemoteErrorText) -> Self {
         self.error_text = policy;
         self
@@ -189,36 +145,33 @@ impl ToolRegistry {
     ///
     /// # Errors
     ///
-    /// [`HarnessError::BadName`] for a server name outside `[a-z0-9-]+`,
-    /// [`HarnessError::Config`] for options out of their bounds, [`HarnessError::Import`]
-    /// when the list cannot be fetched, [`HarnessError::Duplicate`] when an imported name is
-    /// already registered.
-    pub fn import_mcp(
-        &mut self,
-        client: &McpClient,
-        import: &McpImport,
-    ) -> Result<ImportReport, HarnessError> {
+    /// [`Error::Registry`] ([`RegistryErrorKind::BadName`]) for a server name outside
+    /// `[a-z0-9-]+`, [`Error::Config`] for options out of their bounds, [`Error::Import`] when
+    /// the list cannot be fetched, [`Error::Registry`] ([`RegistryErrorKind::Duplicate`]) when
+    /// an imported name is already registered.
+    pub fn import_mcp(&mut self, client: &McpClient, import: &McpImport) -> Result<ImportReport> {
         let server_ok = !import.server.is_empty()
             && import
                 .server
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
         if !server_ok {
-            return Err(HarnessError::BadName {
-                name: import.server.clone(),
-                reason: format!(
+            return Err(Error::registry_error(
+                RegistryErrorKind::BadName,
+                &import.server,
+                format!(
                     "the MCP server name {} must match ^[a-z0-9-]+$",
                     quote(&import.server)
                 ),
-            });
+            ));
         }
         import.options.check()?;
         for options in import.tool_options.values() {
             options.check()?;
         }
-        let listed = client.list_tools().map_err(|source| HarnessError::Import {
+        let listed = client.list_tools().map_err(|source| Error::Import {
             server: import.server.clone(),
-            source,
+            source: Box::new(source),
         })?;
         let mut report = ImportReport::default();
         let mut staged: Vec<RegisteredTool> = Vec::new();
@@ -256,7 +209,7 @@ impl ToolRegistry {
             if let RemoteTimeoutSlot::HoldUntilAnswered { limit } = import.timeout_slot {
                 check_bound("a hold limit", limit)?;
                 if limit < options.timeout.duration() {
-                    return Err(HarnessError::Config(format!(
+                    return Err(Error::Config(format!(
                         "the hold limit {limit:?} is shorter than the timeout of tool {:?}",
                         tool.name
                     )));
@@ -304,7 +257,11 @@ impl ToolRegistry {
         }
         for tool in &staged {
             if self.contains(&tool.name) {
-                return Err(HarnessError::Duplicate(tool.name.clone()));
+                return Err(Error::registry_error(
+                    RegistryErrorKind::Duplicate,
+                    &tool.name,
+                    format!("a tool named {:?} is already registered", tool.name),
+                ));
             }
         }
         for tool in staged {

@@ -13,6 +13,8 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use serde_json::Value;
 
+use crate::error::{Error, Result};
+
 mod audit;
 mod budget;
 mod executor;
@@ -20,6 +22,7 @@ mod import;
 mod outcome;
 mod parse;
 mod registry;
+mod remote;
 mod retry;
 mod run;
 mod shapes;
@@ -27,12 +30,11 @@ mod tool;
 
 pub use audit::{AuditEvent, AuditKind, AuditObserver, Transcript, HARNESS_LOG_TARGET};
 pub use budget::BudgetState;
-pub use import::{
-    ImportReport, McpImport, Namespace, RemoteErrorText, RemoteTimeoutSlot, SkippedTool,
-};
+pub use import::{ImportReport, McpImport, Namespace, SkippedTool};
 pub use outcome::{Outcome, Overflow, ResultLimit, Status};
 pub use parse::NameProfile;
-pub use registry::{HarnessError, ToolInfo, ToolRegistry};
+pub use registry::{ToolInfo, ToolRegistry};
+pub use remote::{RemoteErrorText, RemoteTimeoutSlot};
 pub use retry::{RetryPolicy, Sleeper, ThreadSleeper};
 pub use shapes::{CallShape, ToolReply};
 pub use tool::{CancelFlag, LocalTool, ToolFailure, ToolHandler, ToolOptions, ToolTimeout};
@@ -47,36 +49,20 @@ use executor::Executor;
 /// The cancel flags of attempts in flight, so that `close()` can raise them all.
 type CancelTable = Arc<Mutex<HashMap<u64, CancelFlag>>>;
 
-/// Settings for a [`Harness`]. Every bound is finite; `Default` spells out each value.
+/// Settings for a [`Harness`]. Every bound is finite; `Default` spells out each value, and
+/// each knob has a setter that says its default.
 #[derive(Clone)]
-#[non_exhaustive]
 pub struct HarnessConfig {
-    /// How many tool calls may run at once (1 to 1,024). Defaults to 4.
-    pub workers: usize,
-    /// The most attempts the executor admits over the harness's life (or until
-    /// [`Harness::reset_budget`]). Defaults to 32.
-    pub attempt_budget: u32,
-    /// The longest raw call accepted, in characters, checked before parsing (1 to 16 Mi).
-    /// Defaults to 65,536.
-    pub max_input_chars: usize,
-    /// The most characters of a tool's schema quoted in a repair message. Defaults to 4,000.
-    pub repair_schema_chars: usize,
-    /// How long an admitted call waits for the worker it reserved to come back to the
-    /// hand-off (a worker that has just answered is a moment away); a safeguard, never a
-    /// queue. Defaults to 1 s.
-    pub hand_off_grace: Duration,
-    /// How long past a remote tool's bound the caller waits for the MCP client's own timeout
-    /// (with [`RemoteTimeoutSlot::Release`]) before giving up by itself. Defaults to 2 s.
-    pub remote_grace: Duration,
-    /// How long [`Harness::close`] waits for workers to finish their current calls.
-    /// Defaults to 2 s.
-    pub close_grace: Duration,
-    /// Waits out retry back-off. Defaults to [`ThreadSleeper`].
-    pub sleeper: Arc<dyn Sleeper>,
-    /// Where audit events are written as JSON lines. Defaults to none.
-    pub transcript: Option<Arc<Transcript>>,
-    /// Receives every audit event. Defaults to none.
-    pub observer: Option<AuditObserver>,
+    pub(crate) workers: usize,
+    pub(crate) attempt_budget: u32,
+    pub(crate) max_input_chars: usize,
+    pub(crate) repair_schema_chars: usize,
+    pub(crate) hand_off_grace: Duration,
+    pub(crate) remote_grace: Duration,
+    pub(crate) close_grace: Duration,
+    pub(crate) sleeper: Arc<dyn Sleeper>,
+    pub(crate) transcript: Option<Arc<Transcript>>,
+    pub(crate) observer: Option<AuditObserver>,
 }
 
 impl Default for HarnessConfig {
@@ -113,44 +99,80 @@ impl fmt::Debug for HarnessConfig {
 }
 
 impl HarnessConfig {
-    /// Sets [`HarnessConfig::workers`].
+    /// The longest raw call accepted, in characters.
+    pub fn get_max_input_chars(&self) -> usize {
+        self.max_input_chars
+    }
+
+    /// How many tool calls may run at once (1 to 1,024). Defaults to 4.
     pub fn workers(mut self, workers: usize) -> Self {
         self.workers = workers;
         self
     }
 
-    /// Sets [`HarnessConfig::attempt_budget`].
+    /// The most attempts the executor admits over the harness's life (or until
+    /// [`Harness::reset_budget`]). Defaults to 32.
     pub fn attempt_budget(mut self, budget: u32) -> Self {
         self.attempt_budget = budget;
         self
     }
 
-    /// Sets [`HarnessConfig::max_input_chars`].
+    /// The longest raw call accepted, in characters, checked before parsing (1 to 16 Mi).
+    /// Defaults to 65,536.
     pub fn max_input_chars(mut self, chars: usize) -> Self {
         self.max_input_chars = chars;
         self
     }
 
-    /// Sets [`HarnessConfig::sleeper`].
+    /// The most characters of a tool's schema quoted in a repair message. Defaults to 4,000.
+    pub fn repair_schema_chars(mut self, chars: usize) -> Self {
+        self.repair_schema_chars = chars;
+        self
+    }
+
+    /// How long an admitted call waits for the worker it reserved to come back to the
+    /// hand-off (a worker that has just answered is a moment away); a safeguard, never a
+    /// queue. At most 1 hour. Defaults to 1 s.
+    pub fn hand_off_grace(mut self, grace: Duration) -> Self {
+        self.hand_off_grace = grace;
+        self
+    }
+
+    /// How long past a remote tool's bound the caller waits for the MCP client's own timeout
+    /// (with [`RemoteTimeoutSlot::Release`]) before giving up by itself. At most 1 hour.
+    /// Defaults to 2 s.
+    pub fn remote_grace(mut self, grace: Duration) -> Self {
+        self.remote_grace = grace;
+        self
+    }
+
+    /// How long [`Harness::close`] waits for workers to finish their current calls. At most
+    /// 1 hour. Defaults to 2 s.
+    pub fn close_grace(mut self, grace: Duration) -> Self {
+        self.close_grace = grace;
+        self
+    }
+
+    /// Waits out retry back-off. Defaults to [`ThreadSleeper`].
     pub fn sleeper(mut self, sleeper: impl Sleeper + 'static) -> Self {
         self.sleeper = Arc::new(sleeper);
         self
     }
 
-    /// Sets [`HarnessConfig::transcript`].
+    /// Where audit events are written as JSON lines. Defaults to none.
     pub fn transcript(mut self, transcript: Transcript) -> Self {
         self.transcript = Some(Arc::new(transcript));
         self
     }
 
-    /// Sets [`HarnessConfig::observer`].
+    /// Receives every audit event. Defaults to none.
     pub fn observer(mut self, observer: impl Fn(&AuditEvent) + Send + Sync + 'static) -> Self {
         self.observer = Some(Arc::new(observer));
         self
     }
 
-    fn check(&self) -> Result<(), HarnessError> {
-        let bad = |text: String| Err(HarnessError::Config(text));
+    fn check(&self) -> Result<()> {
+        let bad = |text: String| Err(Error::Config(text));
         if !(1..=1024).contains(&self.workers) {
             return bad(format!("workers must be 1 to 1024, not {}", self.workers));
         }
@@ -215,7 +237,7 @@ impl HarnessConfig {
 /// assert!(reply.outcome.detail.contains("duplicate key \"a\""));
 /// assert_eq!(harness.budget().used, 1);
 /// harness.close();
-/// # Ok::<(), toolwire::HarnessError>(())
+/// # Ok::<(), toolwire::Error>(())
 /// ```
 ///
 /// # The order of the checks
@@ -312,11 +334,11 @@ impl Harness {
     ///
     /// # Errors
     ///
-    /// [`HarnessError::Config`] for a setting out of its bounds, [`HarnessError::Spawn`]
+    /// [`Error::Config`] for a setting out of its bounds, [`Error::Io`]
     /// when a worker thread cannot be started.
-    pub fn new(registry: ToolRegistry, config: HarnessConfig) -> Result<Harness, HarnessError> {
+    pub fn new(registry: ToolRegistry, config: HarnessConfig) -> Result<Harness> {
         config.check()?;
-        let executor = Executor::start(config.workers, config.hand_off_grace)?;
+        let executor = Executor::start(config.workers, config.hand_off_grace, config.close_grace)?;
         let audit = Arc::new(Audit {
             transcript: config.transcript.clone(),
             observer: config.observer.clone(),
@@ -401,7 +423,7 @@ mod tests {
         ] {
             assert!(matches!(
                 Harness::new(ToolRegistry::new(), config),
-                Err(HarnessError::Config(_))
+                Err(Error::Config(_))
             ));
         }
     }

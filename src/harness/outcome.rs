@@ -180,12 +180,9 @@ pub enum Overflow {
 /// The size policy for a tool's results, in characters of the text the model would read
 /// (a string result as is, anything else as compact JSON).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct ResultLimit {
-    /// The most characters a result may have. Defaults to 16,384.
-    pub max_chars: usize,
-    /// What to do with a longer result. Defaults to [`Overflow::Truncate`].
-    pub overflow: Overflow,
+    pub(crate) max_chars: usize,
+    pub(crate) overflow: Overflow,
 }
 
 impl Default for ResultLimit {
@@ -198,7 +195,8 @@ impl Default for ResultLimit {
 }
 
 impl ResultLimit {
-    /// A limit of `max_chars` characters with the given overflow policy.
+    /// A limit of `max_chars` characters (1 to 16 Mi; the default is 16,384) with the given
+    /// overflow policy (the default is [`Overflow::Truncate`]).
     pub fn new(max_chars: usize, overflow: Overflow) -> ResultLimit {
         ResultLimit {
             max_chars,

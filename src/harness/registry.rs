@@ -7,54 +7,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::import::{RemoteErrorText, RemoteTimeoutSlot};
 use super::parse::{check_name, NameProfile};
+use super::remote::RemoteBinding;
 use super::retry::RetryPolicy;
 use super::shapes::{anthropic_definition, openai_definition};
 use super::tool::{LocalTool, ToolHandler, ToolOptions};
-use crate::mcp::McpClient;
+use crate::error::{Error, RegistryErrorKind, Result};
 use crate::schema::Schema;
-
-/// What can go wrong while building a registry or a harness. Calls never fail this way: they
-/// end in an [`crate::Outcome`].
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum HarnessError {
-    /// A tool name outside the registry's [`NameProfile`].
-    #[error("{reason}")]
-    BadName {
-        /// The refused name.
-        name: String,
-        /// Why, with the pattern.
-        reason: String,
-    },
-    /// A second tool with a name already registered.
-    #[error("a tool named {0:?} is already registered")]
-    Duplicate(String),
-    /// An input schema that does not compile, or is not an object schema.
-    #[error("the input schema of tool {name:?} is invalid: {reason}")]
-    BadSchema {
-        /// The tool.
-        name: String,
-        /// Why.
-        reason: String,
-    },
-    /// A setting out of its bounds.
-    #[error("invalid harness setting: {0}")]
-    Config(String),
-    /// The MCP server's tool list could not be fetched.
-    #[error("could not list the tools of MCP server {server:?}: {source}")]
-    Import {
-        /// The server name given to [`crate::McpImport::new`].
-        server: String,
-        /// The client's error.
-        #[source]
-        source: crate::Error,
-    },
-    /// A worker thread could not be started.
-    #[error("could not start a harness worker thread: {0}")]
-    Spawn(#[from] std::io::Error),
-}
 
 /// A registered tool as the registry describes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,13 +36,6 @@ pub struct ToolInfo {
 pub(crate) enum Backend {
     Local(ToolHandler),
     Remote(RemoteBinding),
-}
-
-pub(crate) struct RemoteBinding {
-    pub(crate) client: McpClient,
-    pub(crate) remote_name: String,
-    pub(crate) slot: RemoteTimeoutSlot,
-    pub(crate) error_text: RemoteErrorText,
 }
 
 pub(crate) struct RegisteredTool {
@@ -122,10 +74,13 @@ impl RegisteredTool {
 
 /// Compiles an input schema, which must be an object schema (`"type": "object"`), since
 /// arguments are always a JSON object.
-pub(crate) fn compile_input_schema(name: &str, schema: &Value) -> Result<Schema, HarnessError> {
-    let bad = |reason: String| HarnessError::BadSchema {
-        name: name.to_owned(),
-        reason,
+pub(crate) fn compile_input_schema(name: &str, schema: &Value) -> Result<Schema> {
+    let bad = |reason: String| {
+        Error::registry_error(
+            RegistryErrorKind::BadSchema,
+            name,
+            format!("the input schema of tool {name:?} is invalid: {reason}"),
+        )
     };
     if schema.get("type").and_then(Value::as_str) != Some("object") {
         return Err(bad(
@@ -179,10 +134,9 @@ impl ToolRegistry {
     ///
     /// # Errors
     ///
-    /// [`HarnessError::BadName`], [`HarnessError::Duplicate`], [`HarnessError::BadSchema`]
-    /// (the schema is compiled here, once), or [`HarnessError::Config`] for options out of
-    /// their bounds.
-    pub fn register(&mut self, tool: LocalTool) -> Result<(), HarnessError> {
+    /// [`Error::Registry`] for a bad name, a duplicate or a bad input schema (the schema is
+    /// compiled here, once), or [`Error::Config`] for options out of their bounds.
+    pub fn register(&mut self, tool: LocalTool) -> Result<()> {
         self.check_new_name(&tool.name)?;
         tool.options.check()?;
         let schema = compile_input_schema(&tool.name, &tool.input_schema)?;
@@ -205,13 +159,15 @@ impl ToolRegistry {
         Ok(())
     }
 
-    fn check_new_name(&self, name: &str) -> Result<(), HarnessError> {
-        check_name(name, self.profile).map_err(|reason| HarnessError::BadName {
-            name: name.to_owned(),
-            reason,
-        })?;
+    fn check_new_name(&self, name: &str) -> Result<()> {
+        check_name(name, self.profile)
+            .map_err(|reason| Error::registry_error(RegistryErrorKind::BadName, name, reason))?;
         if self.tools.contains_key(name) {
-            return Err(HarnessError::Duplicate(name.to_owned()));
+            return Err(Error::registry_error(
+                RegistryErrorKind::Duplicate,
+                name,
+                format!("a tool named {name:?} is already registered"),
+            ));
         }
         Ok(())
     }
@@ -297,15 +253,17 @@ mod tests {
         let error = registry
             .register(LocalTool::new("find", "Again.", object(), nothing))
             .unwrap_err();
-        assert!(matches!(error, HarnessError::Duplicate(name) if name == "find"));
+        let kind = |error: &Error| error.registry().map(|registry| registry.kind);
+        assert_eq!(kind(&error), Some(RegistryErrorKind::Duplicate), "{error}");
+        assert_eq!(error.registry().unwrap().tool, "find");
         let error = registry
             .register(LocalTool::new("../secret", "", object(), nothing))
             .unwrap_err();
-        assert!(matches!(error, HarnessError::BadName { .. }), "{error}");
+        assert_eq!(kind(&error), Some(RegistryErrorKind::BadName), "{error}");
         let error = registry
             .register(LocalTool::new("bad", "", json!({"type": 5}), nothing))
             .unwrap_err();
-        assert!(matches!(error, HarnessError::BadSchema { .. }), "{error}");
+        assert_eq!(kind(&error), Some(RegistryErrorKind::BadSchema), "{error}");
         let error = registry
             .register(LocalTool::new("arr", "", json!({"type": "array"}), nothing))
             .unwrap_err();
@@ -317,7 +275,7 @@ mod tests {
         let error = registry
             .register(LocalTool::new("zero", "", object(), nothing).options(zero))
             .unwrap_err();
-        assert!(matches!(error, HarnessError::Config(_)), "{error}");
+        assert!(matches!(error, Error::Config(_)), "{error}");
         assert_eq!(registry.names(), ["find"]);
     }
 

@@ -31,25 +31,15 @@ impl Sleeper for ThreadSleeper {
 /// `max_delay`, minus a random share of up to `jitter` of it. With a jitter of at most 0.5
 /// and a multiplier of at least 2, each delay is at least the one before until the cap.
 #[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
 pub struct RetryPolicy {
-    /// The most attempts in all, the first included (1 to 10). Defaults to 3.
-    pub max_attempts: u32,
-    /// The delay before the first retry. Defaults to 100 ms.
-    pub initial_delay: Duration,
-    /// The longest delay (at most 60 s). Defaults to 2 s.
-    pub max_delay: Duration,
-    /// The growth factor between delays (1.0 to 10.0). Defaults to 2.0.
-    pub multiplier: f64,
-    /// The share of each delay that is random, 0.0 (none) to 0.5. Defaults to 0.25.
-    pub jitter: f64,
-    /// Retry when the executor answers `BUSY`. Defaults to true.
-    pub on_busy: bool,
-    /// Retry after `TIMEOUT` (the timed-out work may still be running). Defaults to false.
-    pub after_timeout: bool,
-    /// A fixed seed for the jitter, for reproducible delays. Defaults to none (seeded from
-    /// the clock and the call).
-    pub seed: Option<u64>,
+    pub(crate) max_attempts: u32,
+    pub(crate) initial_delay: Duration,
+    pub(crate) max_delay: Duration,
+    pub(crate) multiplier: f64,
+    pub(crate) jitter: f64,
+    pub(crate) on_busy: bool,
+    pub(crate) after_timeout: bool,
+    pub(crate) seed: Option<u64>,
 }
 
 impl Default for RetryPolicy {
@@ -73,44 +63,46 @@ impl RetryPolicy {
         RetryPolicy::default()
     }
 
-    /// Sets [`RetryPolicy::max_attempts`].
+    /// The most attempts in all, the first included (1 to 10). Defaults to 3.
     pub fn max_attempts(mut self, attempts: u32) -> Self {
         self.max_attempts = attempts;
         self
     }
 
-    /// Sets [`RetryPolicy::initial_delay`] and [`RetryPolicy::max_delay`].
+    /// The delay before the first retry, and the longest delay (at most 60 s). Default to
+    /// 100 ms and 2 s.
     pub fn delays(mut self, initial: Duration, max: Duration) -> Self {
         self.initial_delay = initial;
         self.max_delay = max;
         self
     }
 
-    /// Sets [`RetryPolicy::multiplier`].
+    /// The growth factor between delays (1.0 to 10.0). Defaults to 2.0.
     pub fn multiplier(mut self, multiplier: f64) -> Self {
         self.multiplier = multiplier;
         self
     }
 
-    /// Sets [`RetryPolicy::jitter`].
+    /// The share of each delay that is random, 0.0 (none) to 0.5. Defaults to 0.25.
     pub fn jitter(mut self, jitter: f64) -> Self {
         self.jitter = jitter;
         self
     }
 
-    /// Sets [`RetryPolicy::on_busy`].
+    /// Retry when the executor answers `BUSY`. Defaults to true.
     pub fn on_busy(mut self, retry: bool) -> Self {
         self.on_busy = retry;
         self
     }
 
-    /// Sets [`RetryPolicy::after_timeout`].
+    /// Retry after `TIMEOUT` (the timed-out work may still be running). Defaults to false.
     pub fn after_timeout(mut self, retry: bool) -> Self {
         self.after_timeout = retry;
         self
     }
 
-    /// Sets [`RetryPolicy::seed`].
+    /// A fixed seed for the jitter, for reproducible delays. Defaults to none (seeded from the
+    /// clock and the call).
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
         self

@@ -12,10 +12,10 @@ use serde_json::Value;
 use super::audit::{Audit, AuditEvent, AuditKind};
 use super::budget::Refusal;
 use super::executor::SlotGuard;
-use super::import::{RemoteErrorText, RemoteTimeoutSlot};
 use super::outcome::{value_text, Outcome, Status};
 use super::parse::{check_name, quote};
-use super::registry::{Backend, RegisteredTool, RemoteBinding};
+use super::registry::{Backend, RegisteredTool};
+use super::remote::{RemoteBinding, RemoteErrorText, RemoteTimeoutSlot};
 use super::shapes::{read_raw, CallShape, ToolReply};
 use super::tool::{CancelFlag, FailureKind, ToolHandler};
 use super::{CancelTable, Inner};
@@ -496,9 +496,9 @@ impl AttemptJob {
         request.size = Some(self.arguments.to_string().len());
         self.audit.emit(request);
         let started = Instant::now();
-        let answer = binding.client.call_tool(
+        let answer = binding.client.call_tool_with(
             &binding.remote_name,
-            self.arguments.clone(),
+            &self.arguments,
             CallOptions::new().timeout(bound),
         );
         let mut response = self.context.event(AuditKind::Response);
@@ -539,11 +539,7 @@ pub(crate) fn run_local(handler: &ToolHandler, arguments: &Value, cancel: &Cance
             }
         },
         Err(panic) => {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|text| (*text).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "(no message)".into());
+            let message = crate::sys::panic_message(&*panic);
             Ran::Failed {
                 public: GENERIC_FAILURE.into(),
                 answer: Value::Null,

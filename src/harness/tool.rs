@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::outcome::ResultLimit;
-use super::registry::HarnessError;
 use super::retry::RetryPolicy;
+use crate::error::{Error, Result};
 
 /// Set when a call's time bound has passed (or the harness is closing). A tool may check it
 /// and stop early; nothing forces it to. Cheap to clone; clones share the flag.
@@ -140,9 +140,9 @@ pub(crate) const MAX_BOUND: Duration = Duration::from_secs(3600);
 /// The largest result limit a tool may have, in characters.
 const MAX_RESULT_CHARS: usize = 16 * 1024 * 1024;
 
-pub(crate) fn check_bound(what: &str, bound: Duration) -> Result<(), HarnessError> {
+pub(crate) fn check_bound(what: &str, bound: Duration) -> Result<()> {
     if bound < Duration::from_millis(1) || bound > MAX_BOUND {
-        return Err(HarnessError::Config(format!(
+        return Err(Error::Config(format!(
             "{what} must be 1 ms to 1 hour, not {bound:?}"
         )));
     }
@@ -152,20 +152,11 @@ pub(crate) fn check_bound(what: &str, bound: Duration) -> Result<(), HarnessErro
 /// Per-tool settings. `Default` is: the standard 60 s bound, not idempotent, no retry, the
 /// default [`ResultLimit`].
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-#[non_exhaustive]
 pub struct ToolOptions {
-    /// How long a call waits for the tool. Defaults to [`ToolTimeout::Standard`] (60 s).
-    pub timeout: ToolTimeout,
-    /// Calling twice with the same arguments has no further effect, so a retry is safe.
-    /// Defaults to false. (An MCP tool is also idempotent when its annotations say
-    /// `idempotentHint` or `readOnlyHint`, see [`crate::McpImport::trust_annotations`].)
-    pub idempotent: bool,
-    /// The retry policy, used only when the tool is idempotent. Defaults to none: no
-    /// automatic retry.
-    pub retry: Option<RetryPolicy>,
-    /// The size policy for results. Defaults to [`ResultLimit::default`] (16,384 characters,
-    /// truncated beyond).
-    pub result_limit: ResultLimit,
+    pub(crate) timeout: ToolTimeout,
+    pub(crate) idempotent: bool,
+    pub(crate) retry: Option<RetryPolicy>,
+    pub(crate) result_limit: ResultLimit,
 }
 
 impl ToolOptions {
@@ -174,40 +165,44 @@ impl ToolOptions {
         ToolOptions::default()
     }
 
-    /// Sets [`ToolOptions::timeout`].
+    /// How long a call waits for the tool. Defaults to [`ToolTimeout::Standard`] (60 s).
     pub fn timeout(mut self, timeout: ToolTimeout) -> Self {
         self.timeout = timeout;
         self
     }
 
-    /// Sets [`ToolOptions::idempotent`].
+    /// Calling twice with the same arguments has no further effect, so a retry is safe.
+    /// Defaults to false. (An MCP tool is also idempotent when its annotations say
+    /// `idempotentHint` or `readOnlyHint`, see [`crate::McpImport::trust_annotations`].)
     pub fn idempotent(mut self, idempotent: bool) -> Self {
         self.idempotent = idempotent;
         self
     }
 
-    /// Sets [`ToolOptions::retry`].
+    /// The retry policy, used only when the tool is idempotent. Defaults to none: no automatic
+    /// retry.
     pub fn retry(mut self, policy: RetryPolicy) -> Self {
         self.retry = Some(policy);
         self
     }
 
-    /// Sets [`ToolOptions::result_limit`].
+    /// The size policy for results. Defaults to [`ResultLimit::default`] (16,384 characters,
+    /// truncated beyond).
     pub fn result_limit(mut self, limit: ResultLimit) -> Self {
         self.result_limit = limit;
         self
     }
 
-    pub(crate) fn check(&self) -> Result<(), HarnessError> {
+    pub(crate) fn check(&self) -> Result<()> {
         check_bound("a tool timeout", self.timeout.duration())?;
         if !(1..=MAX_RESULT_CHARS).contains(&self.result_limit.max_chars) {
-            return Err(HarnessError::Config(format!(
+            return Err(Error::Config(format!(
                 "a result limit must be 1 to {MAX_RESULT_CHARS} characters, not {}",
                 self.result_limit.max_chars
             )));
         }
         if let Some(policy) = &self.retry {
-            policy.check().map_err(HarnessError::Config)?;
+            policy.check().map_err(Error::Config)?;
         }
         Ok(())
     }

@@ -19,6 +19,7 @@ pub const STATELESS_VERSION: &str = "2026-07-28";
 
 /// Which lifecycle to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ProtocolMode {
     /// Only the `initialize` handshake.
     Legacy,
@@ -40,19 +41,41 @@ pub type McpNotificationHandler = Arc<dyn Fn(&Notification) + Send + Sync>;
 /// Receives the server's log messages.
 pub type LogHandler = Arc<dyn Fn(&LogMessage) + Send + Sync>;
 
-/// When and how often a dead stdio server is started again.
+/// When and how often a dead server is started again. `Default` spells out every value, and
+/// each knob has a setter that says its default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct RestartPolicy {
-    /// At most this many restarts within `window`; past that the client stays closed.
+    pub(crate) max_restarts: u32,
+    pub(crate) window: Duration,
+    pub(crate) initial_backoff: Duration,
+    pub(crate) max_backoff: Duration,
+}
+
+impl RestartPolicy {
+    /// At most this many restarts within the window; past that the client stays closed.
     /// Defaults to 5.
-    pub max_restarts: u32,
+    pub fn max_restarts(mut self, restarts: u32) -> Self {
+        self.max_restarts = restarts;
+        self
+    }
+
     /// The window over which restarts are counted. Defaults to 60 s.
-    pub window: Duration,
+    pub fn window(mut self, window: Duration) -> Self {
+        self.window = window;
+        self
+    }
+
     /// The wait before the first restart in a row. Defaults to 100 ms.
-    pub initial_backoff: Duration,
+    pub fn initial_backoff(mut self, backoff: Duration) -> Self {
+        self.initial_backoff = backoff;
+        self
+    }
+
     /// The longest wait between restarts (the wait doubles up to it). Defaults to 5 s.
-    pub max_backoff: Duration,
+    pub fn max_backoff(mut self, backoff: Duration) -> Self {
+        self.max_backoff = backoff;
+        self
+    }
 }
 
 impl Default for RestartPolicy {
@@ -66,47 +89,26 @@ impl Default for RestartPolicy {
     }
 }
 
-/// Settings for an [`crate::McpClient`]. `Default` spells out every value.
+/// Settings for an [`crate::McpClient`]. `Default` spells out every value, and each knob has
+/// a setter that says its default.
 #[derive(Clone)]
-#[non_exhaustive]
 pub struct McpConfig {
-    /// Which lifecycle to use. Defaults to [`ProtocolMode::Auto`].
-    pub mode: ProtocolMode,
-    /// The handshake version offered in `initialize`. Defaults to
-    /// [`LATEST_HANDSHAKE_VERSION`].
-    pub handshake_version: String,
-    /// The client's name in `clientInfo`. Defaults to "toolwire".
-    pub client_name: String,
-    /// The client's version in `clientInfo`. Defaults to this crate's version.
-    pub client_version: String,
-    /// How long Auto mode waits for `server/discover` before falling back. Defaults to 10 s.
-    pub discover_timeout: Duration,
-    /// How long `initialize` may take; also `server/discover` in Modern mode, where it is the
-    /// lifecycle rather than a probe. Defaults to 30 s.
-    pub initialize_timeout: Duration,
-    /// The most pages a list call follows before it stops with an error. Defaults to 100.
-    pub max_pages: usize,
-    /// The most input rounds (2026-07-28 `InputRequiredResult`) one request may take.
-    /// Defaults to 8.
-    pub max_input_rounds: usize,
-    /// Validate `structuredContent` against a tool's `outputSchema`. Defaults to true.
-    pub validate_output: bool,
-    /// Answers `roots/list`; declaring it declares the `roots` capability. Defaults to none.
-    pub roots: Option<RootsHandler>,
-    /// Answers `sampling/createMessage`; declares `sampling`. Defaults to none.
-    pub sampling: Option<SamplingHandler>,
-    /// Answers `elicitation/create`; declares `elicitation`. Defaults to none.
-    pub elicitation: Option<ElicitationHandler>,
-    /// Receives every server notification. Defaults to none.
-    pub on_notification: Option<McpNotificationHandler>,
-    /// Receives `notifications/message` (they also go to the `log` facade). Defaults to none.
-    pub on_log: Option<LogHandler>,
-    /// Restart a dead stdio server on the next call. Defaults to none: a dead server leaves the
-    /// client closed.
-    pub restart: Option<RestartPolicy>,
-    /// The JSON-RPC client settings (timeouts, bounds, timer). Its handlers are replaced by the
-    /// MCP client's own.
-    pub rpc: ClientConfig,
+    pub(crate) mode: ProtocolMode,
+    pub(crate) handshake_version: String,
+    pub(crate) client_name: String,
+    pub(crate) client_version: String,
+    pub(crate) discover_timeout: Duration,
+    pub(crate) initialize_timeout: Duration,
+    pub(crate) max_pages: usize,
+    pub(crate) max_input_rounds: usize,
+    pub(crate) validate_output: bool,
+    pub(crate) roots: Option<RootsHandler>,
+    pub(crate) sampling: Option<SamplingHandler>,
+    pub(crate) elicitation: Option<ElicitationHandler>,
+    pub(crate) on_notification: Option<McpNotificationHandler>,
+    pub(crate) on_log: Option<LogHandler>,
+    pub(crate) restart: Option<RestartPolicy>,
+    pub(crate) rpc: ClientConfig,
 }
 
 impl Default for McpConfig {
@@ -153,25 +155,84 @@ impl fmt::Debug for McpConfig {
 }
 
 impl McpConfig {
-    /// Sets [`McpConfig::mode`].
+    /// The lifecycle in use.
+    pub fn get_mode(&self) -> ProtocolMode {
+        self.mode
+    }
+
+    /// The probe's timeout in Auto mode.
+    pub fn get_discover_timeout(&self) -> Duration {
+        self.discover_timeout
+    }
+
+    /// Which lifecycle to use. Defaults to [`ProtocolMode::Auto`].
     pub fn mode(mut self, mode: ProtocolMode) -> Self {
         self.mode = mode;
         self
     }
 
-    /// Sets [`McpConfig::handshake_version`].
+    /// The handshake version offered in `initialize`. Defaults to
+    /// [`LATEST_HANDSHAKE_VERSION`].
     pub fn handshake_version(mut self, version: impl Into<String>) -> Self {
         self.handshake_version = version.into();
         self
     }
 
-    /// Sets [`McpConfig::roots`].
+    /// The client's name in `clientInfo`. Defaults to "toolwire".
+    pub fn client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = name.into();
+        self
+    }
+
+    /// The client's version in `clientInfo`. Defaults to this crate's version.
+    pub fn client_version(mut self, version: impl Into<String>) -> Self {
+        self.client_version = version.into();
+        self
+    }
+
+    /// How long Auto mode waits for `server/discover` before falling back to `initialize`.
+    /// Defaults to 10 s.
+    pub fn discover_timeout(mut self, timeout: Duration) -> Self {
+        self.discover_timeout = timeout;
+        self
+    }
+
+    /// How long `initialize` may take; also `server/discover` in Modern mode, where it is the
+    /// lifecycle rather than a probe. Defaults to 30 s.
+    pub fn initialize_timeout(mut self, timeout: Duration) -> Self {
+        self.initialize_timeout = timeout;
+        self
+    }
+
+    /// The most pages a list call follows before it stops with an error. Defaults to 100.
+    pub fn max_pages(mut self, pages: usize) -> Self {
+        self.max_pages = pages;
+        self
+    }
+
+    /// The most input rounds (2026-07-28 `InputRequiredResult`) one request may take.
+    /// Defaults to 8.
+    pub fn max_input_rounds(mut self, rounds: usize) -> Self {
+        self.max_input_rounds = rounds;
+        self
+    }
+
+    /// Validate `structuredContent` against a tool's `outputSchema`. Defaults to true.
+    pub fn validate_output(mut self, validate: bool) -> Self {
+        self.validate_output = validate;
+        self
+    }
+
+    /// Answers `roots/list`; setting it declares the `roots` capability. Runs on the dispatch
+    /// thread (or, for 2026-07-28 input rounds, the caller's); a panic is caught and answered
+    /// as an error. Defaults to none.
     pub fn roots(mut self, handler: impl Fn() -> Vec<Root> + Send + Sync + 'static) -> Self {
         self.roots = Some(Arc::new(handler));
         self
     }
 
-    /// Sets [`McpConfig::sampling`].
+    /// Answers `sampling/createMessage`; declares `sampling`. Runs like
+    /// [`McpConfig::roots`]. Defaults to none.
     pub fn sampling(
         mut self,
         handler: impl Fn(&Value) -> Result<Value, ErrorObject> + Send + Sync + 'static,
@@ -180,7 +241,8 @@ impl McpConfig {
         self
     }
 
-    /// Sets [`McpConfig::elicitation`].
+    /// Answers `elicitation/create`; declares `elicitation`. Runs like
+    /// [`McpConfig::roots`]. Defaults to none.
     pub fn elicitation(
         mut self,
         handler: impl Fn(&ElicitRequest) -> ElicitResult + Send + Sync + 'static,
@@ -189,7 +251,8 @@ impl McpConfig {
         self
     }
 
-    /// Sets [`McpConfig::on_notification`].
+    /// Receives every server notification (after the client has used it), on the dispatch
+    /// thread; a panic is caught and logged. Defaults to none.
     pub fn on_notification(
         mut self,
         handler: impl Fn(&Notification) + Send + Sync + 'static,
@@ -198,15 +261,31 @@ impl McpConfig {
         self
     }
 
-    /// Sets [`McpConfig::on_log`].
+    /// Receives `notifications/message` (they also go to the `log` facade, target
+    /// `toolwire::server`), on the dispatch thread. Defaults to none.
     pub fn on_log(mut self, handler: impl Fn(&LogMessage) + Send + Sync + 'static) -> Self {
         self.on_log = Some(Arc::new(handler));
         self
     }
 
-    /// Sets [`McpConfig::restart`].
+    /// Restart a dead server on the next call. Defaults to none: a dead server leaves the
+    /// client closed.
     pub fn restart(mut self, policy: RestartPolicy) -> Self {
         self.restart = Some(policy);
+        self
+    }
+
+    /// The JSON-RPC client settings (timeouts, bounds, timer). Its handlers and dialect are
+    /// replaced by the MCP client's own. Defaults to [`ClientConfig::default`].
+    pub fn rpc(mut self, rpc: ClientConfig) -> Self {
+        self.rpc = rpc;
+        self
+    }
+
+    /// The JSON-RPC client's default request timeout (a shortcut for the same setting of
+    /// [`McpConfig::rpc`]). Defaults to 60 s.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.rpc = self.rpc.request_timeout(timeout);
         self
     }
 

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{bounded, select, unbounded, Receiver, Sender};
 use parking_lot::Mutex;
 
-use super::{Inbound, Outgoing, Transport};
-use crate::client::spawn_named;
+use super::{deliver, Inbound, Outgoing, Transport};
 use crate::error::{Closed, Error, Result};
+use crate::sys::spawn_named;
 use crate::wire::{self, Frame, Message};
 
 /// The client's end of an in-memory connection. Make one with [`MemoryTransport::pair`].
@@ -70,17 +70,13 @@ impl Transport for MemoryTransport {
         let thread = spawn_named("toolwire-memory-reader", move || loop {
             select! {
                 recv(from_peer) -> item => match item {
-                    Ok(PeerItem::Frame(bytes)) => inbound.frame(&bytes),
+                    Ok(PeerItem::Frame(bytes)) => deliver(&*inbound, &bytes),
                     Ok(PeerItem::Close(closed)) => {
                         inbound.closed(closed);
                         return;
                     }
                     Err(_) => {
-                        inbound.closed(Closed {
-                            reason: "the memory peer was dropped".into(),
-                            exit_status: None,
-                            stderr_tail: String::new(),
-                        });
+                        inbound.closed(Closed::new("the memory peer was dropped"));
                         return;
                     }
                 },
@@ -97,16 +93,18 @@ impl Transport for MemoryTransport {
             return Err(Error::closed_because("the memory transport is closed"));
         };
         match deadline {
-            Some(deadline) => tx.send_deadline(message.line, deadline).map_err(|error| {
-                if error.is_timeout() {
-                    Error::Busy {
-                        limit: self.capacity,
+            Some(deadline) => tx
+                .send_deadline(message.to_line(), deadline)
+                .map_err(|error| {
+                    if error.is_timeout() {
+                        Error::Busy {
+                            limit: self.capacity,
+                        }
+                    } else {
+                        Error::closed_because("the memory peer is gone")
                     }
-                } else {
-                    Error::closed_because("the memory peer is gone")
-                }
-            }),
-            None => tx.try_send(message.line).map_err(|error| {
+                }),
+            None => tx.try_send(message.to_line()).map_err(|error| {
                 if error.is_full() {
                     Error::Busy {
                         limit: self.capacity,
@@ -123,7 +121,7 @@ impl Transport for MemoryTransport {
         drop(self.stop.lock().take());
         if let Some(thread) = self.thread.lock().take() {
             if thread.thread().id() != std::thread::current().id() {
-                let _ = thread.join();
+                crate::sys::join_reporting(thread);
             }
         }
         Ok(())
@@ -191,7 +189,7 @@ impl MemoryPeer {
 
     /// Sends a message to the client.
     pub fn send(&self, message: &Message) {
-        self.send_line(message.to_line());
+        self.send_line(wire::to_line(message));
     }
 
     /// Ends the connection from the peer's side, as a dying server would.

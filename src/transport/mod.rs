@@ -1,31 +1,49 @@
 //! The transport seam: how frames leave and arrive.
 //!
-//! A transport moves whole frames. It hands every inbound frame, event and its final close to
-//! an [`Inbound`] sink (the client), on its own threads, and accepts outbound frames through
-//! [`Transport::send`], which never blocks past the caller's deadline.
+//! A transport moves whole frames. Outbound, a frame arrives as typed messages with a small
+//! [`FrameMeta`] record filled once by the layer that knows (the protocol version, whether it
+//! opens a session, the name it targets); the transport serializes it once and reads the
+//! record, never the text. Inbound, a transport parses each frame once and hands the parsed
+//! [`Frame`] (or why it is invalid) to an [`Inbound`] sink (the client), on its own threads,
+//! with every event and, last, its close. [`Transport::send`] never blocks past the caller's
+//! deadline.
+//!
+//! This layer knows JSON-RPC messages and nothing above them: no method name of any protocol
+//! appears here.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::{Closed, Result};
-use crate::wire::RequestId;
+use crate::wire::{self, Frame, Invalid, Message, RequestId};
 
 #[cfg(feature = "http")]
-pub mod http;
+pub(crate) mod http;
 pub(crate) mod lines;
-pub mod memory;
+pub(crate) mod memory;
 #[cfg(feature = "http")]
 pub(crate) mod sse;
-pub mod stdio;
+pub(crate) mod stdio;
+
+#[cfg(feature = "http")]
+pub use http::{HttpConfig, HttpTransport};
+pub use memory::{MemoryPeer, MemoryTransport};
+pub use stdio::{StdioConfig, StdioTransport, DEFAULT_INHERITED_ENV};
 
 /// Where a transport delivers what it reads. Implemented by the client.
 pub trait Inbound: Send + Sync {
-    /// One complete frame (a line of stdio, an HTTP body, an SSE `data`), not yet parsed.
-    fn frame(&self, bytes: &[u8]);
+    /// One complete frame (a line of stdio, an HTTP body, an SSE `data`), parsed once by the
+    /// transport; `bytes` is the text it was parsed from, for logs.
+    fn frame(&self, frame: std::result::Result<Frame, Invalid>, bytes: &[u8]);
     /// Something the transport noticed that is not a frame.
     fn event(&self, event: TransportEvent);
     /// The connection ended. Called at most once; nothing arrives after it.
     fn closed(&self, closed: Closed);
+}
+
+/// Parses raw frame bytes and hands them to `inbound`: the one place transports parse.
+pub(crate) fn deliver(inbound: &dyn Inbound, bytes: &[u8]) {
+    inbound.frame(wire::parse_frame(bytes), bytes);
 }
 
 /// Something a transport noticed besides frames.
@@ -52,37 +70,107 @@ pub enum TransportEvent {
     },
 }
 
-/// What kind of message an outbound frame carries; transports that route by method or id
-/// (HTTP) read it, line transports ignore it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What an outbound frame's role is in opening a session, for transports that keep one
+/// (Streamable HTTP's `Mcp-Session-Id`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
-pub enum OutgoingKind {
-    /// A request expecting a response with this id.
-    Request {
-        /// The request id.
-        id: RequestId,
-        /// The method name.
-        method: String,
-    },
-    /// A notification.
-    Notification {
-        /// The method name.
-        method: String,
-    },
-    /// A response to the peer's request.
-    Response,
-    /// A batch (a JSON array).
-    Batch,
+pub enum Lifecycle {
+    /// An ordinary frame.
+    #[default]
+    Ordinary,
+    /// The request that opens a session: it carries no session id, its reply may assign one,
+    /// and it is replayed when the server drops the session.
+    Open,
+    /// The notification that completes opening a session: replayed after [`Lifecycle::Open`]
+    /// when a session is renewed; after it the transport may open its server stream.
+    Opened,
 }
 
-/// One outbound frame, serialized on one line without the newline.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outgoing {
-    /// The compact JSON text.
-    pub line: String,
-    /// What the frame carries.
-    pub kind: OutgoingKind,
+/// What the layer above knows about an outbound frame, filled once where it is known, so
+/// that no transport reads the frame's text to find it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FrameMeta {
+    /// The protocol version the frame is sent under, for transports that declare it (HTTP's
+    /// `MCP-Protocol-Version`). Frames without one (the client's own replies and notices) use
+    /// the last version declared on the connection. Defaults to none.
+    pub protocol_version: Option<Arc<str>>,
+    /// The frame belongs to a stateless exchange: no session id is attached, the method and
+    /// target travel as routing headers, and giving up the request closes its response
+    /// stream. Defaults to false.
+    pub stateless: bool,
+    /// The name the request targets (a tool, a prompt, a resource URI), for routing headers
+    /// (HTTP's `Mcp-Name`). Defaults to none.
+    pub target: Option<String>,
+    /// The frame's role in opening a session. Defaults to [`Lifecycle::Ordinary`].
+    pub lifecycle: Lifecycle,
 }
+
+/// The messages of one outbound frame: one message, or a batch sent as one JSON array.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OutFrame {
+    /// A single message.
+    Single(Message),
+    /// A batch, in order.
+    Batch(Vec<Message>),
+}
+
+/// One outbound frame: typed messages and what the layer above knows about them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outgoing {
+    /// What is sent.
+    pub frame: OutFrame,
+    /// What the transport may need to know about it.
+    pub meta: FrameMeta,
+}
+
+impl Outgoing {
+    /// A single message with no metadata.
+    pub fn message(message: impl Into<Message>) -> Outgoing {
+        Outgoing {
+            frame: OutFrame::Single(message.into()),
+            meta: FrameMeta::default(),
+        }
+    }
+
+    /// The compact JSON text, on one line without the newline.
+    pub fn to_line(&self) -> String {
+        match &self.frame {
+            OutFrame::Single(message) => wire::to_line(message),
+            OutFrame::Batch(messages) => wire::to_line(messages),
+        }
+    }
+
+    /// The messages of the frame, in order.
+    pub fn messages(&self) -> &[Message] {
+        match &self.frame {
+            OutFrame::Single(message) => std::slice::from_ref(message),
+            OutFrame::Batch(messages) => messages,
+        }
+    }
+
+    /// The ids of the requests in the frame, which expect responses.
+    pub fn request_ids(&self) -> impl Iterator<Item = &RequestId> {
+        self.messages().iter().filter_map(|message| match message {
+            Message::Request(request) => Some(&request.id),
+            _ => None,
+        })
+    }
+
+    /// What the frame is, for errors and logs: the method of a request or notification,
+    /// "response" or "batch".
+    pub fn describe(&self) -> &str {
+        match &self.frame {
+            OutFrame::Single(Message::Request(request)) => &request.method,
+            OutFrame::Single(Message::Notification(notification)) => &notification.method,
+            OutFrame::Single(Message::Response(_)) => "response",
+            OutFrame::Batch(_) => "batch",
+        }
+    }
+}
+
+/// Makes a fresh transport for a (re)connection, e.g. a new child process.
+pub type Connector = Box<dyn Fn() -> Result<Arc<dyn Transport>> + Send + Sync>;
 
 /// A way to exchange frames with a peer.
 ///
@@ -101,14 +189,15 @@ pub trait Transport: Send + Sync + 'static {
     ///
     /// # Errors
     ///
-    /// [`crate::Error::Closed`] when the connection is gone, [`crate::Error::Timeout`]-like
-    /// failures are reported by the caller; a full queue past `deadline` is
-    /// [`crate::Error::Busy`].
+    /// [`crate::Error::Closed`] when the connection is gone; a full queue past `deadline` is
+    /// [`crate::Error::Busy`]; transports that send synchronously may fail with their own
+    /// errors ([`crate::Error::Http`], [`crate::Error::Timeout`], …), which become the
+    /// caller's.
     fn send(&self, message: Outgoing, deadline: Option<Instant>) -> Result<()>;
 
     /// Tells the transport that a request was given up (timeout, cancel). Returns true when the
     /// transport itself signals the cancellation to the peer (e.g. by closing an HTTP response
-    /// stream), so the client must not also send `notifications/cancelled`. Defaults to false.
+    /// stream), so the client must not also send a cancellation notice. Defaults to false.
     fn request_abandoned(&self, _id: &RequestId) -> bool {
         false
     }

@@ -18,49 +18,34 @@ use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use parking_lot::Mutex;
 
 use super::lines::{read_lines, LineEvent};
-use super::{Inbound, Outgoing, Transport, TransportEvent};
-use crate::client::spawn_named;
+use super::{deliver, Connector, Inbound, Outgoing, Transport, TransportEvent};
 use crate::error::{Closed, Error, Result};
-use crate::sys;
+use crate::sys::{self, spawn_named};
 
 /// The variables a child inherits by default; the same list the official SDKs use.
 pub const DEFAULT_INHERITED_ENV: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
-/// How to start and bound a stdio server.
+/// How to start and bound a stdio server. [`StdioConfig::new`] sets every bound to its
+/// default; each knob has a setter that says its default.
 #[derive(Debug, Clone)]
-#[non_exhaustive]
 pub struct StdioConfig {
-    /// The program, run directly (never through a shell). Looked up on `PATH` when it has no
-    /// slash.
-    pub program: OsString,
-    /// Its arguments.
-    pub args: Vec<OsString>,
-    /// Its working directory. Defaults to ours.
-    pub cwd: Option<PathBuf>,
-    /// Variables set for the child, on top of the inherited ones. Defaults to none.
-    pub env: BTreeMap<OsString, OsString>,
-    /// Inherit our whole environment instead of only [`DEFAULT_INHERITED_ENV`]. Defaults to
-    /// false.
-    pub inherit_env: bool,
-    /// The longest line accepted from stdout; longer lines are discarded while read and
-    /// reported. Defaults to 16 MiB.
-    pub max_line_bytes: usize,
-    /// How much of the end of stderr is kept for error messages. Defaults to 64 KiB.
-    pub stderr_tail_bytes: usize,
-    /// How many frames may wait for the child to read them; a sender waits past that until its
-    /// deadline. Defaults to 1,024.
-    pub writer_queue: usize,
-    /// How long `close()` waits after closing stdin before SIGTERM. Defaults to 2 s.
-    pub stdin_close_grace: Duration,
-    /// How long `close()` waits after SIGTERM before SIGKILL. Defaults to 2 s.
-    pub terminate_grace: Duration,
-    /// When stdout ends, how long to wait for the child's exit status and the rest of its
-    /// stderr before failing pending calls. Defaults to 500 ms.
-    pub exit_wait: Duration,
+    pub(crate) program: OsString,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) cwd: Option<PathBuf>,
+    pub(crate) env: BTreeMap<OsString, OsString>,
+    pub(crate) inherit_env: bool,
+    pub(crate) max_line_bytes: usize,
+    pub(crate) stderr_tail_bytes: usize,
+    pub(crate) writer_queue: usize,
+    pub(crate) stdin_close_grace: Duration,
+    pub(crate) terminate_grace: Duration,
+    pub(crate) exit_wait: Duration,
+    pub(crate) thread_join_grace: Duration,
 }
 
 impl StdioConfig {
-    /// A config for `program` with every bound at its default.
+    /// A config for `program` with every bound at its default. The program is run directly
+    /// (never through a shell), looked up on `PATH` when it has no slash.
     pub fn new(program: impl Into<OsString>) -> StdioConfig {
         StdioConfig {
             program: program.into(),
@@ -74,7 +59,58 @@ impl StdioConfig {
             stdin_close_grace: Duration::from_secs(2),
             terminate_grace: Duration::from_secs(2),
             exit_wait: Duration::from_millis(500),
+            thread_join_grace: Duration::from_secs(1),
         }
+    }
+
+    /// The program (named like `std::process::Command`'s getters, beside the setters).
+    pub fn get_program(&self) -> &OsString {
+        &self.program
+    }
+
+    /// The arguments.
+    pub fn get_args(&self) -> &[OsString] {
+        &self.args
+    }
+
+    /// The variables set for the child on top of the inherited ones.
+    pub fn get_envs(&self) -> &BTreeMap<OsString, OsString> {
+        &self.env
+    }
+
+    /// The working directory, when one is set.
+    pub fn get_current_dir(&self) -> Option<&std::path::Path> {
+        self.cwd.as_deref()
+    }
+
+    /// Whether the child inherits our whole environment.
+    pub fn get_inherit_env(&self) -> bool {
+        self.inherit_env
+    }
+
+    /// The longest stdout line accepted.
+    pub fn get_max_line_bytes(&self) -> usize {
+        self.max_line_bytes
+    }
+
+    /// How much of stderr's end is kept.
+    pub fn get_stderr_tail_bytes(&self) -> usize {
+        self.stderr_tail_bytes
+    }
+
+    /// How many frames may wait for the child to read them.
+    pub fn get_writer_queue(&self) -> usize {
+        self.writer_queue
+    }
+
+    /// The program and its arguments as one line, for display (lossy UTF-8, unquoted).
+    pub fn command_line(&self) -> String {
+        let mut text = self.program.to_string_lossy().into_owned();
+        for arg in &self.args {
+            text.push(' ');
+            text.push_str(&arg.to_string_lossy());
+        }
+        text
     }
 
     /// Adds an argument.
@@ -93,25 +129,75 @@ impl StdioConfig {
         self
     }
 
-    /// Sets a variable for the child.
+    /// Sets a variable for the child, on top of the inherited ones. Defaults to none.
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.env.insert(key.into(), value.into());
         self
     }
 
-    /// Sets the working directory.
+    /// Sets the working directory. Defaults to ours.
     pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
         self.cwd = Some(cwd.into());
         self
     }
 
-    fn command_line(&self) -> String {
-        let mut text = self.program.to_string_lossy().into_owned();
-        for arg in &self.args {
-            text.push(' ');
-            text.push_str(&arg.to_string_lossy());
-        }
-        text
+    /// Inherit our whole environment instead of only [`DEFAULT_INHERITED_ENV`]. Defaults to
+    /// false.
+    pub fn inherit_env(mut self, inherit: bool) -> Self {
+        self.inherit_env = inherit;
+        self
+    }
+
+    /// The longest line accepted from stdout; longer lines are discarded while read and
+    /// reported. Defaults to 16 MiB.
+    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line_bytes = bytes;
+        self
+    }
+
+    /// How much of the end of stderr is kept for error messages. Defaults to 64 KiB.
+    pub fn stderr_tail_bytes(mut self, bytes: usize) -> Self {
+        self.stderr_tail_bytes = bytes;
+        self
+    }
+
+    /// How many frames may wait for the child to read them; a sender waits past that until
+    /// its deadline. Defaults to 1,024.
+    pub fn writer_queue(mut self, frames: usize) -> Self {
+        self.writer_queue = frames;
+        self
+    }
+
+    /// How long `close()` waits after closing stdin before SIGTERM. Defaults to 2 s.
+    pub fn stdin_close_grace(mut self, grace: Duration) -> Self {
+        self.stdin_close_grace = grace;
+        self
+    }
+
+    /// How long `close()` waits after SIGTERM before SIGKILL. Defaults to 2 s.
+    pub fn terminate_grace(mut self, grace: Duration) -> Self {
+        self.terminate_grace = grace;
+        self
+    }
+
+    /// When stdout ends, how long to wait for the child's exit status and the rest of its
+    /// stderr before failing pending calls. Defaults to 500 ms.
+    pub fn exit_wait(mut self, wait: Duration) -> Self {
+        self.exit_wait = wait;
+        self
+    }
+
+    /// How long `close()` waits for the transport's threads after the child is gone; threads
+    /// still held by a process outside the child's group (which keeps its pipes open) are left
+    /// behind with a warning. Defaults to 1 s.
+    pub fn thread_join_grace(mut self, grace: Duration) -> Self {
+        self.thread_join_grace = grace;
+        self
+    }
+
+    /// A connector that starts a new child from this config for every (re)connection.
+    pub fn connector(self) -> Connector {
+        Box::new(move || Ok(Arc::new(StdioTransport::spawn(self.clone())?) as Arc<dyn Transport>))
     }
 }
 
@@ -269,14 +355,16 @@ impl Transport for StdioTransport {
         };
         let capacity = self.shared.config.writer_queue;
         match deadline {
-            Some(deadline) => tx.send_deadline(message.line, deadline).map_err(|error| {
-                if error.is_timeout() {
-                    Error::Busy { limit: capacity }
-                } else {
-                    self.shared.closed_error("the server's stdin is closed")
-                }
-            }),
-            None => tx.try_send(message.line).map_err(|error| {
+            Some(deadline) => tx
+                .send_deadline(message.to_line(), deadline)
+                .map_err(|error| {
+                    if error.is_timeout() {
+                        Error::Busy { limit: capacity }
+                    } else {
+                        self.shared.closed_error("the server's stdin is closed")
+                    }
+                }),
+            None => tx.try_send(message.to_line()).map_err(|error| {
                 if error.is_full() {
                     Error::Busy { limit: capacity }
                 } else {
@@ -315,11 +403,11 @@ impl Shared {
     }
 
     fn closed_error(&self, reason: &str) -> Error {
-        Error::Closed(Box::new(Closed {
-            reason: reason.into(),
-            exit_status: self.poll_exit().map(|status| status.to_string()),
-            stderr_tail: self.tail.lock().text(),
-        }))
+        Error::Closed(Box::new(Closed::with_exit(
+            reason,
+            self.poll_exit().map(|status| status.to_string()),
+            self.tail.lock().text(),
+        )))
     }
 
     /// Reaps the child if it has exited, without blocking.
@@ -350,7 +438,7 @@ impl Shared {
     fn read_loop(&self, stdout: ChildStdout, inbound: Arc<dyn Inbound>) {
         let limit = self.config.max_line_bytes;
         let result = read_lines(stdout, limit, |event| match event {
-            LineEvent::Line(line) => inbound.frame(line),
+            LineEvent::Line(line) => deliver(&*inbound, line),
             LineEvent::Oversized(bytes) => {
                 inbound.event(TransportEvent::Oversized { bytes, limit });
             }
@@ -377,11 +465,11 @@ impl Shared {
         if self.close_reported.swap(true, Ordering::SeqCst) {
             return;
         }
-        inbound.closed(Closed {
+        inbound.closed(Closed::with_exit(
             reason,
-            exit_status: status.map(|status| status.to_string()),
-            stderr_tail: self.tail.lock().text(),
-        });
+            status.map(|status| status.to_string()),
+            self.tail.lock().text(),
+        ));
     }
 
     /// Ends the child and our threads: close stdin, wait, SIGTERM the group, wait, SIGKILL the
@@ -447,11 +535,11 @@ impl Shared {
             // by themselves now that the child is gone.
             return;
         }
-        let deadline = Instant::now() + Duration::from_secs(1);
+        let deadline = Instant::now() + self.config.thread_join_grace;
         match self.threads_done.recv_deadline(deadline) {
             Err(RecvTimeoutError::Disconnected) => {
                 for thread in self.threads.lock().drain(..) {
-                    let _ = thread.join();
+                    sys::join_reporting(thread);
                 }
             }
             _ => log::warn!(

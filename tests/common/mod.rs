@@ -6,7 +6,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use toolwire::{Client, ClientConfig, StdioConfig, StdioTransport};
+use toolwire::transport::StdioTransport;
+use toolwire::{Client, ClientConfig, StdioConfig};
 
 /// The path of the built `tool_server` example, building it once if needed.
 pub fn tool_server_path() -> PathBuf {
@@ -137,7 +138,7 @@ pub fn shared_stdio_client(
     client_config: ClientConfig,
 ) -> (Client, std::sync::Arc<StdioTransport>) {
     let transport = std::sync::Arc::new(StdioTransport::spawn(config).expect("spawn"));
-    let shared: std::sync::Arc<dyn toolwire::Transport> = transport.clone();
+    let shared: std::sync::Arc<dyn toolwire::transport::Transport> = transport.clone();
     let client = Client::with_shared_transport(shared, client_config).expect("client");
     (client, transport)
 }

@@ -4,7 +4,8 @@
 use std::io::Read;
 
 use serde_json::{Map, Number, Value};
-use toolwire::{Schema, Tool};
+use toolwire::schema::Schema;
+use toolwire::Tool;
 
 /// The arguments from the command line: nothing (`{}`), one JSON object, `-` (a JSON object
 /// on stdin), or `key=value` / `key:=JSON` pairs.

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Value};
-use toolwire::{CallEvent, CallOptions, CallToolResult, McpClient};
+use toolwire::jsonrpc::CallEvent;
+use toolwire::{CallOptions, CallToolResult, McpClient};
 
 use crate::progress::{Display, Mode};
 use crate::transcript::Transcript;
@@ -77,7 +78,7 @@ pub fn run(
     let on_progress = {
         let display = Arc::clone(&display);
         let transcript = transcript.cloned();
-        move |progress: &toolwire::Progress| {
+        move |progress: &toolwire::jsonrpc::Progress| {
             display.progress(progress);
             if let Some(transcript) = &transcript {
                 transcript.decision(

@@ -175,7 +175,8 @@ fn run(
     }
     let mut target = target::resolve(&cli.target, cli.command.server_command())?;
     if let target::Target::Url(http) = &mut target {
-        http.connect_timeout = http.connect_timeout.min(cli.options.connect_timeout);
+        let bound = http.get_connect_timeout().min(cli.options.connect_timeout);
+        *http = http.clone().connect_timeout(bound);
     }
     let client = target::connect(&target, mcp_config(cli), transcript)?;
     interrupt::hold_client(Some(client.clone()));
@@ -253,13 +254,16 @@ fn mcp_config(cli: &Cli) -> McpConfig {
         Protocol::Modern => toolwire::ProtocolMode::Modern,
         Protocol::Auto => toolwire::ProtocolMode::Auto,
     });
-    config.rpc.request_timeout = timeout;
+    config = config.rpc(
+        toolwire::ClientConfig::default()
+            .request_timeout(timeout)
+            .max_total_timeout(cli.options.max_total.max(timeout) + call::BACKSTOP),
+    );
     // A server may take a while to start (node, python): the lifecycle has its own bound.
     let connect = cli.options.connect_timeout;
-    config.initialize_timeout = connect;
-    config.discover_timeout = connect.min(config.discover_timeout);
-    config.rpc.max_total_timeout = cli.options.max_total.max(timeout) + call::BACKSTOP;
-    config
+    config = config.initialize_timeout(connect);
+    let probe = connect.min(config.get_discover_timeout());
+    config.discover_timeout(probe)
 }
 
 /// A duration in whole microseconds, for the transcript.

@@ -5,7 +5,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolwire::{CallToolResult, Content, Era, ServerConfigs, ServerEntry, SessionInfo, Tool};
+use toolwire::config::ServerEntry;
+use toolwire::mcp::{Era, SessionInfo};
+use toolwire::{CallToolResult, Content, ServerConfigs, Tool};
 
 /// The widest a description column gets before it is cut.
 const DESCRIPTION_CHARS: usize = 72;
@@ -54,14 +56,7 @@ pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
         .names()
         .map(|name| {
             let (kind, detail) = match configs.get(name) {
-                Some(ServerEntry::Stdio(stdio)) => (
-                    "stdio",
-                    std::iter::once(&stdio.program)
-                        .chain(stdio.args.iter())
-                        .map(|part| part.to_string_lossy().into_owned())
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                ),
+                Some(ServerEntry::Stdio(stdio)) => ("stdio", stdio.command_line()),
                 Some(ServerEntry::Http { url, .. }) => ("http", url.clone()),
                 _ => ("?", String::new()),
             };

@@ -4,10 +4,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
-use toolwire::{
-    Connector, HttpConfig, HttpTransport, LoadOptions, McpClient, McpConfig, ServerConfigs,
-    ServerEntry, StdioConfig, StdioTransport, Transport,
-};
+use toolwire::config::{LoadOptions, ServerEntry};
+use toolwire::transport::{Connector, HttpTransport, StdioTransport, Transport};
+use toolwire::{HttpConfig, McpClient, McpConfig, ServerConfigs, StdioConfig};
 
 use crate::cli::TargetOptions;
 use crate::transcript::{Tapped, Transcript};
@@ -37,18 +36,10 @@ impl Target {
             Target::Config { path, server, .. } => {
                 format!("server `{server}` of {}", path.display())
             }
-            Target::Url(http) => http.url.clone(),
-            Target::Command(stdio) => command_line(stdio),
+            Target::Url(http) => http.url().to_owned(),
+            Target::Command(stdio) => stdio.command_line(),
         }
     }
-}
-
-fn command_line(stdio: &StdioConfig) -> String {
-    std::iter::once(&stdio.program)
-        .chain(stdio.args.iter())
-        .map(|part| part.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The config file to read: `--config`, or the first of [`DEFAULT_CONFIGS`] that exists.
@@ -122,7 +113,7 @@ pub fn resolve(options: &TargetOptions, command: &[String]) -> Result<Target, Fa
     if let Some((program, args)) = command.split_first() {
         let mut stdio = StdioConfig::new(program).args(args);
         // A command typed by hand runs as it would in the user's shell.
-        stdio.inherit_env = true;
+        stdio = stdio.inherit_env(true);
         for pair in &options.env {
             let (key, value) = split_pair(pair, '=')
                 .ok_or_else(|| Failure::usage(format!("--env {pair:?}: expected KEY=VALUE")))?;
@@ -232,7 +223,7 @@ pub fn connect(
             };
             transcript.decision(
                 "connect",
-                json!({"target": describe, "transport": kind, "mode": format!("{:?}", config.mode)}),
+                json!({"target": describe, "transport": kind, "mode": format!("{:?}", config.get_mode())}),
             );
             Tapped::wrap(connector, Arc::clone(transcript))
         }

@@ -23,9 +23,9 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
-use toolwire::{
-    Closed, Connector, Inbound, Outgoing, RequestId, Result, Transport, TransportEvent,
-};
+use toolwire::jsonrpc::{Frame, Invalid, RequestId};
+use toolwire::transport::{Connector, Inbound, Outgoing, Transport, TransportEvent};
+use toolwire::{Closed, Result};
 
 /// A JSONL file of decisions and wire messages.
 pub struct Transcript {
@@ -117,7 +117,7 @@ impl Transport for Tapped {
     }
 
     fn send(&self, message: Outgoing, deadline: Option<Instant>) -> Result<()> {
-        self.transcript.wire("send", message.line.as_bytes());
+        self.transcript.wire("send", message.to_line().as_bytes());
         let sent = self.inner.send(message, deadline);
         if let Err(error) = &sent {
             self.transcript.decision(
@@ -156,9 +156,9 @@ struct TappedInbound {
 }
 
 impl Inbound for TappedInbound {
-    fn frame(&self, bytes: &[u8]) {
+    fn frame(&self, frame: std::result::Result<Frame, Invalid>, bytes: &[u8]) {
         self.transcript.wire("recv", bytes);
-        self.inbound.frame(bytes);
+        self.inbound.frame(frame, bytes);
     }
 
     fn event(&self, event: TransportEvent) {

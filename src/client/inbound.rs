@@ -1,0 +1,189 @@
+//! Frames coming in: responses complete their calls, progress reaches the waiting caller,
+//! the peer's requests and notifications go to the dispatch thread, and frames that break
+//! the protocol are answered or dropped as the architecture decides.
+
+use std::sync::Weak;
+use std::time::Instant;
+
+use super::{bump, CallEvent, Inner, Progress};
+use crate::error::{Closed, Error};
+use crate::transport::{Inbound, Outgoing, TransportEvent};
+use crate::wire::{
+    ErrorCode, ErrorObject, Frame, Invalid, Message, ParseError, RequestId, Response,
+};
+
+/// The transport's view of the client. Weak, so transport threads never keep it alive.
+pub(super) struct Link(pub(super) Weak<Inner>);
+
+impl Inbound for Link {
+    fn frame(&self, frame: Result<Frame, Invalid>, bytes: &[u8]) {
+        if let Some(inner) = self.0.upgrade() {
+            inner.on_frame(frame, bytes);
+        }
+    }
+
+    fn event(&self, event: TransportEvent) {
+        let Some(inner) = self.0.upgrade() else {
+            return;
+        };
+        match event {
+            TransportEvent::Oversized { bytes, limit } => {
+                bump(&inner.counters.oversized_frames);
+                log::warn!("toolwire: discarded a frame of {bytes} bytes (limit {limit})");
+            }
+            TransportEvent::Note(note) => log::debug!("toolwire: {note}"),
+            TransportEvent::RequestFailed { id, reason } => {
+                let error = std::io::Error::new(std::io::ErrorKind::ConnectionAborted, reason);
+                inner.fail_request(&id, Error::Io(error));
+            }
+        }
+    }
+
+    fn closed(&self, closed: Closed) {
+        if let Some(inner) = self.0.upgrade() {
+            log::debug!("toolwire: {closed}");
+            inner.mark_closed(closed);
+        }
+    }
+}
+
+impl Inner {
+    fn on_frame(&self, frame: Result<Frame, Invalid>, bytes: &[u8]) {
+        bump(&self.counters.received);
+        match frame {
+            Ok(Frame::Single(message)) => self.on_message(message),
+            Ok(Frame::Batch(elements)) => {
+                for element in elements {
+                    match element {
+                        Ok(message) => self.on_message(message),
+                        Err(invalid) => self.on_invalid(invalid, bytes),
+                    }
+                }
+            }
+            Err(invalid) => self.on_invalid(invalid, bytes),
+        }
+    }
+
+    fn on_invalid(&self, invalid: Invalid, bytes: &[u8]) {
+        bump(&self.counters.skipped_lines);
+        let excerpt = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
+        match (&invalid.error, &invalid.id) {
+            (ParseError::NotJson(_), _) => {
+                log::debug!("toolwire: skipped a frame that is not JSON: {excerpt:?}");
+            }
+            (_, Some(id)) if invalid.method_present => {
+                log::debug!(
+                    "toolwire: invalid request {id} from the peer: {}",
+                    invalid.error
+                );
+                self.reply(Response::error(
+                    Some(id.clone()),
+                    ErrorObject::new(ErrorCode::INVALID_REQUEST, invalid.error.to_string()),
+                ));
+            }
+            (_, Some(id)) => {
+                // A malformed response to one of our requests: its caller learns why at once.
+                match self.take_pending(id) {
+                    Some(pending) => {
+                        log::warn!(
+                            "toolwire: malformed response to `{}` (id {id}): {}",
+                            pending.method,
+                            invalid.error
+                        );
+                        pending
+                            .sink
+                            .send(CallEvent::Done(Err(Error::Protocol(format!(
+                                "malformed response to `{}`: {}",
+                                pending.method, invalid.error
+                            )))));
+                    }
+                    None => log::debug!("toolwire: skipped a malformed message: {}", invalid.error),
+                }
+            }
+            (_, None) if invalid.method_present => {
+                // A request whose id cannot be read: JSON-RPC answers it with a null id.
+                log::debug!("toolwire: invalid request from the peer: {}", invalid.error);
+                self.reply(Response::error(
+                    None,
+                    ErrorObject::new(ErrorCode::INVALID_REQUEST, invalid.error.to_string()),
+                ));
+            }
+            (_, None) => {
+                log::debug!(
+                    "toolwire: skipped an invalid message ({}): {excerpt:?}",
+                    invalid.error
+                );
+            }
+        }
+    }
+
+    fn on_message(&self, message: Message) {
+        match message {
+            Message::Response(response) => self.on_response(response),
+            Message::Request(request) => self.dispatch.request(request, self),
+            Message::Notification(notification) => {
+                if let Some((token, progress)) = self.config.dialect.read_progress(&notification) {
+                    self.on_progress(&token, progress);
+                    return;
+                }
+                if let Some(tap) = &self.config.notification_tap {
+                    tap(&notification);
+                }
+                self.dispatch.notification(notification);
+            }
+        }
+    }
+
+    fn on_response(&self, response: Response) {
+        let Some(id) = response.id else {
+            bump(&self.counters.late_responses);
+            match response.payload {
+                Err(error) => {
+                    log::warn!("toolwire: the peer reported an error without an id: {error}")
+                }
+                Ok(_) => log::debug!("toolwire: dropped a result without an id"),
+            }
+            return;
+        };
+        match self.take_pending(&id) {
+            Some(pending) => {
+                pending.sink.send(CallEvent::Done(
+                    response
+                        .payload
+                        .map_err(|error| Error::Rpc(Box::new(error))),
+                ));
+            }
+            None => {
+                bump(&self.counters.late_responses);
+                log::debug!("toolwire: dropped a response for unknown or completed id {id}");
+            }
+        }
+    }
+
+    /// Routes a progress report to its caller; progress for a token that is not, or no
+    /// longer, in flight is dropped quietly, as protocols allow.
+    fn on_progress(&self, token: &RequestId, progress: Progress) {
+        let pending = self.pending.lock();
+        let Some(entry) = pending.get(token) else {
+            // Progress after completion or cancel: ignored.
+            log::trace!("toolwire: progress for a finished request {token} ignored");
+            return;
+        };
+        if !entry.forward_progress {
+            return;
+        }
+        if let (Some((timeout, hard)), Some(key)) = (entry.reset, entry.timer) {
+            let deadline = (Instant::now() + timeout).min(hard);
+            self.timer.reset(key, deadline);
+        }
+        entry.sink.send(CallEvent::Progress(progress));
+    }
+
+    /// Sends a response to one of the peer's requests.
+    pub(super) fn reply(&self, response: Response) {
+        let deadline = Instant::now() + self.config.request_timeout;
+        if let Err(error) = self.send(Outgoing::message(response), Some(deadline)) {
+            log::debug!("toolwire: could not send a response: {error}");
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! Calls going out: registering a request with its deadline, sending it, and each way it can
+//! end from our side (timeout, cancel, close). Whoever removes the pending entry first
+//! completes the call, exactly once.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::handle::Timing;
+use super::{bump, CallOptions, Inner, Pending, Sink};
+use crate::error::{Closed, Error, Result};
+use crate::timer::Expire;
+use crate::transport::{OutFrame, Outgoing};
+use crate::wire::{self, Message, Request, RequestId};
+
+/// A request entered in the pending table.
+pub(super) struct Registered {
+    pub(super) id: RequestId,
+    pub(super) method: Arc<str>,
+    pub(super) timing: Timing,
+}
+
+/// A request registered and handed to the transport (or not: `outcome`).
+pub(super) struct Started {
+    pub(super) id: RequestId,
+    pub(super) method: Arc<str>,
+    pub(super) timing: Timing,
+    pub(super) outcome: Result<()>,
+}
+
+/// Checks that params are an object, an array, or absent (`Value::Null`).
+pub(super) fn prepare_params(params: Value) -> Result<Option<Value>> {
+    match params {
+        Value::Null => Ok(None),
+        Value::Object(_) | Value::Array(_) => Ok(Some(params)),
+        other => Err(Error::Config(format!(
+            "params must be an object or an array, not {}",
+            wire::type_name(&other)
+        ))),
+    }
+}
+
+impl Expire for Inner {
+    /// The timer thread's batch of deadlines: one lock of the pending table for the batch, then
+    /// each call completed in the order it was due.
+    fn expire(&self, tokens: &[u64]) {
+        let mut fired: Vec<(RequestId, Pending)> = Vec::with_capacity(tokens.len());
+        {
+            let mut pending = self.pending.lock();
+            for &token in tokens {
+                let id = RequestId::Number(token as i64);
+                // Gone already: answered, cancelled or closed while the timer fired.
+                if let Some(entry) = pending.remove(&id) {
+                    fired.push((id, entry));
+                }
+            }
+        }
+        // Every notice of the batch first, then every wake-up: a caller woken by the first
+        // outcome then finds the next ones already there instead of sleeping again between
+        // them, and the writer takes the notices in one run.
+        if self.config.cancel_on_timeout {
+            for (id, pending) in &fired {
+                self.cancel_on_wire(id, pending, "timed out");
+            }
+        }
+        for (id, pending) in &fired {
+            self.wake_timed_out(id, pending);
+        }
+        // The entries (and their senders) go only now, after every caller of the batch is awake.
+        drop(fired);
+    }
+}
+
+impl Inner {
+    pub(super) fn check_open(&self) -> Result<()> {
+        match &*self.closed.lock() {
+            Some(closed) => Err(Error::Closed(Box::new(closed.clone()))),
+            None => Ok(()),
+        }
+    }
+
+    fn take_id(&self) -> RequestId {
+        RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Registers a request, then hands its frame to the transport.
+    pub(super) fn begin(
+        &self,
+        method: &str,
+        params: Value,
+        options: CallOptions,
+        sink: Sink,
+    ) -> Result<Started> {
+        self.check_open()?;
+        let mut params = prepare_params(params)?;
+        let id = self.take_id();
+        if options.attaches_progress_token() {
+            self.config.dialect.attach_progress(&mut params, &id)?;
+        }
+        let registered = self.register_id(id, method, &options, sink)?;
+        let outgoing = Outgoing {
+            frame: OutFrame::Single(Message::Request(Request {
+                id: registered.id.clone(),
+                method: method.to_owned(),
+                params,
+            })),
+            meta: options.meta,
+        };
+        let outcome =
+            self.send_for_request(&registered.id, method, outgoing, registered.timing.deadline);
+        Ok(Started {
+            id: registered.id,
+            method: registered.method,
+            timing: registered.timing,
+            outcome,
+        })
+    }
+
+    /// Takes an id and enters a request in the pending table (for a batch entry).
+    pub(super) fn register(
+        &self,
+        method: &str,
+        options: &CallOptions,
+        sink: Sink,
+    ) -> Result<Registered> {
+        let id = self.take_id();
+        self.register_id(id, method, options, sink)
+    }
+
+    /// Enters a request in the pending table and schedules its deadline.
+    fn register_id(
+        &self,
+        id: RequestId,
+        method: &str,
+        options: &CallOptions,
+        sink: Sink,
+    ) -> Result<Registered> {
+        let started = Instant::now();
+        let timeout = options.timeout.unwrap_or(self.config.request_timeout);
+        let reset = options.reset_on_progress.then(|| {
+            let max_total = options.max_total.unwrap_or(self.config.max_total_timeout);
+            (timeout, started + max_total)
+        });
+        let deadline = match reset {
+            Some((_, hard)) => (started + timeout).min(hard),
+            None => started + timeout,
+        };
+        let method: Arc<str> = Arc::from(method);
+        let token = match id {
+            RequestId::Number(number) => number as u64,
+            RequestId::String(_) => unreachable!("the client numbers its own requests"),
+        };
+        let target: Weak<dyn Expire> = self.self_ref.clone();
+        let timer = self.timer.schedule_expiry(deadline, target, token);
+        {
+            let mut pending = self.pending.lock();
+            if pending.len() >= self.config.max_in_flight {
+                drop(pending);
+                self.timer.cancel(timer);
+                return Err(Error::Busy {
+                    limit: self.config.max_in_flight,
+                });
+            }
+            pending.insert(
+                token as i64,
+                Pending {
+                    sink,
+                    method: Arc::clone(&method),
+                    timer: Some(timer),
+                    started,
+                    forward_progress: options.attaches_progress_token(),
+                    notify_cancel: options.notify_cancel,
+                    reset,
+                },
+            );
+        }
+        // A close between `check_open` and the insert would have missed this entry.
+        if let Some(closed) = self.closed.lock().clone() {
+            self.take_pending(&id);
+            return Err(Error::Closed(Box::new(closed)));
+        }
+        Ok(Registered {
+            id,
+            method,
+            timing: Timing {
+                deadline,
+                timeout,
+                hard_deadline: reset.map(|(_, hard)| hard),
+            },
+        })
+    }
+
+    /// Queues a request's frame; on failure releases its pending entry.
+    fn send_for_request(
+        &self,
+        id: &RequestId,
+        method: &str,
+        outgoing: Outgoing,
+        deadline: Instant,
+    ) -> Result<()> {
+        match self.send(outgoing, Some(deadline)) {
+            Ok(()) => Ok(()),
+            Err(error) => {
+                let started = self.take_pending(id).map(|pending| pending.started);
+                match (error, started) {
+                    // The queue stayed full until the deadline: that is this call's timeout.
+                    (Error::Busy { .. }, Some(started)) => {
+                        bump(&self.counters.timeouts);
+                        Err(Error::Timeout {
+                            method: method.to_owned(),
+                            after: started.elapsed(),
+                        })
+                    }
+                    (error, _) => Err(error),
+                }
+            }
+        }
+    }
+
+    pub(super) fn send(&self, outgoing: Outgoing, deadline: Option<Instant>) -> Result<()> {
+        // Counted before the hand-off, so a peer that has already seen the frame (an in-memory
+        // peer answers at once) never reads a count that leaves it out; taken back on failure.
+        bump(&self.counters.sent);
+        let sent = self.transport.send(outgoing, deadline);
+        if sent.is_err() {
+            self.counters.sent.fetch_sub(1, Ordering::Relaxed);
+        }
+        sent
+    }
+
+    /// Releases requests that never reached the peer: the peer has nothing to cancel and the
+    /// caller did not cancel, so unlike dropping the handles this sends nothing and counts
+    /// nothing.
+    pub(super) fn release_unsent(&self, handles: Vec<super::CallHandle>) {
+        for handle in handles {
+            self.take_pending(handle.id());
+        }
+    }
+
+    /// Removes a pending entry and cancels its timer. Whoever gets `Some` completes the call.
+    pub(super) fn take_pending(&self, id: &RequestId) -> Option<Pending> {
+        let pending = self.pending.lock().remove(id)?;
+        if let Some(key) = pending.timer {
+            self.timer.cancel(key);
+        }
+        Some(pending)
+    }
+
+    /// The deadline passed without the timer (the caller's own backstop): release the call
+    /// (remove-wins) and complete it with a timeout.
+    pub(crate) fn expire_one(&self, id: &RequestId) {
+        if let Some(pending) = self.take_pending(id) {
+            if self.config.cancel_on_timeout {
+                // Queue the notice before waking the caller: a caller that closes right after
+                // its timeout must not be able to close the connection before the notice is
+                // on its way.
+                self.cancel_on_wire(id, &pending, "timed out");
+            }
+            self.wake_timed_out(id, &pending);
+        }
+    }
+
+    /// Counts a timeout and hands the caller its outcome (its notice, if any, already queued).
+    fn wake_timed_out(&self, id: &RequestId, pending: &Pending) {
+        bump(&self.counters.timeouts);
+        let after = pending.started.elapsed();
+        log::debug!(
+            "toolwire: `{}` (id {id}) timed out after {after:?}",
+            pending.method
+        );
+        pending
+            .sink
+            .send(super::CallEvent::Done(Err(Error::Timeout {
+                method: pending.method.to_string(),
+                after,
+            })));
+    }
+
+    /// The transport cannot deliver this request's response any more: fail its caller now.
+    pub(super) fn fail_request(&self, id: &RequestId, error: Error) {
+        let Some(pending) = self.take_pending(id) else {
+            return;
+        };
+        log::debug!("toolwire: `{}` (id {id}) failed: {error}", pending.method);
+        pending.sink.send(super::CallEvent::Done(Err(error)));
+    }
+
+    /// The caller gave up: complete it with `Cancelled` and tell the peer. Returns false when
+    /// the call had already completed.
+    pub(crate) fn cancel(&self, id: &RequestId, reason: &str) -> bool {
+        let Some(pending) = self.take_pending(id) else {
+            return false;
+        };
+        bump(&self.counters.cancels);
+        self.cancel_on_wire(id, &pending, reason);
+        pending
+            .sink
+            .send(super::CallEvent::Done(Err(Error::Cancelled {
+                method: pending.method.to_string(),
+            })));
+        true
+    }
+
+    /// Tells the peer a request was given up: by the transport itself (a stream closed), or
+    /// with the dialect's notice. Never for a call made with `notify_cancel` off.
+    fn cancel_on_wire(&self, id: &RequestId, pending: &Pending, reason: &str) {
+        if !pending.notify_cancel {
+            return;
+        }
+        if self.transport.request_abandoned(id) || self.closed.lock().is_some() {
+            return;
+        }
+        let Some(notice) = self.config.dialect.cancel_notice(id, reason) else {
+            return;
+        };
+        let method = notice.method.clone();
+        // Never block here: this runs on the timer thread. A full queue loses the notice.
+        if let Err(error) = self.send(Outgoing::message(notice), None) {
+            log::debug!("toolwire: could not send {method} for id {id}: {error}");
+        }
+    }
+
+    /// Marks the client closed (once) and fails every pending call at once.
+    pub(super) fn mark_closed(&self, closed: Closed) -> bool {
+        {
+            let mut state = self.closed.lock();
+            if state.is_some() {
+                return false;
+            }
+            *state = Some(closed.clone());
+        }
+        let drained: Vec<Pending> = self.pending.lock().drain();
+        if !drained.is_empty() {
+            log::debug!(
+                "toolwire: failing {} pending call(s): {closed}",
+                drained.len()
+            );
+        }
+        for pending in drained {
+            if let Some(key) = pending.timer {
+                self.timer.cancel(key);
+            }
+            pending
+                .sink
+                .send(super::CallEvent::Done(Err(Error::Closed(Box::new(
+                    closed.clone(),
+                )))));
+        }
+        true
+    }
+
+    pub(super) fn close_with(&self, reason: &str) -> Result<()> {
+        self.mark_closed(Closed::new(reason));
+        let result = self.transport.close();
+        self.dispatch.stop(self.config.dispatch_join_grace);
+        result
+    }
+
+    pub(super) fn shut_down(&self, reason: &str) {
+        if let Err(error) = self.close_with(reason) {
+            log::warn!("toolwire: error while closing: {error}");
+        }
+    }
+}

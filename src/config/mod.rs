@@ -1,0 +1,360 @@
+//! Server lists from the config files users already have, routed to a transport: a
+//! `command` starts a stdio server, a `url` speaks Streamable HTTP.
+//!
+//! | format | file | key | variables |
+//! |---|---|---|---|
+//! | [`ConfigFormat::ClaudeDesktop`] | `claude_desktop_config.json` | `mcpServers` | none: values are literal |
+//! | [`ConfigFormat::Cursor`] | `.cursor/mcp.json` | `mcpServers` | `${env:NAME}`, `${userHome}`, `${workspaceFolder}`, `${pathSeparator}` |
+//! | [`ConfigFormat::ClaudeCode`] | `.mcp.json` | `mcpServers`, optional `type` | `${VAR}`, `${VAR:-default}` |
+//! | [`ConfigFormat::VsCode`] | `.vscode/mcp.json` | `servers`, required `type`, `envFile` | `${env:NAME}`, `${input:id}`, `${workspaceFolder}`, `${userHome}`, `${pathSeparator}` |
+//!
+//! Variables are expanded in `command`, `args`, `env`, `cwd`, `envFile`, `url` and
+//! `headers`. `${input:id}` (VS Code asks the user) is an error unless the value is supplied
+//! with [`LoadOptions::input`]. An entry of type `sse` (the legacy HTTP+SSE transport) is an
+//! error: it is not supported yet. A bad entry is an error naming the file, the server and
+//! the field; a field this reader does not know is ignored with a `log` warning.
+//!
+//! This module knows only the transport layer's configs: [`ServerConfigs::connector`] gives
+//! a [`Connector`]; connecting an MCP client to an entry is `ServerConfigs::connect`, defined
+//! with the MCP client.
+//!
+//! ```no_run
+//! use toolwire::{McpConfig, ServerConfigs};
+//!
+//! # fn main() -> Result<(), toolwire::Error> {
+//! let client = ServerConfigs::load(".mcp.json")?.connect("github", McpConfig::default())?;
+//! let tools = client.list_tools()?;
+//! # let _ = tools; Ok(()) }
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::transport::{Connector, StdioConfig};
+
+mod entry;
+
+use entry::EntryReader;
+
+/// Which tool's file format (and so which variable syntax) a config follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigFormat {
+    /// Claude Desktop's `claude_desktop_config.json`: `mcpServers`; values are literal.
+    ClaudeDesktop,
+    /// Cursor's `mcp.json`: `mcpServers`; `${env:NAME}` and a few editor variables.
+    Cursor,
+    /// Claude Code's `.mcp.json`: `mcpServers` with an optional `type`; `${VAR}` and
+    /// `${VAR:-default}`.
+    ClaudeCode,
+    /// VS Code's `.vscode/mcp.json`: `servers` with a required `type`, `envFile`, `inputs`.
+    VsCode,
+}
+
+impl fmt::Display for ConfigFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ConfigFormat::ClaudeDesktop => "Claude Desktop",
+            ConfigFormat::Cursor => "Cursor",
+            ConfigFormat::ClaudeCode => "Claude Code",
+            ConfigFormat::VsCode => "VS Code",
+        })
+    }
+}
+
+/// One server of a config file, routed to its transport.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ServerEntry {
+    /// A `command` to run, spoken to over stdio.
+    Stdio(StdioConfig),
+    /// A `url`, spoken to over Streamable HTTP.
+    Http {
+        /// The endpoint.
+        url: String,
+        /// Headers sent with every request (e.g. `Authorization`).
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// How to read a config file: its format, where variables come from. `Default` (the same as
+/// [`LoadOptions::new`]) spells out every value.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    pub(crate) format: Option<ConfigFormat>,
+    pub(crate) vars: HashMap<String, String>,
+    pub(crate) process_env: bool,
+    pub(crate) inputs: HashMap<String, String>,
+    pub(crate) workspace_folder: Option<PathBuf>,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            format: None,
+            vars: HashMap::new(),
+            process_env: true,
+            inputs: HashMap::new(),
+            workspace_folder: None,
+        }
+    }
+}
+
+impl LoadOptions {
+    /// Detected format, the process environment, no inputs.
+    pub fn new() -> LoadOptions {
+        LoadOptions::default()
+    }
+
+    /// The format, instead of detecting it from the file's name and content. Defaults to
+    /// detected.
+    pub fn format(mut self, format: ConfigFormat) -> Self {
+        self.format = Some(format);
+        self
+    }
+
+    /// A variable for expansions, ahead of the process environment. Defaults to none.
+    pub fn var(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.vars.insert(name.into(), value.into());
+        self
+    }
+
+    /// Whether the process environment is consulted (after [`LoadOptions::var`]s). Defaults
+    /// to true.
+    pub fn process_env(mut self, use_it: bool) -> Self {
+        self.process_env = use_it;
+        self
+    }
+
+    /// Supplies the value of VS Code's `${input:id}`; an input without a value is an error.
+    /// Defaults to none.
+    pub fn input(mut self, id: impl Into<String>, value: impl Into<String>) -> Self {
+        self.inputs.insert(id.into(), value.into());
+        self
+    }
+
+    /// `${workspaceFolder}`, and the base of relative `envFile` and `cwd` paths. Defaults to
+    /// the folder holding `.vscode` / `.cursor`, or else the file's folder.
+    pub fn workspace_folder(mut self, folder: impl Into<PathBuf>) -> Self {
+        self.workspace_folder = Some(folder.into());
+        self
+    }
+
+    fn lookup(&self, name: &str) -> Option<String> {
+        if let Some(value) = self.vars.get(name) {
+            return Some(value.clone());
+        }
+        if self.process_env {
+            return std::env::var(name).ok();
+        }
+        None
+    }
+}
+
+/// The servers of one config file.
+#[derive(Debug, Clone)]
+pub struct ServerConfigs {
+    source: String,
+    format: ConfigFormat,
+    servers: BTreeMap<String, ServerEntry>,
+}
+
+impl ServerConfigs {
+    /// Reads a config file, detecting its format.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when it cannot be read, [`Error::Config`] naming the server and field of
+    /// the first bad entry.
+    pub fn load(path: impl AsRef<Path>) -> Result<ServerConfigs> {
+        ServerConfigs::load_with(path, LoadOptions::new())
+    }
+
+    /// Reads a config file with options.
+    ///
+    /// # Errors
+    ///
+    /// As [`ServerConfigs::load`].
+    pub fn load_with(path: impl AsRef<Path>, mut options: LoadOptions) -> Result<ServerConfigs> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            Error::Io(std::io::Error::new(
+                error.kind(),
+                format!("cannot read {}: {error}", path.display()),
+            ))
+        })?;
+        if options.workspace_folder.is_none() {
+            options.workspace_folder = Some(workspace_of(path));
+        }
+        let document: Value = serde_json::from_str(&text).map_err(|error| {
+            Error::Config(format!("{}: not valid JSON: {error}", path.display()))
+        })?;
+        let format = options
+            .format
+            .unwrap_or_else(|| detect_format(Some(path), &document));
+        ServerConfigs::read(path.display().to_string(), format, &document, &options)
+    }
+
+    /// Reads config text in a given format (relative paths resolve against
+    /// [`LoadOptions::workspace_folder`] or the current directory).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for JSON that does not parse or a bad entry.
+    pub fn parse(text: &str, options: &LoadOptions) -> Result<ServerConfigs> {
+        let document: Value = serde_json::from_str(text)
+            .map_err(|error| Error::Config(format!("config text: not valid JSON: {error}")))?;
+        let format = options
+            .format
+            .unwrap_or_else(|| detect_format(None, &document));
+        ServerConfigs::read("config text".into(), format, &document, options)
+    }
+
+    fn read(
+        source: String,
+        format: ConfigFormat,
+        document: &Value,
+        options: &LoadOptions,
+    ) -> Result<ServerConfigs> {
+        let key = match format {
+            ConfigFormat::VsCode => "servers",
+            _ => "mcpServers",
+        };
+        let Some(object) = document.as_object() else {
+            return Err(Error::Config(format!(
+                "{source}: the top level is not an object"
+            )));
+        };
+        let servers = match object.get(key) {
+            None => Map::new(),
+            Some(Value::Object(servers)) => servers.clone(),
+            Some(_) => {
+                return Err(Error::Config(format!(
+                    "{source}: `{key}` must be an object of servers"
+                )))
+            }
+        };
+        let mut entries = BTreeMap::new();
+        for (name, entry) in &servers {
+            let reader = EntryReader {
+                source: &source,
+                name,
+                format,
+                options,
+            };
+            entries.insert(name.clone(), reader.read(entry)?);
+        }
+        Ok(ServerConfigs {
+            source,
+            format,
+            servers: entries,
+        })
+    }
+
+    /// The format the file was read as.
+    pub fn format(&self) -> ConfigFormat {
+        self.format
+    }
+
+    /// The server names, in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.servers.keys().map(String::as_str)
+    }
+
+    /// One server's entry.
+    pub fn get(&self, name: &str) -> Option<&ServerEntry> {
+        self.servers.get(name)
+    }
+
+    /// The config's name for error messages: the file's path, or "config text".
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    pub(crate) fn entry(&self, name: &str) -> Result<&ServerEntry> {
+        self.servers.get(name).ok_or_else(|| {
+            let names: Vec<&str> = self.names().collect();
+            Error::Config(format!(
+                "{}: no server named `{name}` (it has: {})",
+                self.source,
+                if names.is_empty() {
+                    "none".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            ))
+        })
+    }
+
+    /// A connector for the server: every call starts a new stdio process or a new HTTP
+    /// session, so a restart policy can use it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for an unknown name, or an HTTP server without the `http` feature.
+    pub fn connector(&self, name: &str) -> Result<Connector> {
+        match self.entry(name)? {
+            ServerEntry::Stdio(stdio) => Ok(stdio.clone().connector()),
+            ServerEntry::Http { url, headers } => http_connector(url, headers),
+        }
+    }
+}
+
+#[cfg(feature = "http")]
+fn http_connector(url: &str, headers: &[(String, String)]) -> Result<Connector> {
+    let mut config = crate::transport::HttpConfig::new(url);
+    for (name, value) in headers {
+        config = config.header(name.clone(), value.clone());
+    }
+    // Check the URL and headers now, not at the first connection.
+    crate::transport::HttpTransport::new(config.clone())?;
+    Ok(config.connector())
+}
+
+#[cfg(not(feature = "http"))]
+fn http_connector(url: &str, _headers: &[(String, String)]) -> Result<Connector> {
+    Err(Error::Config(format!(
+        "`{url}` is an HTTP server: toolwire was built without its `http` feature"
+    )))
+}
+
+/// The workspace a config file belongs to: the folder holding `.vscode` or `.cursor`, or
+/// the file's own folder.
+fn workspace_of(path: &Path) -> PathBuf {
+    let folder = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    match folder.file_name().and_then(|name| name.to_str()) {
+        Some(".vscode" | ".cursor") => folder.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        _ => folder.to_path_buf(),
+    }
+}
+
+fn detect_format(path: Option<&Path>, document: &Value) -> ConfigFormat {
+    let file = path
+        .and_then(Path::file_name)
+        .and_then(|name| name.to_str())
+        .unwrap_or("");
+    let folder = path
+        .and_then(Path::parent)
+        .and_then(Path::file_name)
+        .and_then(|name| name.to_str())
+        .unwrap_or("");
+    let has = |key: &str| document.get(key).is_some();
+    if folder == ".vscode" || (has("servers") && !has("mcpServers")) {
+        ConfigFormat::VsCode
+    } else if folder == ".cursor" {
+        ConfigFormat::Cursor
+    } else if file == "claude_desktop_config.json" {
+        ConfigFormat::ClaudeDesktop
+    } else {
+        // `.mcp.json` and anything else with `mcpServers`: Claude Code's rules are a superset
+        // of the desktop file's (an optional `type`, `${VAR}` expansion).
+        ConfigFormat::ClaudeCode
+    }
+}

@@ -1,0 +1,14 @@
+//! The JSON-RPC 2.0 layer: the [`Client`] with its ids, pending table, deadlines, call
+//! handles, call sets and inbound dispatch; the wire types and their strict parser; the timer
+//! wheel; and [`Dialect`], the seam through which the protocol above adds progress,
+//! cancellation and default answers.
+
+pub use crate::client::{
+    BatchEntry, CallEvent, CallHandle, CallOptions, CallSet, Client, ClientConfig, Dialect,
+    NotificationHandler, PlainJsonRpc, Progress, ProgressCallback, RequestHandler, Stats,
+};
+pub use crate::timer::{TimerKey, TimerTask, TimerWheel};
+pub use crate::wire::{
+    batch_to_line, classify_frame, classify_message, parse_frame, ErrorCode, ErrorObject, Frame,
+    Invalid, Message, Notification, ParseError, Request, RequestId, Response, JSONRPC_VERSION,
+};

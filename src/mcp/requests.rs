@@ -1,0 +1,279 @@
+//! Requests as MCP sends them: stamped for their era, followed through 2026-07-28 input rounds,
+//! paged; and the answers to what the server asks of the client (roots, sampling,
+//! elicitation, log messages).
+
+use std::collections::HashSet;
+
+use serde_json::{json, Map, Value};
+
+use super::config::{ElicitationHandler, McpConfig, RootsHandler, SamplingHandler};
+use super::types::{ElicitRequest, LogMessage, Root};
+use super::{methods, McpInner, Session};
+use crate::client::CallOptions;
+use crate::error::{Error, Result};
+use crate::sys;
+use crate::wire::{ErrorCode, ErrorObject, Notification};
+
+pub(super) enum ResultType {
+    Complete,
+    InputRequired,
+}
+
+/// Reads `resultType`: absent or "complete" is complete; "input_required" asks for input;
+/// anything else is invalid, as the protocol requires.
+pub(super) fn check_result_type(result: &Value) -> Result<ResultType> {
+    match result.get("resultType") {
+        None | Some(Value::Null) => Ok(ResultType::Complete),
+        Some(Value::String(kind)) if kind == "complete" => Ok(ResultType::Complete),
+        Some(Value::String(kind)) if kind == "input_required" => Ok(ResultType::InputRequired),
+        Some(other) => Err(Error::Protocol(format!("unknown resultType {other}"))),
+    }
+}
+
+/// A request's params kept for its input rounds: 2026-07-28 asks again with the same params
+/// plus the answers, so they are kept only in that era.
+pub(super) struct Rounds {
+    pub(super) method: String,
+    pub(super) params: Option<Value>,
+    pub(super) options: CallOptions,
+    pub(super) level: Option<String>,
+}
+
+impl McpInner {
+    /// Stamps params for the session's era and sets the frame metadata; returns what the
+    /// input rounds need to ask again.
+    pub(super) fn prepare(
+        &self,
+        session: &Session,
+        method: &str,
+        params: Value,
+        options: CallOptions,
+    ) -> (Value, CallOptions, Rounds) {
+        let level = self.log_level.lock().clone();
+        let meta = session.frame_meta(method, &params);
+        let kept = session.is_stateless().then(|| params.clone());
+        let stamped = session.stamp(params, level.as_deref());
+        let options = options.frame_meta(meta);
+        let rounds = Rounds {
+            method: method.to_owned(),
+            params: kept,
+            options: options.clone(),
+            level,
+        };
+        (stamped, options, rounds)
+    }
+
+    pub(super) fn request(
+        &self,
+        method: &str,
+        params: Value,
+        options: CallOptions,
+    ) -> Result<Value> {
+        let session = self.session()?;
+        let (stamped, options, rounds) = self.prepare(&session, method, params, options);
+        let result = session.rpc.call_with(method, stamped, options)?;
+        self.follow_rounds(&session, rounds, result)
+    }
+
+    /// Answers the server's input requests and asks again, a new request (so a new id) each
+    /// round, until the result is complete or the rounds run out.
+    pub(super) fn follow_rounds(
+        &self,
+        session: &Session,
+        rounds: Rounds,
+        mut result: Value,
+    ) -> Result<Value> {
+        let handlers = ServerRequests::from_config(&self.config);
+        for _round in 0..self.config.max_input_rounds {
+            match check_result_type(&result)? {
+                ResultType::Complete => return Ok(result),
+                ResultType::InputRequired => {
+                    let Some(original) = &rounds.params else {
+                        return Err(Error::Protocol(format!(
+                            "`{}` answered with resultType input_required, which the handshake era does not have",
+                            rounds.method
+                        )));
+                    };
+                    let responses = handlers.answer_input_requests(&result)?;
+                    let mut retry = match session.stamp(original.clone(), rounds.level.as_deref()) {
+                        Value::Object(object) => object,
+                        _ => Map::new(),
+                    };
+                    retry.insert("inputResponses".into(), responses);
+                    if let Some(state) = result.get("requestState") {
+                        retry.insert("requestState".into(), state.clone());
+                    }
+                    result = session.rpc.call_with(
+                        &rounds.method,
+                        Value::Object(retry),
+                        rounds.options.clone(),
+                    )?;
+                }
+            }
+        }
+        match check_result_type(&result)? {
+            ResultType::Complete => Ok(result),
+            ResultType::InputRequired => Err(Error::Protocol(format!(
+                "`{}` still needs input after {} rounds",
+                rounds.method, self.config.max_input_rounds
+            ))),
+        }
+    }
+
+    /// Every item of a paged list, following `nextCursor` (at most `max_pages` pages, never a
+    /// repeated cursor).
+    pub(super) fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>> {
+        let mut items = Vec::new();
+        let mut cursor: Option<Value> = None;
+        let mut seen_cursors: HashSet<String> = HashSet::new();
+        for _page in 0..self.config.max_pages {
+            let params = match &cursor {
+                Some(cursor) => json!({"cursor": cursor}),
+                None => Value::Null,
+            };
+            let mut result = self.request(method, params, CallOptions::new())?;
+            let page = match result.get_mut(key).map(Value::take) {
+                Some(Value::Array(page)) => page,
+                _ => {
+                    return Err(Error::Protocol(format!(
+                        "the {method} result has no `{key}` array"
+                    )))
+                }
+            };
+            items.extend(page);
+            match result.get("nextCursor") {
+                None | Some(Value::Null) => return Ok(items),
+                Some(next) => {
+                    let text = next.to_string();
+                    if !seen_cursors.insert(text.clone()) {
+                        return Err(Error::Protocol(format!(
+                            "{method}: the server repeated the cursor {text}; stopping"
+                        )));
+                    }
+                    cursor = Some(next.clone());
+                }
+            }
+        }
+        Err(Error::Protocol(format!(
+            "{method}: more than {} pages; stopping (raise McpConfig::max_pages)",
+            self.config.max_pages
+        )))
+    }
+}
+
+/// The user's handlers for what a server may ask of the client.
+#[derive(Clone)]
+pub(super) struct ServerRequests {
+    roots: Option<RootsHandler>,
+    sampling: Option<SamplingHandler>,
+    elicitation: Option<ElicitationHandler>,
+}
+
+/// The answer to a server request whose handler panicked (the panic is logged).
+fn handler_failed(method: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::INTERNAL_ERROR,
+        format!("the client's handler for `{method}` failed"),
+    )
+}
+
+impl ServerRequests {
+    pub(super) fn from_config(config: &McpConfig) -> ServerRequests {
+        ServerRequests {
+            roots: config.roots.clone(),
+            sampling: config.sampling.clone(),
+            elicitation: config.elicitation.clone(),
+        }
+    }
+
+    /// Answers one server request; methods without a handler get -32601 (ping always `{}`).
+    /// A handler that panics is answered with -32603.
+    pub(super) fn answer(
+        &self,
+        method: &str,
+        params: &Value,
+    ) -> std::result::Result<Value, ErrorObject> {
+        let what = format!("the {method} handler");
+        match (method, &self.roots, &self.sampling, &self.elicitation) {
+            (methods::PING, ..) => Ok(json!({})),
+            (methods::ROOTS_LIST, Some(roots), _, _) => sys::guard(&what, || roots())
+                .map(|roots| json!({"roots": roots.iter().map(Root::to_value).collect::<Vec<_>>()}))
+                .ok_or_else(|| handler_failed(method)),
+            (methods::SAMPLING_CREATE_MESSAGE, _, Some(sampling), _) => {
+                sys::guard(&what, || sampling(params))
+                    .unwrap_or_else(|| Err(handler_failed(method)))
+            }
+            (methods::ELICITATION_CREATE, _, _, Some(elicitation)) => {
+                let request = ElicitRequest {
+                    message: params
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    requested_schema: params.get("requestedSchema").cloned(),
+                    raw: params.clone(),
+                };
+                sys::guard(&what, || elicitation(&request).to_value())
+                    .ok_or_else(|| handler_failed(method))
+            }
+            (other, ..) => Err(ErrorObject::method_not_found(other)),
+        }
+    }
+
+    /// Answers every entry of an `InputRequiredResult`'s `inputRequests`.
+    pub(super) fn answer_input_requests(&self, result: &Value) -> Result<Value> {
+        let requests = result
+            .get("inputRequests")
+            .and_then(Value::as_object)
+            .ok_or_else(|| {
+                Error::Protocol("an input_required result has no `inputRequests` object".into())
+            })?;
+        let mut responses = Map::new();
+        for (key, request) in requests {
+            let method = request
+                .get("method")
+                .and_then(Value::as_str)
+                .ok_or_else(|| Error::Protocol(format!("input request `{key}` has no method")))?;
+            let params = request.get("params").cloned().unwrap_or(Value::Null);
+            match self.answer(method, &params) {
+                Ok(answer) => {
+                    responses.insert(key.clone(), answer);
+                }
+                Err(error) => {
+                    return Err(Error::Protocol(format!(
+                        "the server asked for `{method}` (input `{key}`), which this client cannot answer: {error}"
+                    )))
+                }
+            }
+        }
+        Ok(Value::Object(responses))
+    }
+}
+
+pub(super) fn log_message(notification: &Notification) -> LogMessage {
+    let params = notification.params.clone().unwrap_or(Value::Null);
+    LogMessage {
+        level: params
+            .get("level")
+            .and_then(Value::as_str)
+            .unwrap_or("info")
+            .to_owned(),
+        logger: params
+            .get("logger")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        data: params.get("data").cloned().unwrap_or(Value::Null),
+    }
+}
+
+pub(super) fn forward_to_log(message: &LogMessage) {
+    let level = match message.level.as_str() {
+        "debug" => log::Level::Debug,
+        "info" | "notice" => log::Level::Info,
+        "warning" => log::Level::Warn,
+        "error" | "critical" | "alert" | "emergency" => log::Level::Error,
+        _ => log::Level::Info,
+    };
+    let logger = message.logger.as_deref().unwrap_or("server");
+    log::log!(target: "toolwire::server", level, "[{logger}] {}", message.data);
+}

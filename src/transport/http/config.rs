@@ -1,0 +1,295 @@
+//! The settings of a Streamable HTTP connection: where, with which headers, and every bound.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::HttpTransport;
+use crate::error::{Error, Result};
+use crate::transport::{Connector, Transport};
+
+/// How to reach and bound a Streamable HTTP server. [`HttpConfig::new`] sets every bound to
+/// its default; each knob has a setter that says its default.
+#[derive(Clone)]
+pub struct HttpConfig {
+    pub(crate) url: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) bearer_token: Option<String>,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) response_timeout: Duration,
+    pub(crate) read_timeout: Option<Duration>,
+    pub(crate) write_timeout: Duration,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) max_event_bytes: usize,
+    pub(crate) error_excerpt_bytes: usize,
+    pub(crate) error_body_bytes: usize,
+    pub(crate) max_concurrent_posts: usize,
+    pub(crate) standalone_stream: bool,
+    pub(crate) standalone_stream_wait: Duration,
+    pub(crate) default_retry: Duration,
+    pub(crate) max_reconnects: u32,
+    pub(crate) session_expired_on_400: bool,
+    pub(crate) delete_on_close: bool,
+    pub(crate) close_timeout: Duration,
+    pub(crate) thread_join_grace: Duration,
+    pub(crate) worker_idle: Duration,
+}
+
+impl fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Header values and the token may be secrets: only their names and presence show.
+        let header_names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("HttpConfig")
+            .field("url", &self.url)
+            .field("headers", &header_names)
+            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<set>"))
+            .field("connect_timeout", &self.connect_timeout)
+            .field("response_timeout", &self.response_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .field("write_timeout", &self.write_timeout)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_event_bytes", &self.max_event_bytes)
+            .field("max_concurrent_posts", &self.max_concurrent_posts)
+            .field("standalone_stream", &self.standalone_stream)
+            .field("default_retry", &self.default_retry)
+            .field("max_reconnects", &self.max_reconnects)
+            .finish_non_exhaustive()
+    }
+}
+
+impl From<&str> for HttpConfig {
+    fn from(url: &str) -> Self {
+        HttpConfig::new(url)
+    }
+}
+
+impl From<String> for HttpConfig {
+    fn from(url: String) -> Self {
+        HttpConfig::new(url)
+    }
+}
+
+impl HttpConfig {
+    /// A config for `url` (the MCP endpoint, e.g. `http://127.0.0.1:8000/mcp`; `https://`
+    /// needs the `rustls` feature) with every bound at its default.
+    pub fn new(url: impl Into<String>) -> HttpConfig {
+        HttpConfig {
+            url: url.into(),
+            headers: Vec::new(),
+            bearer_token: None,
+            connect_timeout: Duration::from_secs(10),
+            response_timeout: Duration::from_secs(60),
+            read_timeout: Some(Duration::from_secs(300)),
+            write_timeout: Duration::from_secs(30),
+            max_body_bytes: 16 * 1024 * 1024,
+            max_event_bytes: 16 * 1024 * 1024,
+            error_excerpt_bytes: 1024,
+            error_body_bytes: 64 * 1024,
+            max_concurrent_posts: 64,
+            standalone_stream: true,
+            standalone_stream_wait: Duration::from_secs(2),
+            default_retry: Duration::from_secs(1),
+            max_reconnects: 5,
+            session_expired_on_400: true,
+            delete_on_close: true,
+            close_timeout: Duration::from_secs(2),
+            thread_join_grace: Duration::from_secs(1),
+            worker_idle: Duration::from_secs(5),
+        }
+    }
+
+    /// The endpoint.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The connect timeout in force.
+    pub fn get_connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// The names of the extra headers (their values may be secrets and are not shown).
+    pub fn header_names(&self) -> impl Iterator<Item = &str> {
+        self.headers.iter().map(|(name, _)| name.as_str())
+    }
+
+    /// Adds a header sent with every request (POST, GET, DELETE). Defaults to none.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>` with every request. Defaults to none.
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer_token = Some(token.into());
+        self
+    }
+
+    /// The longest a TCP (and TLS) connect may take. Defaults to 10 s.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How long the headers of a reply may take when the frame has no deadline of its own (a
+    /// fire-and-forget notification, a session renewal, a GET). Requests use their call's
+    /// deadline instead. Defaults to 60 s.
+    pub fn response_timeout(mut self, timeout: Duration) -> Self {
+        self.response_timeout = timeout;
+        self
+    }
+
+    /// The longest one read of a body may wait; a response stream silent for longer counts as
+    /// dropped (and is resumed when it can be). `None` waits without limit, which only the
+    /// call's deadline then bounds. Defaults to 5 minutes.
+    pub fn read_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.read_timeout = timeout;
+        self
+    }
+
+    /// The longest one write may take. Defaults to 30 s.
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.write_timeout = timeout;
+        self
+    }
+
+    /// The largest `application/json` reply accepted. Defaults to 16 MiB.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// The largest SSE event accepted; larger ones are skipped and reported, and the stream
+    /// goes on. Defaults to 16 MiB.
+    pub fn max_event_bytes(mut self, bytes: usize) -> Self {
+        self.max_event_bytes = bytes;
+        self
+    }
+
+    /// How much of an error body is kept in [`crate::error::HttpError::body_excerpt`].
+    /// Defaults to 1 KiB.
+    pub fn error_excerpt_bytes(mut self, bytes: usize) -> Self {
+        self.error_excerpt_bytes = bytes;
+        self
+    }
+
+    /// How much of an error body (or of a body that is ignored, so the connection can be
+    /// reused) is read at all. Defaults to 64 KiB.
+    pub fn error_body_bytes(mut self, bytes: usize) -> Self {
+        self.error_body_bytes = bytes;
+        self
+    }
+
+    /// The most POSTs in flight at once; one more waits for its deadline, then fails with
+    /// [`Error::Busy`]. Defaults to 64.
+    pub fn max_concurrent_posts(mut self, posts: usize) -> Self {
+        self.max_concurrent_posts = posts;
+        self
+    }
+
+    /// Open the GET stream for server-initiated messages once a session is open. Defaults to
+    /// true.
+    pub fn standalone_stream(mut self, open: bool) -> Self {
+        self.standalone_stream = open;
+        self
+    }
+
+    /// How long the notification that completes a session's opening waits for the GET
+    /// stream's status, so the stream is there before the first request. Defaults to 2 s.
+    pub fn standalone_stream_wait(mut self, wait: Duration) -> Self {
+        self.standalone_stream_wait = wait;
+        self
+    }
+
+    /// The reconnection delay when the server sent no `retry:`. Defaults to 1 s.
+    pub fn default_retry(mut self, retry: Duration) -> Self {
+        self.default_retry = retry;
+        self
+    }
+
+    /// How many reconnections in a row may bring nothing new before a stream is given up.
+    /// Defaults to 5.
+    pub fn max_reconnects(mut self, reconnects: u32) -> Self {
+        self.max_reconnects = reconnects;
+        self
+    }
+
+    /// Treat a 400 whose body mentions a session, on a request that carried a session id, as
+    /// an expired session (what server-everything sends), like 404. Defaults to true.
+    pub fn session_expired_on_400(mut self, expired: bool) -> Self {
+        self.session_expired_on_400 = expired;
+        self
+    }
+
+    /// Send DELETE with the session id on close. Defaults to true.
+    pub fn delete_on_close(mut self, delete: bool) -> Self {
+        self.delete_on_close = delete;
+        self
+    }
+
+    /// The bound on the DELETE at close. Defaults to 2 s.
+    pub fn close_timeout(mut self, timeout: Duration) -> Self {
+        self.close_timeout = timeout;
+        self
+    }
+
+    /// How long `close()` waits for the transport's threads after aborting their exchanges;
+    /// threads that have not ended by then are left behind with a warning. Defaults to 1 s.
+    pub fn thread_join_grace(mut self, grace: Duration) -> Self {
+        self.thread_join_grace = grace;
+        self
+    }
+
+    /// How long an idle pooled thread waits for the next exchange before it ends. Defaults
+    /// to 5 s.
+    pub fn worker_idle(mut self, idle: Duration) -> Self {
+        self.worker_idle = idle;
+        self
+    }
+
+    /// A connector that makes a fresh transport (and so a fresh session) for every
+    /// (re)connection.
+    pub fn connector(self) -> Connector {
+        Box::new(move || Ok(Arc::new(HttpTransport::new(self.clone())?) as Arc<dyn Transport>))
+    }
+
+    pub(super) fn check(&self) -> Result<()> {
+        let lower = self.url.to_ascii_lowercase();
+        if lower.starts_with("https://") {
+            if !cfg!(feature = "rustls") {
+                return Err(Error::Config(format!(
+                    "`{}` needs TLS: enable toolwire's `rustls` feature",
+                    self.url
+                )));
+            }
+        } else if !lower.starts_with("http://") {
+            return Err(Error::Config(format!(
+                "`{}` is not an http:// or https:// URL",
+                self.url
+            )));
+        }
+        if self.url.parse::<ureq::http::Uri>().is_err() {
+            return Err(Error::Config(format!("`{}` is not a valid URL", self.url)));
+        }
+        for (name, value) in &self.headers {
+            if ureq::http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                return Err(Error::Config(format!(
+                    "`{name}` is not a valid header name"
+                )));
+            }
+            if ureq::http::HeaderValue::from_str(value).is_err() {
+                return Err(Error::Config(format!(
+                    "the value of header `{name}` is not a valid header value"
+                )));
+            }
+        }
+        if let Some(token) = &self.bearer_token {
+            if ureq::http::HeaderValue::from_str(&format!("Bearer {token}")).is_err() {
+                return Err(Error::Config(
+                    "the bearer token is not a valid header value".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

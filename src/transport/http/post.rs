@@ -1,0 +1,356 @@
+//! One POST and its reply: the headers it carries, its status, a JSON reply read whole, an
+//! error status turned into the caller's error.
+
+use std::io;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Sender;
+use ureq::http::Response;
+use ureq::Body;
+
+use super::session::Stamp;
+use super::{util, Exchange, Shared};
+use crate::error::{Error, HttpError, Result};
+use crate::transport::{FrameMeta, Lifecycle, Outgoing};
+use crate::wire::{self, RequestId};
+
+/// One outbound frame, as the HTTP layer needs it.
+pub(super) struct Post {
+    /// The serialized frame.
+    pub(super) body: String,
+    /// The JSON-RPC method, or "response" / "batch", for headers, errors and logs.
+    pub(super) what: String,
+    /// Requests in the frame that expect a response.
+    pub(super) ids: Vec<RequestId>,
+    pub(super) meta: FrameMeta,
+    pub(super) deadline: Option<Instant>,
+    pub(super) started: Instant,
+}
+
+impl Post {
+    pub(super) fn read(message: Outgoing, deadline: Option<Instant>) -> Post {
+        Post {
+            body: message.to_line(),
+            what: message.describe().to_owned(),
+            ids: message.request_ids().cloned().collect(),
+            deadline,
+            started: Instant::now(),
+            meta: message.meta,
+        }
+    }
+
+    /// The request that opens a session.
+    pub(super) fn opens(&self) -> bool {
+        self.meta.lifecycle == Lifecycle::Open
+    }
+}
+
+/// Hands the sender the outcome of its POST's status, once.
+pub(super) struct Reply {
+    tx: Option<Sender<Result<()>>>,
+    what: String,
+}
+
+impl Reply {
+    pub(super) fn new(tx: Sender<Result<()>>, what: String) -> Reply {
+        Reply { tx: Some(tx), what }
+    }
+
+    pub(super) fn send(&mut self, outcome: Result<()>) {
+        let Some(tx) = self.tx.take() else {
+            if let Err(error) = outcome {
+                log::debug!("toolwire: HTTP `{}`: {error}", self.what);
+            }
+            return;
+        };
+        if let Err(unsent) = tx.send(outcome) {
+            if let Err(error) = unsent.into_inner() {
+                // Nobody waits (a fire-and-forget notification, or the sender's deadline
+                // passed): the failure can only be logged.
+                log::debug!("toolwire: HTTP `{}` failed: {error}", self.what);
+            }
+        }
+    }
+}
+
+pub(super) fn content_type_of(response: &Response<Body>) -> Option<String> {
+    response
+        .headers()
+        .get("content-type")
+        .and_then(|value| value.to_str().ok())
+        .map(util::media_type)
+}
+
+pub(super) fn is_event_stream(content_type: Option<&str>) -> bool {
+    content_type == Some("text/event-stream")
+}
+
+impl Shared {
+    /// The routing headers of a stateless frame: its method and, when it names one, its
+    /// target.
+    fn route_headers(post: &Post) -> Vec<(&'static str, String)> {
+        if !post.meta.stateless {
+            return Vec::new();
+        }
+        let mut headers = vec![("Mcp-Method", util::header_value(&post.what))];
+        if let Some(target) = &post.meta.target {
+            headers.push(("Mcp-Name", util::header_value(target)));
+        }
+        headers
+    }
+
+    /// The headers every request carries: credentials, the configured extras, the session
+    /// and the protocol version.
+    pub(super) fn common<B>(
+        &self,
+        mut request: ureq::RequestBuilder<B>,
+        stamp: &Stamp,
+    ) -> ureq::RequestBuilder<B> {
+        if let Some(token) = &self.config.bearer_token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        for (name, value) in &self.config.headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        if let Some(session) = &stamp.session_id {
+            request = request.header("Mcp-Session-Id", session.as_str());
+        }
+        if let Some(version) = &stamp.protocol_version {
+            request = request.header("MCP-Protocol-Version", &**version);
+        }
+        request
+    }
+
+    pub(super) fn post_request(
+        &self,
+        body: &str,
+        extra: &[(&'static str, String)],
+        stamp: &Stamp,
+        deadline: Option<Instant>,
+    ) -> std::result::Result<Response<Body>, ureq::Error> {
+        self.requests
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let wait = deadline.map_or(self.config.response_timeout, |deadline| {
+            deadline
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1))
+        });
+        let mut request = self
+            .agent
+            .post(&self.config.url)
+            .config()
+            .timeout_recv_response(Some(wait))
+            .build()
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream");
+        request = self.common(request, stamp);
+        for (name, value) in extra {
+            request = request.header(*name, value.as_str());
+        }
+        request.send(body.as_bytes())
+    }
+
+    pub(super) fn net_error(
+        &self,
+        error: ureq::Error,
+        verb: &str,
+        what: &str,
+        started: Instant,
+    ) -> Error {
+        if self.is_closed() {
+            return self.closed_error();
+        }
+        let url = &self.config.url;
+        match error {
+            ureq::Error::Timeout(_) => Error::Timeout {
+                method: what.to_owned(),
+                after: started.elapsed(),
+            },
+            ureq::Error::Io(error) => Error::Io(io::Error::new(
+                error.kind(),
+                format!("{verb} {url} for `{what}`: {error}"),
+            )),
+            other => Error::Io(io::Error::other(format!(
+                "{verb} {url} for `{what}`: {other}"
+            ))),
+        }
+    }
+
+    pub(super) fn http_error(
+        &self,
+        status: u16,
+        what: &str,
+        content_type: Option<String>,
+        body: &[u8],
+    ) -> Error {
+        Error::Http(Box::new(HttpError::new(
+            status,
+            what,
+            self.config.url.clone(),
+            content_type,
+            util::excerpt(body, self.config.error_excerpt_bytes),
+        )))
+    }
+
+    /// Runs one POST on its worker thread (inside its slot) and tells the sender how its
+    /// status went.
+    pub(super) fn run_post(self: &Arc<Self>, post: Post, exchange: &Arc<Exchange>, reply: Reply) {
+        let mut reply = reply;
+        let mut renewed = false;
+        loop {
+            let stamp = self.stamp_for(&post);
+            let extra = Shared::route_headers(&post);
+            let response = match self.post_request(&post.body, &extra, &stamp, post.deadline) {
+                Ok(response) => response,
+                Err(error) => {
+                    let error = if exchange.slot.is_aborted() && !self.is_closed() {
+                        // Given up while waiting (the call's deadline passed and the client
+                        // abandoned it): the broken socket is ours, the failure a timeout.
+                        Error::Timeout {
+                            method: post.what.clone(),
+                            after: post.started.elapsed(),
+                        }
+                    } else {
+                        self.net_error(error, "POST", &post.what, post.started)
+                    };
+                    return reply.send(Err(error));
+                }
+            };
+            let status = response.status().as_u16();
+            let content_type = content_type_of(&response);
+            let success = (200..300).contains(&status);
+            if success && post.opens() {
+                self.adopt_session(&response);
+            }
+            if !success {
+                let body = util::read_prefix(
+                    response.into_body().into_reader(),
+                    self.config.error_body_bytes,
+                );
+                if !renewed && stamp.session_id.is_some() && self.session_expired(status, &body) {
+                    log::info!(
+                        "toolwire: {} answered `{}` with HTTP {status}: the session expired; starting a new one",
+                        self.config.url,
+                        post.what
+                    );
+                    match self.renew_session(stamp.generation) {
+                        Ok(()) => {
+                            renewed = true;
+                            continue;
+                        }
+                        Err(error) => {
+                            let reason = format!(
+                                "the HTTP session with {} expired and a new one could not be started: {error}",
+                                self.config.url
+                            );
+                            reply.send(Err(error));
+                            self.fail(reason);
+                            return;
+                        }
+                    }
+                }
+                return self.reject(&post, status, content_type, &body, &mut reply);
+            }
+            if post.ids.is_empty() {
+                // A notification or a response: whatever body came is ignored.
+                let _ = util::read_prefix(
+                    response.into_body().into_reader(),
+                    self.config.error_body_bytes,
+                );
+                if post.meta.lifecycle == Lifecycle::Opened {
+                    self.open_standalone_stream(post.deadline);
+                }
+                return reply.send(Ok(()));
+            }
+            if status == 202 || status == 204 {
+                log::debug!(
+                    "toolwire: {} accepted `{}` with HTTP {status} and no body; its response can only come on the GET stream",
+                    self.config.url,
+                    post.what
+                );
+                return reply.send(Ok(()));
+            }
+            if is_event_stream(content_type.as_deref()) {
+                reply.send(Ok(()));
+                return self.stream_response(&post, exchange, response.into_body());
+            }
+            return self.json_response(&post, exchange, status, content_type, response, &mut reply);
+        }
+    }
+
+    /// An error status: a JSON-RPC error for one of our requests goes to its caller as the
+    /// peer's error; anything else is [`Error::Http`].
+    fn reject(
+        &self,
+        post: &Post,
+        status: u16,
+        content_type: Option<String>,
+        body: &[u8],
+        reply: &mut Reply,
+    ) {
+        if !post.ids.is_empty() {
+            let frame = wire::parse_frame(body);
+            if super::response_ids(&frame)
+                .iter()
+                .any(|id| post.ids.contains(id))
+            {
+                log::debug!(
+                    "toolwire: HTTP {status} for `{}` carries a JSON-RPC response; handing it over",
+                    post.what
+                );
+                self.deliver_parsed(frame, body);
+                return reply.send(Ok(()));
+            }
+        }
+        reply.send(Err(self.http_error(status, &post.what, content_type, body)));
+    }
+
+    fn json_response(
+        &self,
+        post: &Post,
+        exchange: &Exchange,
+        status: u16,
+        content_type: Option<String>,
+        response: Response<Body>,
+        reply: &mut Reply,
+    ) {
+        let limit = self.config.max_body_bytes;
+        let body = match util::read_limited(response.into_body().into_reader(), limit) {
+            Ok(Some(body)) => body,
+            Ok(None) => {
+                return reply.send(Err(Error::Protocol(format!(
+                    "the reply to `{}` is larger than {limit} bytes (HttpConfig::max_body_bytes)",
+                    post.what
+                ))))
+            }
+            Err(_) if exchange.slot.is_aborted() && !self.is_closed() => {
+                return reply.send(Err(Error::Timeout {
+                    method: post.what.clone(),
+                    after: post.started.elapsed(),
+                }))
+            }
+            Err(error) => {
+                return reply.send(Err(Error::Io(io::Error::new(
+                    error.kind(),
+                    format!(
+                        "reading the reply to `{}` from {}: {error}",
+                        post.what, self.config.url
+                    ),
+                ))))
+            }
+        };
+        if !body.iter().all(u8::is_ascii_whitespace) {
+            self.deliver(&body);
+        }
+        if exchange.done() {
+            return reply.send(Ok(()));
+        }
+        reply.send(Err(Error::Protocol(format!(
+            "HTTP {status} ({}) for `{}` holds no response to it: {:?}",
+            content_type.as_deref().unwrap_or("no content type"),
+            post.what,
+            util::excerpt(&body, 200)
+        ))));
+    }
+}
