@@ -172,3 +172,59 @@ fn an_input_request_without_a_handler_is_a_protocol_error() {
     }
     finish(&client, &peer);
 }
+
+#[test]
+fn a_started_tool_call_follows_input_rounds_when_waited_on() {
+    let handlers = config(ProtocolMode::Modern)
+        .validate_output(false)
+        .roots(Vec::new)
+        .elicitation(ElicitResult::accept_defaults);
+    let (client, peer) = connect_modern(handlers);
+    let state = "round-one";
+    let (outcome, (first, retry)) = exchange(
+        &peer,
+        || {
+            let call = client
+                .start_tool("transfer", json!({"amount": 5}), CallOptions::new())
+                .expect("start");
+            call.wait()
+        },
+        |peer| {
+            let first = serve(peer, "tools/call", input_required(state));
+            let retry = serve(
+                peer,
+                "tools/call",
+                json!({"resultType": "complete", "content": [{"type": "text", "text": "done"}]}),
+            );
+            (first, retry)
+        },
+    );
+    assert_eq!(outcome.expect("completed after one round").text(), "done");
+    assert_ne!(first.id, retry.id, "each round is a new request");
+    let retry_params = retry.params.expect("params");
+    assert_eq!(retry_params["requestState"], state);
+    assert_eq!(retry_params["arguments"], json!({"amount": 5}));
+    assert_eq!(
+        retry_params["inputResponses"]["k1"]["content"]["account"],
+        "main"
+    );
+    finish(&client, &peer);
+}
+
+#[test]
+fn a_panicking_handler_in_an_input_round_fails_the_call_not_the_caller() {
+    let handlers = config(ProtocolMode::Modern)
+        .roots(|| panic!("the roots handler exploded"))
+        .elicitation(ElicitResult::accept_defaults);
+    let (client, peer) = connect_modern(handlers);
+    let (outcome, _) = exchange(
+        &peer,
+        || client.request("prompts/get", json!({"name": "p"}), CallOptions::new()),
+        |peer| serve(peer, "prompts/get", input_required("s")),
+    );
+    match outcome {
+        Err(Error::Protocol(message)) => assert!(message.contains("roots/list"), "{message}"),
+        other => panic!("expected a protocol error, got {other:?}"),
+    }
+    finish(&client, &peer);
+}

@@ -187,10 +187,13 @@ impl<T> CallSet<T> {
         }
     }
 
-    /// Cancels every member still in flight (their peers are told); their outcomes
-    /// ([`crate::Error::Cancelled`]) are then waiting in the set.
+    /// Cancels every member still in flight, in the order they were started (their peers
+    /// are told); their outcomes ([`crate::Error::Cancelled`]) are then waiting in the set.
     pub fn cancel_all(&mut self) {
-        for member in self.members.values() {
+        let mut keys: Vec<u64> = self.members.keys().copied().collect();
+        keys.sort_unstable();
+        for key in keys {
+            let member = &self.members[&key];
             member.inner.cancel(&member.id, "cancelled by the caller");
         }
     }

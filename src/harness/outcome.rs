@@ -166,7 +166,7 @@ pub(crate) fn value_text(value: &Value) -> String {
     }
 }
 
-/// What happens to a result longer than [`ResultLimit::max_chars`].
+/// What happens to a result longer than its [`ResultLimit`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Overflow {
     /// The result is cut to the limit and ends with an explicit marker naming the full

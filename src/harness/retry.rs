@@ -23,7 +23,7 @@ impl Sleeper for ThreadSleeper {
 ///
 /// Retries are opt-in per tool and apply only to tools marked idempotent (explicitly, or for
 /// MCP tools by the `idempotentHint` / `readOnlyHint` annotations); a policy on any other tool
-/// is inert. Only transport failures (a local tool's [`crate::ToolFailure::transport`], an MCP
+/// is inert. Only transport failures (a local tool's [`crate::harness::ToolFailure::transport`], an MCP
 /// server that is gone or unreachable) and `BUSY` are retried, and `TIMEOUT` only when
 /// [`RetryPolicy::after_timeout`] says so. Every admitted attempt consumes attempt budget.
 ///

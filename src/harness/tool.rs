@@ -227,7 +227,7 @@ impl fmt::Debug for LocalTool {
 }
 
 impl LocalTool {
-    /// A tool named `name` (checked against the registry's [`crate::NameProfile`] when registered),
+    /// A tool named `name` (checked against the registry's [`crate::harness::NameProfile`] when registered),
     /// described for the model, with the JSON Schema of its arguments (an object schema,
     /// compiled once when registered) and its code.
     pub fn new(
