@@ -127,7 +127,7 @@ fn cancel_all_and_drop_release_the_members() {
     let ids: Vec<_> = (0..3).map(|_| next_request(&peer).id).collect();
     set.cancel_all();
     let mut cancelled = 0;
-    while let Some((_, outcome)) = set.next() {
+    for (_, outcome) in set.by_ref() {
         assert!(
             matches!(outcome, Err(Error::Cancelled { .. })),
             "{outcome:?}"
