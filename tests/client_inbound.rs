@@ -228,22 +228,41 @@ fn a_full_inbound_queue_answers_the_overflow_at_once_with_internal_error() {
 fn close_waits_for_a_stuck_handler_only_for_the_dispatch_grace() {
     let (entered_tx, entered_rx) = unbounded();
     let (release_tx, release_rx) = unbounded::<()>();
+    let (left_tx, left_rx) = unbounded::<()>();
     let mut config = ClientConfig::default()
         .dialect(McpDialect)
         .on_request(move |_| {
             let _ = entered_tx.send(());
-            let _ = release_rx.recv_timeout(SOON);
+            // Stuck until the test lets go, which it does only after close() returned (or
+            // gave up on it): a close that waited for the handler could not return first.
+            let _ = release_rx.recv();
+            let _ = left_tx.send(());
             Ok(json!({}))
         });
     config = config.dispatch_join_grace(std::time::Duration::from_millis(200));
     let (client, peer) = memory_client(config);
     send_request(&peer, RequestId::Number(1), "stuck", None);
     entered_rx.recv_timeout(SOON).unwrap();
-    let started = std::time::Instant::now();
-    client.close().unwrap();
-    let took = started.elapsed();
-    // It waited for the handler (the grace), then left it behind instead of hanging.
+    // close() on its own thread, with a guard that only keeps a broken test from hanging:
+    // past it the handler is released (so everything can end) and the test fails.
+    let (closed_tx, closed_rx) = unbounded();
+    let closer = client.clone();
+    std::thread::spawn(move || {
+        let started = std::time::Instant::now();
+        let outcome = closer.close();
+        let _ = closed_tx.send((outcome, started.elapsed()));
+    });
+    let closed = closed_rx.recv_timeout(SOON);
+    if closed.is_err() {
+        let _ = release_tx.send(());
+    }
+    let (outcome, took) = closed.expect("close() waited for the stuck handler");
+    outcome.unwrap();
+    // It waited for the handler (the grace), then left it behind, still inside.
     assert!(took >= std::time::Duration::from_millis(200), "{took:?}");
-    assert!(took < SOON, "{took:?}");
+    assert!(left_rx.try_recv().is_err(), "the handler had already left");
     release_tx.send(()).unwrap();
+    left_rx
+        .recv_timeout(SOON)
+        .expect("the released handler returns");
 }

@@ -15,11 +15,12 @@ use toolwire::mcp::McpDialect;
 use toolwire::transport::MemoryPeer;
 use toolwire::{CallOptions, ClientConfig, Error};
 
-const TIMEOUT: Duration = Duration::from_millis(100);
-/// How long the peer lets pass between reports: well inside the timeout, so each report
-/// arrives before the reset deadline would pass.
+const TIMEOUT: Duration = Duration::from_millis(500);
+/// How long the peer lets pass between reports: a tenth of the timeout, so each report
+/// arrives before the reset deadline would pass even when a thread is descheduled for a
+/// while; the reports span twice the timeout, so without resets the call cannot last.
 const STEP: Duration = Duration::from_millis(50);
-const STEPS: u32 = 6;
+const STEPS: u32 = 20;
 
 #[derive(Debug, PartialEq)]
 enum PeerEnd {
@@ -125,7 +126,9 @@ fn without_reset_the_same_call_times_out() {
 
 #[test]
 fn max_total_caps_a_call_whose_progress_never_ends() {
-    let max_total = Duration::from_millis(300);
+    // A report every 40 ms against a 500 ms timeout: only max_total can end the call, even
+    // when a thread is descheduled for a while.
+    let max_total = Duration::from_millis(1000);
     let interval = Duration::from_millis(40);
     let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
     let peer = Arc::new(peer);
@@ -155,7 +158,7 @@ fn max_total_caps_a_call_whose_progress_never_ends() {
         "tools/endless",
         json!({}),
         CallOptions::new()
-            .timeout(Duration::from_millis(100))
+            .timeout(Duration::from_millis(500))
             .max_total(max_total)
             .reset_on_progress(true)
             .on_progress(move |_| {

@@ -8,7 +8,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::unbounded;
+use crossbeam_channel::{bounded, unbounded};
 use serde_json::json;
 use support::{peers, SOON};
 use toolwire::harness::{AuditKind, ToolTimeout};
@@ -18,6 +18,8 @@ use toolwire::{
 };
 
 const LONG: &str = "mcp__everything__trigger-long-running-operation";
+/// The same tool, imported again with a generous bound, to hold the worker.
+const HELD: &str = "mcp__held__trigger-long-running-operation";
 
 #[test]
 fn the_harness_statuses_through_server_everything() {
@@ -45,10 +47,31 @@ fn the_harness_statuses_through_server_everything() {
     let report = registry.import_mcp(&client, &import).unwrap();
     assert_eq!(report.imported.len(), 4, "{report:?}");
     assert!(registry.tool("mcp__everything__echo").unwrap().idempotent);
+    // The same long-running tool once more, under its own name and with a bound that a slow
+    // machine cannot reach, to hold the only worker for the BUSY check below.
+    let held = McpImport::new("held")
+        .allow(["trigger-long-running-operation"])
+        .tool_options(
+            "trigger-long-running-operation",
+            ToolOptions::new().timeout(ToolTimeout::Custom(Duration::from_secs(60))),
+        );
+    registry.import_mcp(&client, &held).unwrap();
+    // The worker reports the holder's answer (the `Response` event) before it frees its slot;
+    // the observer holds that report until the test lets it go, so the slot stays taken for
+    // as long as the test needs. The guard only keeps a broken test from hanging.
+    let (release, holding) = bounded::<()>(1);
     let (tx, events) = unbounded();
-    let config = HarnessConfig::default().workers(1).observer(move |event| {
-        let _ = tx.send(event.clone());
-    });
+    let config = HarnessConfig::default()
+        .workers(1)
+        // A call that waited for the worker at the hand-off, instead of being refused, would
+        // wait until the holder's slot came free, and then run.
+        .hand_off_grace(Duration::from_secs(3600))
+        .observer(move |event| {
+            let _ = tx.send(event.clone());
+            if event.kind == AuditKind::Response && event.tool.as_deref() == Some(HELD) {
+                let _ = holding.recv_timeout(SOON);
+            }
+        });
     let harness = Harness::new(registry, config).unwrap();
 
     // OK, from an Anthropic tool_use block to its tool_result.
@@ -88,10 +111,12 @@ fn the_harness_statuses_through_server_everything() {
     assert_eq!(outcome.status, Status::Timeout);
     assert!(started.elapsed() >= bound);
     assert_eq!(harness.busy_workers(), 0);
-    // BUSY while the only worker waits for a one-second operation.
+    // BUSY while the only worker holds a quarter-second operation (and its answer, which the
+    // observer keeps until the echo was refused): a call that waited for the worker would
+    // have run, after the guard, and answered OK.
     let holder = {
         let harness = harness.clone();
-        std::thread::spawn(move || harness.call(LONG, json!({"duration": 0.25, "steps": 1})))
+        std::thread::spawn(move || harness.call(HELD, json!({"duration": 0.25, "steps": 1})))
     };
     loop {
         let event = events.recv_timeout(SOON).expect("the holder's admission");
@@ -101,6 +126,7 @@ fn the_harness_statuses_through_server_everything() {
     }
     let outcome = harness.call("mcp__everything__echo", json!({"message": "me too"}));
     assert_eq!(outcome.status, Status::Busy);
+    release.send(()).unwrap();
     assert_eq!(holder.join().unwrap().status, Status::Ok);
     assert_eq!(harness.budget().used, 4);
     harness.close();

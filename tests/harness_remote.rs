@@ -6,7 +6,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{unbounded, Receiver};
+use crossbeam_channel::{bounded, unbounded, Receiver};
 use serde_json::{json, Value};
 use toolwire::error::RegistryErrorKind;
 use toolwire::harness::{
@@ -273,22 +273,42 @@ fn remote_tools_end_in_the_same_statuses() {
 #[test]
 fn a_slot_held_by_sleep_makes_the_next_call_busy() {
     let client = server();
-    let (harness, events) = harness(
-        &client,
-        McpImport::new("ts"),
-        HarnessConfig::default().workers(1),
-    );
+    let mut registry = ToolRegistry::new();
+    registry
+        .import_mcp(&client, &McpImport::new("ts"))
+        .expect("import");
+    // The worker reports the sleep's answer (the `Response` event) before it frees its slot;
+    // the observer holds that report until the test lets it go, so the slot stays taken for
+    // as long as the test needs, however slowly the test runs. The guard only keeps a broken
+    // test from hanging.
+    let (release, held) = bounded::<()>(1);
+    let (tx, events) = unbounded();
+    let config = HarnessConfig::default()
+        .workers(1)
+        // A call that waited for the worker at the hand-off, instead of being refused, would
+        // wait until the sleep's slot came free, and then run.
+        .hand_off_grace(Duration::from_secs(3600))
+        .observer(move |event| {
+            let _ = tx.send(event.clone());
+            if event.kind == AuditKind::Response && event.tool.as_deref() == Some("mcp__ts__sleep")
+            {
+                let _ = held.recv_timeout(SOON);
+            }
+        });
+    let harness = Harness::new(registry, config).unwrap();
     let sleeper = {
         let harness = harness.clone();
         std::thread::spawn(move || harness.call("mcp__ts__sleep", json!({"ms": 1000})))
     };
     let admitted = wait_for(&events, AuditKind::Admitted);
     assert_eq!(admitted.tool.as_deref(), Some("mcp__ts__sleep"));
-    let started = Instant::now();
+    // BUSY while the sleep holds the slot: the test releases it only after this call, so a
+    // call that waited for the worker would have run (after the guard) and answered OK.
     let outcome = harness.call("mcp__ts__echo", json!({"message": "me too"}));
     assert_eq!(outcome.status, Status::Busy);
-    assert!(started.elapsed() < Duration::from_secs(1));
     assert_eq!(outcome.attempts, 0);
+    assert_eq!(harness.busy_workers(), 1);
+    release.send(()).unwrap();
     let slept = sleeper.join().unwrap();
     assert_eq!(slept.status, Status::Ok);
     assert_eq!(slept.result, json!("slept 1000 ms"));

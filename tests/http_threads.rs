@@ -7,7 +7,7 @@ mod http_fake;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use http_fake::{initialize_result, result, text_result, FakeServer};
+use http_fake::{initialize_result, result, text_result, FakeServer, SOON};
 use serde_json::json;
 use toolwire::{CallOptions, HttpConfig, McpClient, McpConfig, ProtocolMode};
 
@@ -39,6 +39,7 @@ fn close_ends_every_http_thread() {
             ),
             ("POST", "notifications/initialized") => reply.accepted(),
             ("GET", _) => {
+                // Pings until the client closes the stream (the pause is the server's pace).
                 reply.sse_start(&[]);
                 while reply.sse_raw(": ping\n\n") {
                     thread::sleep(Duration::from_millis(50));
@@ -51,8 +52,10 @@ fn close_ends_every_http_thread() {
                 reply.sse_message(&text_result(req, "ok"));
             }
             _ => {
+                // Open until the client closes it: longer than the poll below waits, so only
+                // close() can end the thread that reads it in time.
                 reply.sse_start(&[]);
-                reply.client_closed_within(Duration::from_secs(10));
+                reply.client_closed_within(3 * SOON);
             }
         },
     );
@@ -67,14 +70,16 @@ fn close_ends_every_http_thread() {
         .unwrap()
         .start("hang/forever", json!({}), CallOptions::new())
         .unwrap();
-    server.wait_for(Duration::from_secs(2), |req| req.rpc() == "hang/forever");
+    server.wait_for(SOON, |req| req.rpc() == "hang/forever");
     assert!(
         threads_named("toolwire-http").len() >= 2,
         "the GET stream and the hanging POST: {:?}",
         threads_named("toolwire-http")
     );
     client.close().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(2);
+    // A joined thread's /proc entry can outlive `join` by a moment: poll, with a bound that
+    // only keeps a broken test from hanging.
+    let deadline = Instant::now() + SOON;
     while !threads_named("toolwire-http").is_empty() && Instant::now() < deadline {
         thread::sleep(Duration::from_millis(10));
     }

@@ -8,9 +8,10 @@ mod http_fake;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use http_fake::{initialize_result, result, text_result, FakeServer, Reply, Req};
+use crossbeam_channel::{bounded, unbounded, Receiver};
+use http_fake::{initialize_result, result, text_result, within, FakeServer, Reply, Req, SOON};
 use serde_json::{json, Value};
 use toolwire::{CallOptions, Error, HttpConfig, McpClient, McpConfig, ProtocolMode};
 
@@ -284,15 +285,21 @@ fn http_500_with_a_json_body_carries_the_status_and_an_excerpt() {
         }
     });
     let client = connect(HttpConfig::new(&server.url), legacy());
-    let started = Instant::now();
+    // The 500 fails the call at once: it is neither retried nor left to the 5 s deadline,
+    // which would have ended it with `Timeout` rather than this `Http` error.
     let error = client.list_tools().unwrap_err();
-    assert!(started.elapsed() < Duration::from_secs(2), "failed at once");
     assert!(
         error.rpc().is_none(),
         "a local failure carries no JSON-RPC code"
     );
     let http = error.http().unwrap_or_else(|| panic!("{error}"));
     assert_eq!(http.status, 500);
+    let posts = server
+        .labels()
+        .iter()
+        .filter(|label| *label == "POST tools/list")
+        .count();
+    assert_eq!(posts, 1, "sent once, not retried: {:?}", server.labels());
     assert_eq!(http.what, "tools/list");
     assert_eq!(http.content_type.as_deref(), Some("application/json"));
     assert!(http.body_excerpt.contains("the database is on fire"));
@@ -352,7 +359,6 @@ fn a_truncated_event_stream_drops_the_partial_event_and_fails_the_call_at_once()
     client.list_tools().unwrap();
     let progress = Arc::new(AtomicUsize::new(0));
     let count = Arc::clone(&progress);
-    let started = Instant::now();
     let error = client
         .call_tool_with(
             "slow",
@@ -365,7 +371,8 @@ fn a_truncated_event_stream_drops_the_partial_event_and_fails_the_call_at_once()
         )
         .unwrap_err();
     // Nothing can resume the stream (no event id), so the caller learns it now, not at its
-    // deadline a minute away.
+    // deadline a minute away: that deadline would have ended the call with `Timeout`, not
+    // with the stream's loss.
     match &error {
         toolwire::Error::Io(io) => {
             assert_eq!(io.kind(), std::io::ErrorKind::ConnectionAborted, "{error}");
@@ -376,7 +383,6 @@ fn a_truncated_event_stream_drops_the_partial_event_and_fails_the_call_at_once()
         }
         other => panic!("expected the stream loss, got {other:?}"),
     }
-    assert!(started.elapsed() < Duration::from_secs(30));
     assert_eq!(progress.load(Ordering::SeqCst), 1);
     let stats = client.rpc().unwrap().stats();
     assert_eq!(
@@ -414,8 +420,13 @@ fn an_event_over_the_cap_is_skipped_and_the_stream_goes_on() {
 
 #[test]
 fn a_server_slower_than_the_timeout_gives_the_caller_a_timeout() {
-    let closed = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&closed);
+    // The server sends the headers of `prompts/list` only when the test lets it, which is
+    // after the caller got its timeout; it reports whether it was let go (true) or gave up
+    // waiting (false: the caller waited for the answer instead of its deadline).
+    let (release, released) = bounded::<()>(1);
+    let (answered_tx, answered) = bounded::<bool>(1);
+    // Whether the client closed the silent stream (true) or the server gave up on it first.
+    let (closed_tx, closed) = bounded::<bool>(1);
     let server = FakeServer::start(move |req, reply| {
         if handshake(req, reply, "s-1") {
             return;
@@ -423,21 +434,18 @@ fn a_server_slower_than_the_timeout_gives_the_caller_a_timeout() {
         match req.rpc().as_str() {
             "tools/list" => reply.json(200, &tools_list(req), &[]),
             "prompts/list" => {
-                // Headers only after the caller's deadline.
-                thread::sleep(Duration::from_millis(1500));
+                let let_go = released.recv_timeout(SOON).is_ok();
                 reply.json(200, &result(req, json!({"prompts": []})), &[]);
+                let _ = answered_tx.try_send(let_go);
             }
             _ => {
                 // Headers at once, then silence until the client closes the stream.
                 reply.sse_start(&[]);
-                if reply.client_closed_within(Duration::from_secs(5)) {
-                    flag.store(true, Ordering::SeqCst);
-                }
+                let _ = closed_tx.try_send(reply.client_closed_within(SOON));
             }
         }
     });
     let client = connect(HttpConfig::new(&server.url), legacy());
-    let started = Instant::now();
     let error = client
         .request(
             "prompts/list",
@@ -446,14 +454,13 @@ fn a_server_slower_than_the_timeout_gives_the_caller_a_timeout() {
         )
         .unwrap_err();
     assert!(error.is_timeout(), "{error}");
+    release.send(()).unwrap();
     assert!(
-        started.elapsed() < Duration::from_millis(1000),
-        "{:?}",
-        started.elapsed()
+        answered.recv_timeout(SOON).expect("the server answered"),
+        "the caller's timeout came only after the server gave up on the test's release"
     );
 
     client.list_tools().unwrap();
-    let started = Instant::now();
     let error = client
         .call_tool_with(
             "slow",
@@ -462,18 +469,15 @@ fn a_server_slower_than_the_timeout_gives_the_caller_a_timeout() {
         )
         .unwrap_err();
     assert!(error.is_timeout(), "{error}");
-    assert!(started.elapsed() < Duration::from_millis(1000));
     // A 2025 session is told with notifications/cancelled.
-    let cancel = server.wait_for(Duration::from_secs(2), |req| {
-        req.rpc() == "notifications/cancelled"
-    });
+    let cancel = server.wait_for(SOON, |req| req.rpc() == "notifications/cancelled");
     assert_eq!(cancel.header("mcp-session-id"), Some("s-1"));
-    // Nothing more is wanted from the stream, so it was closed as well.
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while !closed.load(Ordering::SeqCst) && Instant::now() < deadline {
-        thread::sleep(Duration::from_millis(10));
-    }
-    assert!(closed.load(Ordering::SeqCst));
+    // Nothing more is wanted from the stream, so it was closed as well: by the client, while
+    // the server still held it open (so the timeout did not wait for the stream either).
+    assert!(
+        closed.recv_timeout(2 * SOON).expect("the stream ended"),
+        "the server gave up on the stream before the client closed it"
+    );
     client.close().unwrap();
 }
 
@@ -527,13 +531,17 @@ fn a_response_sent_only_on_the_resumed_get_stream_arrives() {
             _ => {
                 *slot.lock().unwrap() = req.id();
                 reply.sse_start(&[]);
-                // A priming event, then a clean close before the response.
+                // A priming event, then a clean close before the response. The pause is the
+                // server's behaviour, part of the lower bound checked below (20 + 150 ms).
                 reply.sse_raw("id: e-7\nretry: 150\ndata: \n\n");
                 thread::sleep(Duration::from_millis(20));
             }
         }
     });
-    let client = connect(HttpConfig::new(&server.url), legacy());
+    // Without the server's `retry: 150` the client would wait an hour before resuming, and
+    // the call would end with its 5 s timeout instead of the resumed answer.
+    let http = HttpConfig::new(&server.url).default_retry(Duration::from_secs(3600));
+    let client = connect(http, legacy());
     client.list_tools().unwrap();
     let result = client
         .call_tool_with("slow", json!({}), CallOptions::new())
@@ -557,7 +565,6 @@ fn a_response_sent_only_on_the_resumed_get_stream_arrives() {
         waited >= Duration::from_millis(160),
         "the retry interval: {waited:?}"
     );
-    assert!(waited < Duration::from_millis(800), "{waited:?}");
     client.close().unwrap();
 }
 
@@ -570,10 +577,9 @@ fn a_json_reply_without_the_response_fails_the_call_at_once() {
         reply.json(200, &json!({"jsonrpc": "2.0", "result": {}}), &[]);
     });
     let client = connect(HttpConfig::new(&server.url), legacy());
-    let started = Instant::now();
+    // `Protocol` now, where waiting for the 5 s deadline would have given `Timeout`.
     let error = client.list_tools().unwrap_err();
     assert!(matches!(error, Error::Protocol(_)), "{error}");
-    assert!(started.elapsed() < Duration::from_secs(1));
     client.close().unwrap();
 }
 
@@ -581,6 +587,9 @@ fn a_json_reply_without_the_response_fails_the_call_at_once() {
 fn a_server_request_on_the_response_stream_is_answered_by_post() {
     let answered = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&answered);
+    // The POST carrying the client's answer signals the stream, which goes on only then (or,
+    // in a broken test, after SOON, and the flag below fails it).
+    let (answer_tx, answer_rx) = bounded::<()>(1);
     let server = FakeServer::start(move |req, reply| {
         if handshake(req, reply, "s-1") {
             return;
@@ -589,6 +598,7 @@ fn a_server_request_on_the_response_stream_is_answered_by_post() {
         if body.get("method").is_none() && body.get("id") == Some(&json!("srv-1")) {
             assert_eq!(body["result"], json!({}));
             flag.store(true, Ordering::SeqCst);
+            let _ = answer_tx.try_send(());
             return reply.accepted();
         }
         match req.rpc().as_str() {
@@ -596,10 +606,7 @@ fn a_server_request_on_the_response_stream_is_answered_by_post() {
             _ => {
                 reply.sse_start(&[]);
                 reply.sse_message(&json!({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"}));
-                let deadline = Instant::now() + Duration::from_secs(3);
-                while !flag.load(Ordering::SeqCst) && Instant::now() < deadline {
-                    thread::sleep(Duration::from_millis(5));
-                }
+                let _ = answer_rx.recv_timeout(SOON);
                 reply.sse_message(&text_result(req, "pinged"));
             }
         }
@@ -614,10 +621,18 @@ fn a_server_request_on_the_response_stream_is_answered_by_post() {
     client.close().unwrap();
 }
 
-/// A 2026-07-28 server; the flag is set when the client closes a `slow` call's stream.
-fn modern_server() -> (FakeServer, Arc<AtomicBool>) {
-    let closed = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&closed);
+/// How a `slow` call's stream ended on the server's side.
+#[derive(Debug, PartialEq)]
+enum StreamEnd {
+    /// The client closed it: that is the cancellation.
+    ClientClosed,
+    /// The server gave up after [`SOON`] of progress nobody stopped.
+    ServerGaveUp,
+}
+
+/// A 2026-07-28 server; it reports how each `slow` call's stream ended.
+fn modern_server() -> (FakeServer, Receiver<StreamEnd>) {
+    let (ended_tx, ended) = unbounded();
     let server = FakeServer::start(move |req, reply| {
         match req.rpc().as_str() {
         "server/discover" => reply.json(
@@ -641,16 +656,21 @@ fn modern_server() -> (FakeServer, Arc<AtomicBool>) {
         "tools/call" if req.json()["params"]["name"] == "slow" => {
             reply.sse_start(&[]);
             let token = req.json()["params"]["_meta"]["progressToken"].clone();
-            for step in 1..100 {
+            let started = std::time::Instant::now();
+            let mut step = 0;
+            // A report every 50 ms (the pause is the server's behaviour), until the client
+            // closes the stream or, if it never does, for SOON.
+            while started.elapsed() < SOON {
+                step += 1;
                 let note = json!({"jsonrpc": "2.0", "method": "notifications/progress",
                     "params": {"progressToken": token, "progress": step}});
                 if !reply.sse_message(&note) || reply.client_closed_within(Duration::from_millis(50))
                 {
-                    // The client closed the stream: that is the cancellation.
-                    flag.store(true, Ordering::SeqCst);
+                    let _ = ended_tx.send(StreamEnd::ClientClosed);
                     return;
                 }
             }
+            let _ = ended_tx.send(StreamEnd::ServerGaveUp);
         }
         "tools/call" => reply.json(200, &text_result(req, "fast"), &[]),
         _ => reply.json(
@@ -661,12 +681,12 @@ fn modern_server() -> (FakeServer, Arc<AtomicBool>) {
         ),
     }
     });
-    (server, closed)
+    (server, ended)
 }
 
 #[test]
 fn stateless_requests_carry_the_2026_headers_and_cancel_by_closing_the_stream() {
-    let (server, stream_closed) = modern_server();
+    let (server, stream_ends) = modern_server();
     let mut config = McpConfig::default().mode(ProtocolMode::Modern);
     config = config.validate_output(false);
     let client = connect(HttpConfig::new(&server.url), config);
@@ -675,22 +695,23 @@ fn stateless_requests_carry_the_2026_headers_and_cancel_by_closing_the_stream() 
         .unwrap();
     assert_eq!(result.text(), "fast");
 
-    let call = client
+    let mut call = client
         .start_tool("slow", json!({}), CallOptions::new().want_progress(true))
         .unwrap();
-    server.wait_for(Duration::from_secs(2), |req| {
-        req.json()["params"]["name"] == "slow"
-    });
-    thread::sleep(Duration::from_millis(100));
+    // The first report shows the stream is open and flowing; the cancel comes after it.
+    match call.handle().receiver().recv_timeout(SOON) {
+        Ok(toolwire::jsonrpc::CallEvent::Progress(progress)) => {
+            assert_eq!(progress.progress, 1.0)
+        }
+        other => panic!("expected progress, got {other:?}"),
+    }
     assert!(call.cancel());
     assert!(matches!(call.wait(), Err(Error::Cancelled { .. })));
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while !stream_closed.load(Ordering::SeqCst) && Instant::now() < deadline {
-        thread::sleep(Duration::from_millis(10));
-    }
-    assert!(
-        stream_closed.load(Ordering::SeqCst),
-        "the stream was closed at once"
+    // The client closed the stream, while the server would still have gone on for SOON.
+    assert_eq!(
+        stream_ends.recv_timeout(2 * SOON),
+        Ok(StreamEnd::ClientClosed),
+        "the cancel did not close the stream"
     );
     client.close().unwrap();
 
@@ -745,9 +766,12 @@ fn auto_mode_falls_back_to_initialize_when_the_probe_is_refused() {
 
 #[test]
 fn close_is_bounded_while_streams_are_open() {
-    let server = FakeServer::start(|req, reply| {
+    // Whether the client closed the call's stream (true) or the server gave up on it first.
+    let (closed_tx, closed) = bounded::<bool>(1);
+    let server = FakeServer::start(move |req, reply| {
         if req.method == "GET" {
-            // The standalone stream stays open, sending keep-alive comments.
+            // The standalone stream stays open, sending keep-alive comments (the pause is the
+            // server's behaviour) until the client closes it.
             reply.sse_start(&[]);
             while reply.sse_raw(": keep-alive\n\n") {
                 thread::sleep(Duration::from_millis(50));
@@ -760,25 +784,32 @@ fn close_is_bounded_while_streams_are_open() {
         match req.rpc().as_str() {
             "tools/list" => reply.json(200, &tools_list(req), &[]),
             _ => {
+                // Open until the client closes it (or, if it never does, for 3 x SOON).
                 reply.sse_start(&[]);
-                reply.client_closed_within(Duration::from_secs(10));
+                let _ = closed_tx.try_send(reply.client_closed_within(3 * SOON));
             }
         }
     });
-    let client = connect(HttpConfig::new(&server.url), legacy());
+    // An hour for the DELETE and for the threads to end: neither bound can end this close, so
+    // a close that returns (within the guard) did so because the streams were closed by it,
+    // not because a bound ran out.
+    let http = HttpConfig::new(&server.url)
+        .close_timeout(Duration::from_secs(3600))
+        .thread_join_grace(Duration::from_secs(3600));
+    let client = connect(http, legacy());
     let call = client
         .start_tool("slow", json!({}), CallOptions::new())
         .unwrap();
-    server.wait_for(Duration::from_secs(2), |req| req.rpc() == "tools/call");
-    let started = Instant::now();
-    client.close().unwrap();
-    assert!(
-        started.elapsed() < Duration::from_millis(1500),
-        "{:?}",
-        started.elapsed()
-    );
+    server.wait_for(SOON, |req| req.rpc() == "tools/call");
+    let closer = client.clone();
+    within("close", move || closer.close()).unwrap();
     assert!(call.wait().unwrap_err().is_closed());
     assert!(server.labels().contains(&"DELETE".to_owned()));
+    // The call's stream was closed by the client, long before the server would have ended it.
+    assert!(
+        closed.recv_timeout(SOON).expect("the stream ended"),
+        "the server ended the stream before the client closed it"
+    );
 }
 
 #[test]
@@ -786,10 +817,15 @@ fn a_refused_connection_fails_connect_with_an_io_error() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     drop(listener);
-    let started = Instant::now();
-    let error = McpClient::connect_with(HttpConfig::new(url).connector(), legacy()).unwrap_err();
+    // Every bound an hour away: a connect that retried the refused connection until some
+    // deadline would still be retrying when the guard fails it; the refusal itself ends it.
+    let hour = Duration::from_secs(3600);
+    let http = HttpConfig::new(url).connect_timeout(hour);
+    let config = legacy().initialize_timeout(hour).request_timeout(hour);
+    let error = within("connect", move || {
+        McpClient::connect_with(http.connector(), config).unwrap_err()
+    });
     assert!(matches!(error, Error::Io(_)), "{error}");
-    assert!(started.elapsed() < Duration::from_secs(3));
 }
 
 #[test]

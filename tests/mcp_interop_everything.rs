@@ -175,10 +175,10 @@ fn auto_falls_back_after_method_not_found() {
     let tap = Tap::new("auto");
     let mut auto = config(ProtocolMode::Auto);
     auto = auto.discover_timeout(Duration::from_secs(60));
-    let started = Instant::now();
     let client = connect(tap.stdio(&peers), auto);
-    // Far sooner than the probe's bound: the fallback followed the server's error.
-    assert!(started.elapsed() < Duration::from_secs(60));
+    // The fallback followed the server's error (checked on the wire below), not the probe's
+    // bound: a probe left to its deadline would have been counted as a timeout.
+    assert_eq!(client.rpc().expect("rpc").stats().timeouts, 0);
     let info = client.session_info().expect("session info");
     assert_eq!(info.era, Era::Handshake);
     assert_eq!(info.protocol_version, "2025-11-25");

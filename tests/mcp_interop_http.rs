@@ -223,28 +223,37 @@ fn progress_of(
 }
 
 /// Starts `tool`, waits for its first progress report, cancels it: the wait ends with
-/// `Cancelled`, and `echo` still works afterwards.
+/// `Cancelled`, and `echo` still works afterwards. `arguments` must keep the tool running
+/// well past [`SOON`], so that only the cancel can end the wait in time.
 fn cancel_a_running_call(
     client: &McpClient,
     tool: &str,
     arguments: serde_json::Value,
     echoed: &str,
 ) {
-    let mut running = client
-        .start_tool(tool, arguments, CallOptions::new().want_progress(true))
-        .expect("start");
+    // An hour of deadline: neither the deadline nor the tool's own end can come before the
+    // guard below, so a wait that ends with `Cancelled` in time was ended by the cancel.
+    let options = CallOptions::new()
+        .want_progress(true)
+        .timeout(Duration::from_secs(3600));
+    let mut running = client.start_tool(tool, arguments, options).expect("start");
     match running.handle().receiver().recv_timeout(SOON) {
         Ok(CallEvent::Progress(progress)) => assert_eq!(progress.progress, 1.0),
         other => panic!("{tool}: expected progress, got {other:?}"),
     }
     assert!(running.cancel(), "the call had already completed");
-    let started = Instant::now();
-    let outcome = running.wait();
+    // Waited on its own thread, with a guard that only keeps a broken test from hanging.
+    let (outcome_tx, outcome_rx) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        let _ = outcome_tx.send(running.wait());
+    });
+    let outcome = outcome_rx
+        .recv_timeout(SOON)
+        .unwrap_or_else(|_| panic!("{tool}: the wait did not end at the cancel"));
     assert!(
         matches!(outcome, Err(Error::Cancelled { .. })),
         "{outcome:?}"
     );
-    assert!(started.elapsed() < SOON);
     assert_eq!(echo(client, "after"), echoed);
     let rpc = client.rpc().expect("rpc");
     assert_eq!(rpc.stats().cancels, 1);
@@ -339,7 +348,8 @@ fn everything_over_streamable_http() {
     cancel_a_running_call(
         &client,
         "trigger-long-running-operation",
-        json!({"duration": 5, "steps": 10}),
+        // A report every half second, for a minute.
+        json!({"duration": 60, "steps": 120}),
         "Echo: after",
     );
 
@@ -389,7 +399,8 @@ fn python_over_streamable_http_auto() {
     let expected: Vec<(f64, Option<f64>)> = (1..=10).map(|i| (f64::from(i), Some(10.0))).collect();
     assert_eq!(seen, expected);
 
-    cancel_a_running_call(&client, "slow", json!({"seconds": 5}), "echo: after");
+    // 20 s in 10 steps: the first report after 2 s, the end long after the guard.
+    cancel_a_running_call(&client, "slow", json!({"seconds": 20}), "echo: after");
     assert!(
         eventually_log(&server, "slow: cancelled after"),
         "the server never saw the cancel:\n{}",
@@ -429,7 +440,8 @@ fn python_legacy_over_streamable_http_deletes_the_session_on_close() {
     let expected: Vec<(f64, Option<f64>)> = (1..=10).map(|i| (f64::from(i), Some(10.0))).collect();
     assert_eq!(seen, expected);
 
-    cancel_a_running_call(&client, "slow", json!({"seconds": 5}), "echo: after");
+    // 20 s in 10 steps: the first report after 2 s, the end long after the guard.
+    cancel_a_running_call(&client, "slow", json!({"seconds": 20}), "echo: after");
 
     // The session lives until close...
     assert_eq!(probe_session(server.port, &session, "2025-11-25"), 200);

@@ -66,14 +66,13 @@ fn close_kills_a_wrapper_and_its_grandchild_that_ignore_eof_and_sigterm() {
         closer.close().expect("close");
         started.elapsed()
     });
-    // Neither closing stdin nor SIGTERM can end these processes: both graces must pass.
+    // Neither closing stdin nor SIGTERM can end these processes: both graces must pass. That
+    // close then ends them at once is shown by SIGKILL below and by `within`, which fails a
+    // close that kept waiting; its duration has no upper bound here, so a slow machine cannot
+    // fail the test.
     assert!(
         elapsed >= stdin_grace + term_grace,
         "close returned after {elapsed:?}, before both graces had passed"
-    );
-    assert!(
-        elapsed < stdin_grace + term_grace + Duration::from_secs(2),
-        "close took {elapsed:?}"
     );
     let status = transport.exit_status().expect("the child was reaped");
     assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");

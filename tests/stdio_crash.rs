@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use toolwire::mcp::McpDialect;
@@ -31,9 +31,10 @@ fn expect_crash_details(error: &Error) -> Closed {
 fn a_crash_fails_every_call_in_flight_at_once_with_status_and_stderr() {
     let _serial = common::serial();
     let (client, pid) = common::tool_server_client(ClientConfig::default().dialect(McpDialect));
+    // Deadlines a minute away: a caller left to its deadline would get `Timeout`, so the
+    // `Closed` outcomes below show the crash ended every wait, without timing anything.
     let long = || CallOptions::new().timeout(Duration::from_secs(60));
 
-    let started = Instant::now();
     let hanging: Vec<_> = (0..5)
         .map(|_| client.start("hang", json!({}), long()).expect("start hang"))
         .collect();
@@ -53,11 +54,6 @@ fn a_crash_fails_every_call_in_flight_at_once_with_status_and_stderr() {
         let error = waiter.join().unwrap().expect_err("no call can succeed");
         reasons.push(expect_crash_details(&error).reason);
     }
-    let elapsed = started.elapsed();
-    assert!(
-        elapsed < Duration::from_secs(30),
-        "callers waited {elapsed:?}, as if for their 60 s deadlines"
-    );
     assert!(
         reasons
             .iter()
@@ -74,17 +70,13 @@ fn a_crash_fails_every_call_in_flight_at_once_with_status_and_stderr() {
         "pid {pid} still exists after the crash"
     );
 
-    // Later calls fail at once, with the same details.
-    let begun = Instant::now();
+    // Later calls fail with the same details: `Closed`, where waiting for the minute-long
+    // deadline would have ended in `Timeout`.
     let error = client
         .call_with("echo", json!({"after": "crash"}), long())
         .expect_err("a call after the crash");
-    assert!(
-        begun.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        begun.elapsed()
-    );
     expect_crash_details(&error);
+    assert_eq!(client.stats().timeouts, 0);
     let error = client
         .start("hang", json!({}), long())
         .expect_err("start after the crash");

@@ -105,19 +105,16 @@ fn several_hanging_calls_time_out_independently_and_close_releases_one_still_wai
     assert_eq!(client.stats().in_flight, 1);
     assert!(common::process_alive(pid));
 
-    // close() fails the call still waiting at once, long before its 60 s deadline.
-    let waiter = std::thread::spawn(move || {
-        let begun = Instant::now();
-        (still_waiting.wait(), begun.elapsed())
-    });
+    // close() fails the call still waiting, instead of leaving it to its 60 s deadline. Which
+    // of the two ended the wait is told by the outcome, not by the clock: the deadline would
+    // have given `Timeout` (and a third timeout in the stats), close() gives `Closed`.
+    let waiter = std::thread::spawn(move || still_waiting.wait());
     client.close().unwrap();
-    let (outcome, waited) = waiter.join().unwrap();
-    let error = outcome.unwrap_err();
+    let error = waiter.join().unwrap().unwrap_err();
     let closed = error
         .closed()
         .unwrap_or_else(|| panic!("expected Closed: {error:?}"));
     assert_eq!(closed.reason, "closed by the caller");
-    assert!(waited < Duration::from_secs(30), "waited {waited:?}");
     assert_eq!(client.stats().timeouts, 2);
 
     common::close_and_check(&client);

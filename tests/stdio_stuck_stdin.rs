@@ -14,7 +14,9 @@ use toolwire::{CallOptions, ClientConfig, Error, StdioConfig};
 fn calls_to_a_child_that_never_reads_time_out_at_their_deadline_and_close_still_works() {
     let _serial = common::serial();
     let stdin_grace = Duration::from_millis(300);
-    let term_grace = Duration::from_millis(300);
+    // An hour: SIGTERM ends `sleep` at once, so a close that returns at all (within `SOON`
+    // below) did not wait out this grace, and the child's status says SIGTERM, not SIGKILL.
+    let term_grace = Duration::from_secs(3600);
     let mut config = StdioConfig::new("sleep").arg("1000");
     config = config.writer_queue(1);
     config = config.stdin_close_grace(stdin_grace);
@@ -71,10 +73,6 @@ fn calls_to_a_child_that_never_reads_time_out_at_their_deadline_and_close_still_
         started.elapsed()
     });
     assert!(elapsed >= stdin_grace, "close returned after {elapsed:?}");
-    assert!(
-        elapsed < stdin_grace + term_grace + Duration::from_secs(2),
-        "close took {elapsed:?}"
-    );
     let status = transport.exit_status().expect("the child was reaped");
     assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
     assert!(common::process_gone(pid));

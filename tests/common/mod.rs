@@ -190,16 +190,20 @@ pub fn parent_pid(pid: u32) -> Option<u32> {
 }
 
 /// Checks the end state every stdio test must leave: nothing pending, then `close()` twice
-/// (the second returns Ok at once), then calls fail with `Closed`.
+/// (the second has nothing left to do and returns Ok), then calls fail with `Closed`.
 pub fn close_and_check(client: &Client) {
     assert_eq!(client.stats().in_flight, 0, "pending entries left");
     client.close().expect("close");
-    let started = std::time::Instant::now();
-    client.close().expect("second close");
-    assert!(
-        started.elapsed() < Duration::from_secs(1),
-        "the second close took {:?}",
-        started.elapsed()
+    let reason = client.closed_reason().expect("closed after close()");
+    // A second close that redid the work (waiting for a child already reaped, joining threads
+    // already joined) would block here; `within` fails it instead of hanging the test. How
+    // long it took is not asserted: only that it returned, and changed nothing.
+    let again = client.clone();
+    within(SOON, move || again.close()).expect("second close");
+    assert_eq!(
+        client.closed_reason(),
+        Some(reason),
+        "the second close changed why the client is closed"
     );
     let error = client
         .call("echo", serde_json::json!({}))

@@ -152,6 +152,26 @@ impl Reply<'_> {
 
 pub type Handler = Arc<dyn Fn(&Req, &mut Reply<'_>) + Send + Sync>;
 
+/// A generous bound for things that must happen "soon": it only keeps a broken test from
+/// hanging, it never synchronises anything.
+pub const SOON: Duration = Duration::from_secs(10);
+
+/// Runs `body` on its own thread and returns its result, failing the test (instead of hanging
+/// it) when that takes longer than [`SOON`]. A hang guard, not a claim about speed.
+pub fn within<T: Send + 'static>(what: &str, body: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(body());
+    });
+    match rx.recv_timeout(SOON) {
+        Ok(value) => value,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("{what}: still blocked after {SOON:?}")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("{what}: panicked"),
+    }
+}
+
 pub struct FakeServer {
     pub url: String,
     requests: Arc<Mutex<Vec<Req>>>,
