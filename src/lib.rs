@@ -143,3 +143,9 @@ pub use crate::mcp::{CallToolResult, Content, McpClient, McpConfig, ProtocolMode
 #[cfg(feature = "http")]
 pub use crate::transport::HttpConfig;
 pub use crate::transport::StdioConfig;
+
+/// The README's Rust examples, compiled by `cargo test --doc` so they cannot fall behind the
+/// API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
