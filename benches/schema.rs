@@ -108,6 +108,16 @@ fn measure(label: &str, schema: &Value, instance: &Value, count: usize) {
 
 fn main() {
     let count = ((200_000.0 * scale()) as usize).max(1_000);
-    measure("issue (8 fields, flat)", &issue_schema(), &issue_arguments(), count);
-    measure("shapes ($ref, oneOf, nested)", &nested_schema(), &nested_arguments(), count);
+    measure(
+        "issue (8 fields, flat)",
+        &issue_schema(),
+        &issue_arguments(),
+        count,
+    );
+    measure(
+        "shapes ($ref, oneOf, nested)",
+        &nested_schema(),
+        &nested_arguments(),
+        count,
+    );
 }

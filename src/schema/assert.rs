@@ -40,7 +40,56 @@ fn unexpected(names: &[String]) -> String {
     format!("{}{more} {verb} unexpected", shown.join(", "))
 }
 
+/// The order of [`Keyword::Properties`] names: by length, then bytes, so that most
+/// comparisons of a lookup are one integer comparison.
+pub(super) fn by_length(a: &str, b: &str) -> Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+}
+
+/// True when `instance` is of one of the `types`.
+#[inline]
+pub(super) fn type_matches(types: TypeSet, instance: &Value) -> bool {
+    let bits = types.bits;
+    match instance {
+        Value::Null => bits & TypeSet::NULL != 0,
+        Value::Bool(_) => bits & TypeSet::BOOLEAN != 0,
+        Value::Object(_) => bits & TypeSet::OBJECT != 0,
+        Value::Array(_) => bits & TypeSet::ARRAY != 0,
+        Value::String(_) => bits & TypeSet::STRING != 0,
+        Value::Number(number) => {
+            bits & TypeSet::NUMBER != 0
+                || (bits & TypeSet::INTEGER != 0
+                    && Num::of(number).is_integer(types.floats_are_integers))
+        }
+    }
+}
+
+/// True when every required name is in `map`. A small object is scanned once against the
+/// names (sorted by length, so most comparisons are of lengths); a large one is looked up.
+fn all_present(
+    names: &[String],
+    by_length_order: &[usize],
+    map: &serde_json::Map<String, Value>,
+) -> bool {
+    if names.len() > map.len() {
+        return false;
+    }
+    if map.len() > 32 {
+        return names.iter().all(|name| map.contains_key(name));
+    }
+    let found = map
+        .keys()
+        .filter(|key| {
+            by_length_order
+                .binary_search_by(|&position| by_length(&names[position], key))
+                .is_ok()
+        })
+        .count();
+    found == names.len()
+}
+
 impl<'s, 'i> Evaluator<'s, 'i> {
+    #[inline]
     fn is_false(&self, node: NodeId) -> bool {
         matches!(self.compiled.nodes[node].body, Body::Bool(false))
     }
@@ -175,7 +224,7 @@ impl<'s, 'i> Evaluator<'s, 'i> {
         let mut valid = true;
         for (position, (key, item)) in map.iter().enumerate() {
             let mut matched = false;
-            if let Ok(found) = named.binary_search_by(|(name, _)| name.as_str().cmp(key)) {
+            if let Ok(found) = named.binary_search_by(|(name, _)| by_length(name, key)) {
                 matched = true;
                 if !self.eval_child(named[found].1, Segment::Key(key), item) {
                     valid = false;
@@ -398,19 +447,7 @@ impl<'s, 'i> Evaluator<'s, 'i> {
     pub(super) fn assertion(&mut self, keyword: &'s Keyword, instance: &'i Value) -> bool {
         match keyword {
             Keyword::Type(types) => {
-                let bits = types.bits;
-                let valid = match instance {
-                    Value::Null => bits & TypeSet::NULL != 0,
-                    Value::Bool(_) => bits & TypeSet::BOOLEAN != 0,
-                    Value::Object(_) => bits & TypeSet::OBJECT != 0,
-                    Value::Array(_) => bits & TypeSet::ARRAY != 0,
-                    Value::String(_) => bits & TypeSet::STRING != 0,
-                    Value::Number(number) => {
-                        bits & TypeSet::NUMBER != 0
-                            || (bits & TypeSet::INTEGER != 0
-                                && Num::of(number).is_integer(types.floats_are_integers))
-                    }
-                };
+                let valid = type_matches(*types, instance);
                 if !valid {
                     self.fail(|| {
                         let names = types.names();
@@ -584,10 +621,16 @@ impl<'s, 'i> Evaluator<'s, 'i> {
                 }
                 valid
             }
-            Keyword::Required(names) => {
+            Keyword::Required {
+                names,
+                by_length_order,
+            } => {
                 let Value::Object(map) = instance else {
                     return true;
                 };
+                if all_present(names, by_length_order, map) {
+                    return true;
+                }
                 let mut valid = true;
                 for name in names {
                     if !map.contains_key(name) {

@@ -133,7 +133,13 @@ impl Compiler<'_> {
         let body = match document.pointer(pointer) {
             Some(Value::Bool(flag)) => Body::Bool(*flag),
             Some(Value::Object(object)) => {
-                Body::Keywords(self.compile_object(pointer, object, resource, draft)?)
+                let keywords = self.compile_object(pointer, object, resource, draft)?;
+                if keywords.list.is_empty() {
+                    // Only annotations (`description`, `title`, …): it accepts everything.
+                    Body::Bool(true)
+                } else {
+                    Body::Keywords(keywords)
+                }
             }
             Some(other) => {
                 return Err(format!(
@@ -318,8 +324,16 @@ impl Compiler<'_> {
             }
         }
         if let Some(value) = object.get("required") {
-            let names = string_list(value).ok_or_else(|| bad("required", "an array of strings"))?;
-            list.push(Keyword::Required(names));
+            let mut names =
+                string_list(value).ok_or_else(|| bad("required", "an array of strings"))?;
+            let mut seen = std::collections::HashSet::new();
+            names.retain(|name| seen.insert(name.clone()));
+            let mut by_length_order: Vec<usize> = (0..names.len()).collect();
+            by_length_order.sort_by(|&a, &b| super::assert::by_length(&names[a], &names[b]));
+            list.push(Keyword::Required {
+                names,
+                by_length_order,
+            });
         }
         self.arrays(pointer, object, draft, &mut list)?;
         self.objects(pointer, object, draft, &mut list, &bad)?;
@@ -488,7 +502,7 @@ impl Compiler<'_> {
             Some(value) => self.subschema_map(pointer, "properties", value)?,
             None => Vec::new(),
         };
-        named.sort_by(|a, b| a.0.cmp(&b.0));
+        named.sort_by(|a, b| super::assert::by_length(&a.0, &b.0));
         let mut patterns = Vec::new();
         if let Some(value) = object.get("patternProperties") {
             for (source, node) in self.subschema_map(pointer, "patternProperties", value)? {

@@ -163,8 +163,13 @@ pub(crate) enum Keyword {
     },
     MinProperties(u64),
     MaxProperties(u64),
-    Required(Vec<String>),
-    /// `properties` (sorted by name), `patternProperties` and `additionalProperties`.
+    /// `required`: the names without repeats, in schema order, and their positions sorted
+    /// by length then name, for lookups.
+    Required {
+        names: Vec<String>,
+        by_length_order: Vec<usize>,
+    },
+    /// `properties` (sorted by length, then name), `patternProperties` and `additionalProperties`.
     Properties {
         named: Vec<(String, NodeId)>,
         patterns: Vec<(Arc<Pattern>, NodeId)>,

@@ -44,6 +44,7 @@ pub(super) struct Evaluated {
 }
 
 impl Evaluated {
+    #[inline]
     pub(super) fn mark(&mut self, position: usize) {
         if self.all {
             return;
@@ -58,6 +59,7 @@ impl Evaluated {
         self.all = true;
     }
 
+    #[inline]
     pub(super) fn is_marked(&self, position: usize) -> bool {
         self.all || self.marks.get(position).copied().unwrap_or(false)
     }
@@ -112,11 +114,14 @@ impl<'s, 'i> Evaluator<'s, 'i> {
 
     /// After a failure: true when there is no point in going on (a quiet branch, the
     /// violation list is full, or the budget ran out).
+    #[inline]
     pub(super) fn stop(&self) -> bool {
         self.exhausted.is_some() || self.quiet > 0 || self.violations.len() >= MAX_VIOLATIONS
     }
 
     /// Records a violation at the current path, unless quiet (then `message` is never built).
+    #[cold]
+    #[inline(never)]
     pub(super) fn fail(&mut self, message: impl FnOnce() -> String) {
         if self.quiet > 0 || self.exhausted.is_some() || self.violations.len() >= MAX_VIOLATIONS {
             return;
@@ -137,6 +142,7 @@ impl<'s, 'i> Evaluator<'s, 'i> {
 
     /// Takes `work` steps from the budget; false (and the evaluation over) when there are not
     /// that many left.
+    #[inline]
     pub(super) fn charge(&mut self, work: u64) -> bool {
         if self.exhausted.is_some() {
             return false;
@@ -181,7 +187,9 @@ impl<'s, 'i> Evaluator<'s, 'i> {
             return false;
         }
         self.depth += 1;
-        let entered = self.scope.last() != Some(&node.resource);
+        // The dynamic scope matters only to `$dynamicRef` and `$recursiveRef`; `resources`
+        // is empty when the schema has neither.
+        let entered = !compiled.resources.is_empty() && self.scope.last() != Some(&node.resource);
         if entered {
             self.scope.push(node.resource);
         }
@@ -207,7 +215,12 @@ impl<'s, 'i> Evaluator<'s, 'i> {
         };
         let mut valid = true;
         for keyword in &keywords.list {
-            if !self.keyword(keyword, instance, &mut tracker) {
+            // `type` is in most schema objects and usually passes: checked here, without a call.
+            let passed = match keyword {
+                Keyword::Type(types) if super::assert::type_matches(*types, instance) => true,
+                _ => self.keyword(keyword, instance, &mut tracker),
+            };
+            if !passed {
                 valid = false;
                 if self.stop() {
                     return false;
@@ -259,6 +272,7 @@ impl<'s, 'i> Evaluator<'s, 'i> {
         result
     }
 
+    #[inline(never)]
     fn keyword(
         &mut self,
         keyword: &'s Keyword,

@@ -18,6 +18,7 @@ pub(crate) enum Num {
 }
 
 impl Num {
+    #[inline]
     pub(crate) fn of(number: &Number) -> Num {
         if let Some(unsigned) = number.as_u64() {
             Num::Int(i128::from(unsigned))
@@ -59,6 +60,7 @@ fn compare_int_float(integer: i128, float: f64) -> Ordering {
 }
 
 /// Orders two numbers by value.
+#[inline]
 pub(crate) fn compare(left: Num, right: Num) -> Ordering {
     match (left, right) {
         (Num::Int(a), Num::Int(b)) => a.cmp(&b),
@@ -123,7 +125,27 @@ pub(crate) fn is_multiple_of(value: Num, divisor: Num) -> bool {
 }
 
 /// JSON Schema equality. Adds to `work` one per value pair compared.
+#[inline]
 pub(crate) fn equal(left: &Value, right: &Value, work: &mut u64) -> bool {
+    match (left, right) {
+        (Value::Array(_), Value::Array(_)) | (Value::Object(_), Value::Object(_)) => {
+            equal_containers(left, right, work)
+        }
+        (Value::Number(a), Value::Number(b)) => {
+            *work += 1;
+            compare(Num::of(a), Num::of(b)) == Ordering::Equal
+        }
+        _ => {
+            // Scalars of different types, or of one type that `==` compares as JSON Schema
+            // does (strings, booleans, null), need no stack.
+            *work += 1;
+            left == right
+        }
+    }
+}
+
+/// [`equal`] for two arrays or two objects, with its own stack.
+fn equal_containers(left: &Value, right: &Value, work: &mut u64) -> bool {
     let mut pending: Vec<(&Value, &Value)> = vec![(left, right)];
     while let Some((left, right)) = pending.pop() {
         *work += 1;
