@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::document::render;
 use super::keywords::{Body, Bound, EnumValues, Keyword, NodeId, Pattern, TypeSet};
+use super::names::NameIndex;
 use super::validate::{Evaluated, Evaluator, Segment};
 use super::value::{self, Num};
 
@@ -40,12 +41,6 @@ fn unexpected(names: &[String]) -> String {
     format!("{}{more} {verb} unexpected", shown.join(", "))
 }
 
-/// The order of [`Keyword::Properties`] names: by length, then bytes, so that most
-/// comparisons of a lookup are one integer comparison.
-pub(super) fn by_length(a: &str, b: &str) -> Ordering {
-    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
-}
-
 /// True when `instance` is of one of the `types`.
 #[inline]
 pub(super) fn type_matches(types: TypeSet, instance: &Value) -> bool {
@@ -64,28 +59,16 @@ pub(super) fn type_matches(types: TypeSet, instance: &Value) -> bool {
     }
 }
 
-/// True when every required name is in `map`. A small object is scanned once against the
-/// names (sorted by length, so most comparisons are of lengths); a large one is looked up.
-fn all_present(
-    names: &[String],
-    by_length_order: &[usize],
-    map: &serde_json::Map<String, Value>,
-) -> bool {
+/// True when every required name is in `map`: a small object is scanned once against the
+/// index, a large one looked up name by name.
+fn all_present(names: &[String], index: &NameIndex, map: &serde_json::Map<String, Value>) -> bool {
     if names.len() > map.len() {
         return false;
     }
     if map.len() > 32 {
         return names.iter().all(|name| map.contains_key(name));
     }
-    let found = map
-        .keys()
-        .filter(|key| {
-            by_length_order
-                .binary_search_by(|&position| by_length(&names[position], key))
-                .is_ok()
-        })
-        .count();
-    found == names.len()
+    map.keys().filter(|key| index.find(key).is_some()).count() == index.len()
 }
 
 impl<'s, 'i> Evaluator<'s, 'i> {
@@ -210,7 +193,8 @@ impl<'s, 'i> Evaluator<'s, 'i> {
 
     pub(super) fn properties(
         &mut self,
-        named: &'s [(String, NodeId)],
+        named: &'s NameIndex,
+        nodes: &'s [NodeId],
         patterns: &'s [(Arc<Pattern>, NodeId)],
         additional: Option<NodeId>,
         instance: &'i Value,
@@ -224,9 +208,9 @@ impl<'s, 'i> Evaluator<'s, 'i> {
         let mut valid = true;
         for (position, (key, item)) in map.iter().enumerate() {
             let mut matched = false;
-            if let Ok(found) = named.binary_search_by(|(name, _)| by_length(name, key)) {
+            if let Some(position) = named.find(key) {
                 matched = true;
-                if !self.eval_child(named[found].1, Segment::Key(key), item) {
+                if !self.eval_child(nodes[position], Segment::Key(key), item) {
                     valid = false;
                     if self.stop() {
                         return false;
@@ -621,14 +605,11 @@ impl<'s, 'i> Evaluator<'s, 'i> {
                 }
                 valid
             }
-            Keyword::Required {
-                names,
-                by_length_order,
-            } => {
+            Keyword::Required { names, index } => {
                 let Value::Object(map) = instance else {
                     return true;
                 };
-                if all_present(names, by_length_order, map) {
+                if all_present(names, index, map) {
                     return true;
                 }
                 let mut valid = true;

@@ -18,6 +18,7 @@ use super::keywords::{
     Body, Bound, Compiled, EnumValues, Keyword, Keywords, Node, NodeId, Pattern, ResourceAnchors,
     TypeSet,
 };
+use super::names::NameIndex;
 use super::value::{self, Num};
 use super::SchemaLimits;
 
@@ -328,12 +329,8 @@ impl Compiler<'_> {
                 string_list(value).ok_or_else(|| bad("required", "an array of strings"))?;
             let mut seen = std::collections::HashSet::new();
             names.retain(|name| seen.insert(name.clone()));
-            let mut by_length_order: Vec<usize> = (0..names.len()).collect();
-            by_length_order.sort_by(|&a, &b| super::assert::by_length(&names[a], &names[b]));
-            list.push(Keyword::Required {
-                names,
-                by_length_order,
-            });
+            let index = NameIndex::new(names.iter().map(String::as_str));
+            list.push(Keyword::Required { names, index });
         }
         self.arrays(pointer, object, draft, &mut list)?;
         self.objects(pointer, object, draft, &mut list, &bad)?;
@@ -498,11 +495,12 @@ impl Compiler<'_> {
         list: &mut Vec<Keyword>,
         bad: &dyn Fn(&str, &str) -> String,
     ) -> Result<(), String> {
-        let mut named = match object.get("properties") {
+        let properties = match object.get("properties") {
             Some(value) => self.subschema_map(pointer, "properties", value)?,
             None => Vec::new(),
         };
-        named.sort_by(|a, b| super::assert::by_length(&a.0, &b.0));
+        let named = NameIndex::new(properties.iter().map(|(name, _)| name.as_str()));
+        let nodes: Vec<NodeId> = properties.iter().map(|(_, node)| *node).collect();
         let mut patterns = Vec::new();
         if let Some(value) = object.get("patternProperties") {
             for (source, node) in self.subschema_map(pointer, "patternProperties", value)? {
@@ -517,9 +515,10 @@ impl Compiler<'_> {
             Some(value) => Some(self.subschema(pointer, &["additionalProperties"], value)?),
             None => None,
         };
-        if !named.is_empty() || !patterns.is_empty() || additional.is_some() {
+        if !nodes.is_empty() || !patterns.is_empty() || additional.is_some() {
             list.push(Keyword::Properties {
                 named,
+                nodes,
                 patterns,
                 additional,
             });

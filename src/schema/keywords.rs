@@ -9,6 +9,7 @@ use std::sync::Arc;
 use regex::Regex;
 use serde_json::{Number, Value};
 
+use super::names::NameIndex;
 use super::value::Num;
 
 /// The index of a node in [`Compiled::nodes`].
@@ -163,15 +164,16 @@ pub(crate) enum Keyword {
     },
     MinProperties(u64),
     MaxProperties(u64),
-    /// `required`: the names without repeats, in schema order, and their positions sorted
-    /// by length then name, for lookups.
+    /// `required`: the names without repeats, in schema order, and indexed.
     Required {
         names: Vec<String>,
-        by_length_order: Vec<usize>,
+        index: NameIndex,
     },
-    /// `properties` (sorted by length, then name), `patternProperties` and `additionalProperties`.
+    /// `properties` (the names indexed, `nodes` by the same positions), `patternProperties`
+    /// and `additionalProperties`.
     Properties {
-        named: Vec<(String, NodeId)>,
+        named: NameIndex,
+        nodes: Vec<NodeId>,
         patterns: Vec<(Arc<Pattern>, NodeId)>,
         additional: Option<NodeId>,
     },
@@ -216,11 +218,12 @@ impl Keyword {
             }
             Keyword::Contains { schema, .. } => out.push(*schema),
             Keyword::Properties {
-                named,
+                nodes,
                 patterns,
                 additional,
+                ..
             } => {
-                out.extend(named.iter().map(|(_, node)| *node));
+                out.extend(nodes);
                 out.extend(patterns.iter().map(|(_, node)| *node));
                 out.extend(additional);
             }

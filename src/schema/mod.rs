@@ -60,6 +60,7 @@ mod expand;
 mod index;
 mod keywords;
 mod limits;
+mod names;
 mod regex;
 mod uri;
 mod validate;

@@ -28,6 +28,60 @@ pub(super) enum Segment<'i> {
     Index(usize),
 }
 
+/// The path from the instance root to the location being evaluated. The first levels live in
+/// the evaluator itself, so that checking a typical object allocates nothing.
+pub(super) struct PathStack<'i> {
+    inline: [Segment<'i>; PathStack::INLINE],
+    len: usize,
+    spill: Vec<Segment<'i>>,
+}
+
+impl<'i> PathStack<'i> {
+    const INLINE: usize = 16;
+
+    fn new() -> Self {
+        PathStack {
+            inline: [Segment::Index(0); PathStack::INLINE],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, segment: Segment<'i>) {
+        if self.len < PathStack::INLINE {
+            self.inline[self.len] = segment;
+        } else {
+            self.spill.push(segment);
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    fn pop(&mut self) {
+        self.len -= 1;
+        if self.len >= PathStack::INLINE {
+            self.spill.pop();
+        }
+    }
+
+    /// The path as a JSON pointer.
+    fn pointer(&self) -> String {
+        let shown = self.len.min(PathStack::INLINE);
+        let mut pointer = String::new();
+        for segment in self.inline[..shown].iter().chain(&self.spill) {
+            match segment {
+                Segment::Key(key) => super::uri::push_token(&mut pointer, key),
+                Segment::Index(index) => {
+                    pointer.push('/');
+                    pointer.push_str(&index.to_string());
+                }
+            }
+        }
+        pointer
+    }
+}
+
 /// Why an evaluation stopped before its end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Exhaustion {
@@ -83,7 +137,7 @@ pub(crate) struct Evaluator<'s, 'i> {
     pub(super) steps_left: u64,
     pub(super) max_depth: usize,
     pub(super) depth: usize,
-    pub(super) path: Vec<Segment<'i>>,
+    pub(super) path: PathStack<'i>,
     /// The schema resources entered, outermost first (the dynamic scope).
     pub(super) scope: Vec<usize>,
     /// Greater than 0 inside a branch whose failures are not the instance's errors.
@@ -99,7 +153,7 @@ impl<'s, 'i> Evaluator<'s, 'i> {
             steps_left: max_steps,
             max_depth,
             depth: 0,
-            path: Vec::new(),
+            path: PathStack::new(),
             scope: Vec::new(),
             quiet: 0,
             violations: Vec::new(),
@@ -126,16 +180,7 @@ impl<'s, 'i> Evaluator<'s, 'i> {
         if self.quiet > 0 || self.exhausted.is_some() || self.violations.len() >= MAX_VIOLATIONS {
             return;
         }
-        let mut path = String::new();
-        for segment in &self.path {
-            match segment {
-                Segment::Key(key) => super::uri::push_token(&mut path, key),
-                Segment::Index(index) => {
-                    path.push('/');
-                    path.push_str(&index.to_string());
-                }
-            }
-        }
+        let path = self.path.pointer();
         self.violations
             .push(SchemaViolation::mismatch(path, message()));
     }
@@ -289,9 +334,10 @@ impl<'s, 'i> Evaluator<'s, 'i> {
             } => self.contains(*schema, *min, *max, *marks, instance, tracker),
             Keyword::Properties {
                 named,
+                nodes,
                 patterns,
                 additional,
-            } => self.properties(named, patterns, *additional, instance, tracker),
+            } => self.properties(named, nodes, patterns, *additional, instance, tracker),
             Keyword::PropertyNames(node) => self.property_names(*node, instance),
             Keyword::DependentSchemas(list) => {
                 let Value::Object(map) = instance else {
