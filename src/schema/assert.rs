@@ -41,6 +41,27 @@ fn unexpected(names: &[String]) -> String {
     format!("{}{more} {verb} unexpected", shown.join(", "))
 }
 
+/// An `enum`'s values for a message: `"a", "b" or "c"`; past ten, the first nine and how
+/// many more.
+fn options(values: &[Value]) -> String {
+    let shown: Vec<String> = values
+        .iter()
+        .take(10)
+        .map(|option| render(option, 30))
+        .collect();
+    if values.len() > 10 {
+        format!(
+            "{} or {} other values",
+            shown[..9].join(", "),
+            values.len() - 9
+        )
+    } else if let Some((last, rest)) = shown.split_last().filter(|(_, rest)| !rest.is_empty()) {
+        format!("{} or {last}", rest.join(", "))
+    } else {
+        shown.join("")
+    }
+}
+
 /// True when `instance` is of one of the `types`.
 #[inline]
 pub(super) fn type_matches(types: TypeSet, instance: &Value) -> bool {
@@ -458,21 +479,10 @@ impl<'s, 'i> Evaluator<'s, 'i> {
                 let valid = self.in_enum(values, instance);
                 if !valid {
                     self.fail(|| {
-                        let options: Vec<String> = values
-                            .values
-                            .iter()
-                            .take(10)
-                            .map(|option| render(option, 30))
-                            .collect();
-                        let more = if values.values.len() > 10 {
-                            format!(" or {} other values", values.values.len() - 10)
-                        } else {
-                            String::new()
-                        };
                         format!(
-                            "{} is not one of {}{more}",
+                            "{} is not one of {}",
                             render(instance, SHOWN),
-                            options.join(", ")
+                            options(&values.values)
                         )
                     });
                 }

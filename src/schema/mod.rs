@@ -328,5 +328,98 @@ mod tests {
     #[test]
     fn an_invalid_schema_is_an_error() {
         assert!(Schema::compile(&json!({"type": 5})).is_err());
+        let error = Schema::compile(&json!({"properties": {"a": {"minLength": -1}}})).unwrap_err();
+        assert_eq!(
+            error,
+            "at #/properties/a/minLength: minLength must be a non-negative integer"
+        );
+    }
+
+    #[test]
+    fn each_bound_names_its_setter() {
+        let schema = json!({"properties": {"a": {"properties": {"b": {"type": "string"}}}}});
+        let error =
+            Schema::compile_with(&schema, &SchemaLimits::default().max_depth(4)).unwrap_err();
+        assert!(error.contains("SchemaLimits::max_depth"), "{error}");
+        let error =
+            Schema::compile_with(&schema, &SchemaLimits::default().max_bytes(10)).unwrap_err();
+        assert!(error.contains("SchemaLimits::max_bytes"), "{error}");
+        let error =
+            Schema::compile_with(&schema, &SchemaLimits::default().max_expansion(2)).unwrap_err();
+        assert!(error.contains("more than 2 nodes"), "{error}");
+        let tight = SchemaLimits::default().max_steps(3);
+        let schema = Schema::compile_with(&json!({"items": {"type": "integer"}}), &tight).unwrap();
+        assert!(schema.validate(&json!([1, 2])).is_ok());
+        let violations = schema.validate(&json!([1, 2, 3, 4])).unwrap_err();
+        assert_eq!(violations.len(), 1);
+        assert!(violations[0].is_budget());
+        assert_eq!(violations[0].kind, ViolationKind::Budget);
+        assert!(violations[0].message.contains("SchemaLimits::max_steps"));
+        let mismatch = Schema::compile(&json!({"type": "integer"})).unwrap();
+        assert!(!mismatch.validate(&json!("x")).unwrap_err()[0].is_budget());
+    }
+
+    #[test]
+    fn each_draft_reads_its_own_keywords() {
+        let draft4 = Schema::compile(&json!({
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "maximum": 5, "exclusiveMaximum": true
+        }))
+        .unwrap();
+        assert!(draft4.validate(&json!(4)).is_ok());
+        assert!(draft4.validate(&json!(5)).is_err());
+        let draft7 = Schema::compile(&json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "items": [{"type": "integer"}], "additionalItems": false,
+            "definitions": {"s": {"type": "string"}}
+        }))
+        .unwrap();
+        assert!(draft7.validate(&json!([1])).is_ok());
+        assert!(draft7.validate(&json!([1, 2])).is_err());
+        // Before 2019-09 a $ref hides its siblings; from 2019-09 on both apply.
+        let old = json!({"$schema": "http://json-schema.org/draft-07/schema#",
+                         "definitions": {"s": {"type": "string"}},
+                         "properties": {"a": {"$ref": "#/definitions/s", "maxLength": 2}}});
+        assert!(Schema::compile(&old)
+            .unwrap()
+            .validate(&json!({"a": "long"}))
+            .is_ok());
+        let new = json!({"$defs": {"s": {"type": "string"}},
+                         "properties": {"a": {"$ref": "#/$defs/s", "maxLength": 2}}});
+        assert!(Schema::compile(&new)
+            .unwrap()
+            .validate(&json!({"a": "long"}))
+            .is_err());
+        // 2020-12 by default, and for an unknown $schema.
+        for schema in [
+            json!({"prefixItems": [{"type": "integer"}], "items": false}),
+            json!({"$schema": "https://example.com/mine", "prefixItems": [{"type": "integer"}], "items": false}),
+        ] {
+            let schema = Schema::compile(&schema).unwrap();
+            assert!(schema.validate(&json!([1])).is_ok());
+            assert!(schema.validate(&json!([1, 2])).is_err());
+        }
+        let integer = Schema::compile(&json!({"type": "integer", "multipleOf": 0.1})).unwrap();
+        assert!(integer.validate(&json!(1.0)).is_ok());
+        assert!(Schema::compile(&json!({"multipleOf": 0.1}))
+            .unwrap()
+            .validate(&json!(0.3))
+            .is_ok());
+    }
+
+    #[test]
+    fn unevaluated_properties_see_through_applicators() {
+        let schema = Schema::compile(&json!({
+            "allOf": [{"properties": {"a": true}}],
+            "properties": {"b": true},
+            "unevaluatedProperties": false
+        }))
+        .unwrap();
+        assert!(schema.validate(&json!({"a": 1, "b": 2})).is_ok());
+        let violations = schema.validate(&json!({"a": 1, "c": 3})).unwrap_err();
+        assert_eq!(
+            violations[0].message,
+            "Unevaluated properties are not allowed ('c' was unexpected)"
+        );
     }
 }

@@ -300,6 +300,18 @@ mod tests {
     }
 
     #[test]
+    fn typical_patterns_compile_to_a_few_kib() {
+        for pattern in [
+            "^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[a-zA-Z]{2,}$",
+            "^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2}))?$",
+            "^[a-z][a-z0-9_-]{0,63}$",
+            "^https?://[^\\s/$.?#].[^\\s]*$",
+        ] {
+            assert!(compile(pattern, 16 * 1024).is_ok(), "{pattern}");
+        }
+    }
+
+    #[test]
     fn catastrophic_patterns_stay_linear() {
         let text = format!("{}b", "a".repeat(100_000));
         assert!(!matches("^(a+)+$", &text));
