@@ -174,11 +174,10 @@ impl McpClient {
         let Some(structured) = &result.structured_content else {
             return Err(Error::Schema(Box::new(SchemaError {
                 subject,
-                violations: vec![SchemaViolation {
-                    path: String::new(),
-                    message: "the tool declares an outputSchema but returned no structuredContent"
-                        .into(),
-                }],
+                violations: vec![SchemaViolation::mismatch(
+                    "",
+                    "the tool declares an outputSchema but returned no structuredContent",
+                )],
             })));
         };
         schema.validate(structured).map_err(|violations| {
