@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::error::{Closed, Error, Result};
 use crate::timer::{TimerKey, TimerWheel};
 use crate::transport::{FrameMeta, Inbound, OutFrame, Outgoing, Transport};
-use crate::wire::{Message, Notification, Request};
+use crate::wire::{Message, Notification, Request, RequestId};
 
 mod config;
 mod dialect;
@@ -167,6 +167,9 @@ struct Pending {
     notify_cancel: bool,
     /// The timeout and the hard deadline, when progress resets the deadline.
     reset: Option<(Duration, Instant)>,
+    /// The ids of the batch this request was sent in, if any: a batch reply that leaves it
+    /// out fails it at once.
+    batch: Option<Arc<[RequestId]>>,
 }
 
 pub(crate) struct Inner {
@@ -386,6 +389,8 @@ impl Client {
             frame: OutFrame::Batch(messages),
             meta: options.meta,
         };
+        let group: Arc<[RequestId]> = handles.iter().map(|handle| handle.id().clone()).collect();
+        inner.join_batch(&group);
         if let Err(error) = inner.send(outgoing, Some(batch_deadline)) {
             inner.release_unsent(handles);
             return Err(error);

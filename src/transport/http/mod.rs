@@ -217,6 +217,12 @@ impl HttpTransport {
             .map(str::to_owned)
     }
 
+    /// How many exchanges (POSTs with their reply streams, the GET stream, resumptions) are
+    /// in progress right now.
+    pub fn open_exchanges(&self) -> usize {
+        self.shared.live.lock().len()
+    }
+
     /// How many POSTs were made (including retries and session renewals).
     pub fn posts_sent(&self) -> u64 {
         self.shared.requests.load(Ordering::Relaxed)

@@ -221,7 +221,9 @@ impl Shared {
             let content_type = content_type_of(&response);
             let success = (200..300).contains(&status);
             if success && post.opens() {
-                self.adopt_session(&response);
+                if let Err(error) = self.adopt_session(&response) {
+                    return reply.send(Err(error));
+                }
             }
             if !success {
                 let body = util::read_prefix(

@@ -11,6 +11,8 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub(crate) mod scan;
+
 /// The only protocol version this crate speaks, the literal `"2.0"`.
 pub const JSONRPC_VERSION: &str = "2.0";
 
@@ -358,6 +360,11 @@ pub enum ParseError {
     /// An empty JSON array.
     #[error("an empty batch is not allowed")]
     EmptyBatch,
+    /// An integer outside the 64-bit range (the literal and where it is): it cannot be
+    /// carried exactly (parsers turn it into a rounded float), so it is refused rather than
+    /// silently changed.
+    #[error("the integer {0} is outside the 64-bit range and cannot be carried exactly")]
+    IntegerOutOfRange(String),
 }
 
 impl ParseError {
@@ -379,12 +386,75 @@ impl ParseError {
 /// and for a single message every other [`ParseError`] variant. A batch's elements carry their
 /// own errors inside [`Frame::Batch`].
 pub fn parse_frame(bytes: &[u8]) -> Result<Frame, Invalid> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|error| Invalid {
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(value) => value,
+        Err(error) => {
+            // Text the parser refuses (too deep, a number out of range, invalid UTF-8) may still
+            // show whose response it was: that call then fails at once, not at its deadline.
+            let recovered = scan::recover(bytes);
+            return Err(Invalid {
+                id: recovered.as_ref().and_then(|read| read.id.clone()),
+                error: ParseError::NotJson(error.to_string()),
+                method_present: recovered.is_some_and(|read| read.method_present),
+            });
+        }
+    };
+    match scan::wide_integer(bytes) {
+        None => classify_frame(value),
+        Some((pointer, literal)) => refuse_wide_integer(value, &pointer, &literal),
+    }
+}
+
+/// Classifies a frame holding an integer outside the 64-bit range at `pointer`, and turns the
+/// message that holds it (the frame, or one element of a batch) into an [`Invalid`] with its
+/// id, so a request is answered and a response fails its call.
+fn refuse_wide_integer(value: Value, pointer: &str, literal: &str) -> Result<Frame, Invalid> {
+    let refuse = |message: Result<Message, Invalid>, pointer: &str| -> Invalid {
+        let error = ParseError::IntegerOutOfRange(format!("{literal} at {pointer}"));
+        match message {
+            Ok(Message::Request(request)) => Invalid {
+                id: Some(request.id),
+                error,
+                method_present: true,
+            },
+            Ok(Message::Notification(_)) => Invalid {
+                id: None,
+                error,
+                method_present: true,
+            },
+            Ok(Message::Response(response)) => Invalid {
+                id: response.id,
+                error,
+                method_present: false,
+            },
+            Err(invalid) => invalid,
+        }
+    };
+    match classify_frame(value)? {
+        Frame::Single(message) => Err(refuse(Ok(message), pointer)),
+        Frame::Batch(mut elements) => {
+            let (index, rest) = pointer
+                .strip_prefix('/')
+                .and_then(|tail| {
+                    let (index, rest) = tail.split_once('/').unwrap_or((tail, ""));
+                    Some((index.parse::<usize>().ok()?, rest))
+                })
+                .unwrap_or((0, ""));
+            if let Some(element) = elements.get_mut(index) {
+                let taken = std::mem::replace(element, Err(placeholder()));
+                *element = Err(refuse(taken, &format!("/{rest}")));
+            }
+            Ok(Frame::Batch(elements))
+        }
+    }
+}
+
+fn placeholder() -> Invalid {
+    Invalid {
         id: None,
-        error: ParseError::NotJson(error.to_string()),
+        error: ParseError::Unclassifiable,
         method_present: false,
-    })?;
-    classify_frame(value)
+    }
 }
 
 /// Classifies an already parsed JSON value as a frame; see [`parse_frame`].
