@@ -6,18 +6,21 @@ use std::collections::HashSet;
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
+use serde_json::Value;
+
 use super::{bump, CallEvent, Inner, Progress};
 use crate::error::{Closed, Error};
 use crate::transport::{FrameMeta, Inbound, OutFrame, Outgoing, TransportEvent};
 use crate::wire::{
-    ErrorCode, ErrorObject, Frame, Invalid, Message, ParseError, RequestId, Response,
+    ErrorCode, ErrorObject, Incoming, IncomingFrame, Invalid, Message, ParseError, RawResponse,
+    RequestId, Response,
 };
 
 /// The transport's view of the client. Weak, so transport threads never keep it alive.
 pub(super) struct Link(pub(super) Weak<Inner>);
 
 impl Inbound for Link {
-    fn frame(&self, frame: Result<Frame, Invalid>, bytes: &[u8]) {
+    fn frame(&self, frame: Result<IncomingFrame, Invalid>, bytes: &[u8]) {
         if let Some(inner) = self.0.upgrade() {
             inner.on_frame(frame, bytes);
         }
@@ -49,11 +52,11 @@ impl Inbound for Link {
 }
 
 impl Inner {
-    fn on_frame(&self, frame: Result<Frame, Invalid>, bytes: &[u8]) {
+    fn on_frame(&self, frame: Result<IncomingFrame, Invalid>, bytes: &[u8]) {
         bump(&self.counters.received);
         match frame {
-            Ok(Frame::Single(message)) => self.on_message(message),
-            Ok(Frame::Batch(elements)) => self.on_batch(elements, bytes),
+            Ok(IncomingFrame::Single(message)) => self.on_message(message),
+            Ok(IncomingFrame::Batch(elements)) => self.on_batch(elements, bytes),
             Err(invalid) => self.on_invalid(invalid, bytes),
         }
     }
@@ -119,7 +122,7 @@ impl Inner {
     /// request out fails that request at once; its requests are answered together in one
     /// array (JSON-RPC 2.0 §6), the error responses of its invalid elements included; its
     /// notifications go their usual way.
-    fn on_batch(&self, elements: Vec<Result<Message, Invalid>>, bytes: &[u8]) {
+    fn on_batch(&self, elements: Vec<Result<Incoming, Invalid>>, bytes: &[u8]) {
         let mut requests = Vec::new();
         let mut errors = Vec::new();
         let mut answered: HashSet<RequestId> = HashSet::new();
@@ -127,7 +130,7 @@ impl Inner {
         {
             let pending = self.pending.lock();
             for element in &elements {
-                if let Ok(Message::Response(Response { id: Some(id), .. })) = element {
+                if let Ok(Incoming::Response(RawResponse { id: Some(id), .. })) = element {
                     answered.insert(id.clone());
                     if let Some(group) = pending.get(id).and_then(|entry| entry.batch.as_ref()) {
                         if !groups.iter().any(|known| Arc::ptr_eq(known, group)) {
@@ -139,7 +142,7 @@ impl Inner {
         }
         for element in elements {
             match element {
-                Ok(Message::Request(request)) => requests.push(request),
+                Ok(Incoming::Request(request)) => requests.push(request),
                 Ok(message) => self.on_message(message),
                 Err(invalid) if invalid.method_present => {
                     bump(&self.counters.skipped_lines);
@@ -192,11 +195,11 @@ impl Inner {
         }
     }
 
-    fn on_message(&self, message: Message) {
+    fn on_message(&self, message: Incoming) {
         match message {
-            Message::Response(response) => self.on_response(response),
-            Message::Request(request) => self.dispatch.request(request, self),
-            Message::Notification(notification) => {
+            Incoming::Response(response) => self.on_response(response),
+            Incoming::Request(request) => self.dispatch.request(request, self),
+            Incoming::Notification(notification) => {
                 if let Some((token, progress)) = self.config.dialect.read_progress(&notification) {
                     self.on_progress(&token, progress);
                     return;
@@ -209,7 +212,7 @@ impl Inner {
         }
     }
 
-    fn on_response(&self, response: Response) {
+    fn on_response(&self, response: RawResponse) {
         let Some(id) = response.id else {
             bump(&self.counters.late_responses);
             match response.payload {
@@ -222,11 +225,21 @@ impl Inner {
         };
         match self.take_pending(&id) {
             Some(pending) => {
-                pending.sink.send(CallEvent::Done(
-                    response
-                        .payload
-                        .map_err(|error| Error::Rpc(Box::new(error))),
-                ));
+                let outcome = match response.payload {
+                    Err(error) => Err(Error::Rpc(Box::new(error))),
+                    // The caller reads the text itself (a large result taken apart item by
+                    // item): it never becomes a tree of values here.
+                    Ok(text) if pending.raw => {
+                        Ok(Value::String(String::from(Box::<str>::from(text))))
+                    }
+                    Ok(text) => serde_json::from_str(text.get()).map_err(|error| {
+                        Error::Protocol(format!(
+                            "the result of `{}` cannot be read: {error}",
+                            pending.method
+                        ))
+                    }),
+                };
+                pending.sink.send(CallEvent::Done(outcome));
             }
             None => {
                 bump(&self.counters.late_responses);

@@ -174,6 +174,7 @@ impl Inner {
                     notify_cancel: options.notify_cancel,
                     reset,
                     batch: None,
+                    raw: options.raw_result,
                 },
             );
         }

@@ -11,7 +11,13 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+mod parse;
 pub(crate) mod scan;
+
+pub use parse::{
+    classify_frame, classify_message, parse_frame, parse_incoming, Incoming, IncomingFrame,
+    RawResponse,
+};
 
 /// The only protocol version this crate speaks, the literal `"2.0"`.
 pub const JSONRPC_VERSION: &str = "2.0";
@@ -376,184 +382,6 @@ impl ParseError {
             _ => ErrorCode::INVALID_REQUEST,
         }
     }
-}
-
-/// Parses one frame (one line of stdio, one HTTP body, one SSE `data`) strictly.
-///
-/// # Errors
-///
-/// [`ParseError::NotJson`] when the bytes are not JSON, [`ParseError::EmptyBatch`] for `[]`,
-/// and for a single message every other [`ParseError`] variant. A batch's elements carry their
-/// own errors inside [`Frame::Batch`].
-pub fn parse_frame(bytes: &[u8]) -> Result<Frame, Invalid> {
-    let value: Value = match serde_json::from_slice(bytes) {
-        Ok(value) => value,
-        Err(error) => {
-            // Text the parser refuses (too deep, a number out of range, invalid UTF-8) may still
-            // show whose response it was: that call then fails at once, not at its deadline.
-            let recovered = scan::recover(bytes);
-            return Err(Invalid {
-                id: recovered.as_ref().and_then(|read| read.id.clone()),
-                error: ParseError::NotJson(error.to_string()),
-                method_present: recovered.is_some_and(|read| read.method_present),
-            });
-        }
-    };
-    match scan::wide_integer(bytes) {
-        None => classify_frame(value),
-        Some((pointer, literal)) => refuse_wide_integer(value, &pointer, &literal),
-    }
-}
-
-/// Classifies a frame holding an integer outside the 64-bit range at `pointer`, and turns the
-/// message that holds it (the frame, or one element of a batch) into an [`Invalid`] with its
-/// id, so a request is answered and a response fails its call.
-fn refuse_wide_integer(value: Value, pointer: &str, literal: &str) -> Result<Frame, Invalid> {
-    let refuse = |message: Result<Message, Invalid>, pointer: &str| -> Invalid {
-        let error = ParseError::IntegerOutOfRange(format!("{literal} at {pointer}"));
-        match message {
-            Ok(Message::Request(request)) => Invalid {
-                id: Some(request.id),
-                error,
-                method_present: true,
-            },
-            Ok(Message::Notification(_)) => Invalid {
-                id: None,
-                error,
-                method_present: true,
-            },
-            Ok(Message::Response(response)) => Invalid {
-                id: response.id,
-                error,
-                method_present: false,
-            },
-            Err(invalid) => invalid,
-        }
-    };
-    match classify_frame(value)? {
-        Frame::Single(message) => Err(refuse(Ok(message), pointer)),
-        Frame::Batch(mut elements) => {
-            let (index, rest) = pointer
-                .strip_prefix('/')
-                .and_then(|tail| {
-                    let (index, rest) = tail.split_once('/').unwrap_or((tail, ""));
-                    Some((index.parse::<usize>().ok()?, rest))
-                })
-                .unwrap_or((0, ""));
-            if let Some(element) = elements.get_mut(index) {
-                let taken = std::mem::replace(element, Err(placeholder()));
-                *element = Err(refuse(taken, &format!("/{rest}")));
-            }
-            Ok(Frame::Batch(elements))
-        }
-    }
-}
-
-fn placeholder() -> Invalid {
-    Invalid {
-        id: None,
-        error: ParseError::Unclassifiable,
-        method_present: false,
-    }
-}
-
-/// Classifies an already parsed JSON value as a frame; see [`parse_frame`].
-///
-/// # Errors
-///
-/// As [`parse_frame`], minus [`ParseError::NotJson`].
-pub fn classify_frame(value: Value) -> Result<Frame, Invalid> {
-    match value {
-        Value::Array(elements) => {
-            if elements.is_empty() {
-                return Err(Invalid {
-                    id: None,
-                    error: ParseError::EmptyBatch,
-                    method_present: false,
-                });
-            }
-            Ok(Frame::Batch(
-                elements.into_iter().map(classify_message).collect(),
-            ))
-        }
-        other => classify_message(other).map(Frame::Single),
-    }
-}
-
-/// Classifies one JSON value as a request, notification or response.
-///
-/// # Errors
-///
-/// An [`Invalid`] carrying the id (when readable) and the reason.
-pub fn classify_message(value: Value) -> Result<Message, Invalid> {
-    let mut object = match value {
-        Value::Object(object) => object,
-        other => {
-            return Err(Invalid {
-                id: None,
-                error: ParseError::NotAnObject(type_name(&other)),
-                method_present: false,
-            })
-        }
-    };
-    // Read the id first so that every later rejection of a request can still be answered.
-    let id_value = object.remove("id");
-    let readable_id = id_value
-        .as_ref()
-        .and_then(|value| RequestId::from_value(value).ok());
-    let method_present = object.contains_key("method");
-    let fail = |error: ParseError| Invalid {
-        id: readable_id.clone(),
-        error,
-        method_present,
-    };
-    match object.get("jsonrpc") {
-        Some(Value::String(version)) if version == JSONRPC_VERSION => {}
-        Some(Value::String(version)) => {
-            return Err(fail(ParseError::BadVersion(format!("found {version:?}"))))
-        }
-        Some(other) => {
-            return Err(fail(ParseError::BadVersion(format!(
-                "found {}",
-                type_name(other)
-            ))))
-        }
-        None => return Err(fail(ParseError::BadVersion("missing".into()))),
-    }
-    if let Some(method) = object.remove("method") {
-        let method = match method {
-            Value::String(method) => method,
-            other => return Err(fail(ParseError::MethodNotString(type_name(&other)))),
-        };
-        let params = match object.remove("params") {
-            None => None,
-            Some(params @ (Value::Object(_) | Value::Array(_))) => Some(params),
-            Some(other) => return Err(fail(ParseError::InvalidParams(type_name(&other)))),
-        };
-        return match id_value {
-            None => Ok(Message::Notification(Notification { method, params })),
-            Some(id) => {
-                let id = RequestId::from_value(&id).map_err(&fail)?;
-                Ok(Message::Request(Request { id, method, params }))
-            }
-        };
-    }
-    let Some(id_value) = id_value else {
-        return Err(fail(ParseError::Unclassifiable));
-    };
-    // A response may carry a null id (the peer could not read ours); any other invalid id is an
-    // error.
-    let id = match id_value {
-        Value::Null => None,
-        other => Some(RequestId::from_value(&other).map_err(&fail)?),
-    };
-    let payload = match (object.remove("result"), object.remove("error")) {
-        (Some(_), Some(_)) => return Err(fail(ParseError::BothResultAndError)),
-        (None, None) => return Err(fail(ParseError::NeitherResultNorError)),
-        (Some(result), None) => Ok(result),
-        (None, Some(error)) => Err(ErrorObject::from_value(&error).map_err(&fail)?),
-    };
-    Ok(Message::Response(Response { id, payload }))
 }
 
 /// A short name for the JSON type of a value, for error messages.

@@ -292,7 +292,7 @@ impl Shared {
         reply: &mut Reply,
     ) {
         if !post.ids.is_empty() {
-            let frame = wire::parse_frame(body);
+            let frame = wire::parse_incoming(body);
             if super::response_ids(&frame)
                 .iter()
                 .any(|id| post.ids.contains(id))

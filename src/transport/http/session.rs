@@ -14,7 +14,7 @@ use super::{util, Shared};
 use crate::error::{Error, Result};
 use crate::transport::sse::{self, SseItem, SseParser};
 use crate::transport::Lifecycle;
-use crate::wire::{self, ErrorObject, Frame, Message, RequestId};
+use crate::wire::{self, ErrorObject, Incoming, IncomingFrame, RequestId};
 
 /// What the transport learned of the session.
 #[derive(Debug, Default)]
@@ -56,8 +56,10 @@ fn session_id_of(response: &Response<Body>) -> Result<Option<String>> {
 
 /// The outcome of the response to `id` when `bytes` holds it.
 fn response_to(bytes: &[u8], id: &RequestId) -> Option<std::result::Result<(), ErrorObject>> {
-    match wire::parse_frame(bytes) {
-        Ok(Frame::Single(Message::Response(response))) if response.id.as_ref() == Some(id) => {
+    match wire::parse_incoming(bytes) {
+        Ok(IncomingFrame::Single(Incoming::Response(response)))
+            if response.id.as_ref() == Some(id) =>
+        {
             Some(response.payload.map(drop))
         }
         _ => None,
