@@ -95,7 +95,7 @@ fn run(scenario: &str, url: &str) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn needs_no_arguments(tool: &Tool) -> bool {
-    tool.input_schema
+    tool.input_schema()
         .get("required")
         .and_then(Value::as_array)
         .is_none_or(Vec::is_empty)

@@ -73,8 +73,13 @@ fn round_trip_single(message: &Message) {
 ///
 /// For any input:
 /// * `parse_frame` never panics, and agrees with `serde_json` + `classify_frame`;
-/// * text that is not JSON is `NotJson` with no id; every other rejection is -32600 and carries
-///   exactly the id and `method_present` that the object shows;
+/// * text that is not JSON is `NotJson`; the id and `method_present` the lenient scan recovers
+///   are there in the text (an id's digits or characters after an `"id"` key, a `"method"` key);
+///   every other rejection is -32600 and carries exactly the id and `method_present` that the
+///   object shows;
+/// * a frame parses as `classify_frame` says, except that a message holding an integer literal
+///   outside the 64-bit range (so the text has a run of 19 or more digits) is refused with
+///   `IntegerOutOfRange` instead;
 /// * an accepted single message serializes on one line and parses back to itself;
 /// * the accepted elements of a batch, serialized as a batch, parse back to themselves.
 pub fn jsonrpc_frame(data: &[u8]) {
@@ -82,22 +87,67 @@ pub fn jsonrpc_frame(data: &[u8]) {
     let value = match serde_json::from_slice::<Value>(data) {
         Ok(value) => value,
         Err(_) => {
+            let Err(invalid) = &parsed else {
+                panic!("{parsed:?} for text that is not JSON");
+            };
             assert!(
-                matches!(
-                    &parsed,
-                    Err(Invalid {
-                        id: None,
-                        error: ParseError::NotJson(_),
-                        method_present: false
-                    })
-                ),
+                matches!(invalid.error, ParseError::NotJson(_)),
                 "{parsed:?} for text that is not JSON"
             );
-            assert_eq!(parsed.unwrap_err().error.code(), ErrorCode::PARSE_ERROR);
+            assert_eq!(invalid.error.code(), ErrorCode::PARSE_ERROR);
+            let text = String::from_utf8_lossy(data);
+            if let Some(id) = &invalid.id {
+                let shown = match id {
+                    RequestId::Number(number) => number.to_string(),
+                    RequestId::String(text) => text.clone(),
+                };
+                assert!(
+                    text.contains("\"id\"") && text.contains(&shown),
+                    "recovered id {id:?} is not in {text:?}"
+                );
+            }
+            if invalid.method_present {
+                assert!(text.contains("\"method\""), "no method key in {text:?}");
+            }
             return;
         }
     };
-    assert_eq!(classify_frame(value.clone()), parsed);
+    let classified = classify_frame(value.clone());
+    if classified != parsed {
+        let digits = data
+            .split(|byte| !byte.is_ascii_digit())
+            .any(|run| run.len() >= 19);
+        assert!(
+            digits,
+            "{parsed:?} differs from {classified:?} without a wide integer"
+        );
+        let wide = |element: &Result<Message, Invalid>| {
+            matches!(
+                element,
+                Err(Invalid {
+                    error: ParseError::IntegerOutOfRange(_),
+                    ..
+                })
+            )
+        };
+        match (&classified, &parsed) {
+            (Ok(Frame::Single(_)), Err(invalid)) => {
+                assert!(
+                    matches!(invalid.error, ParseError::IntegerOutOfRange(_)),
+                    "{invalid:?}"
+                );
+                assert_eq!(invalid.error.code(), ErrorCode::INVALID_REQUEST);
+            }
+            (Ok(Frame::Batch(expected)), Ok(Frame::Batch(got))) => {
+                assert_eq!(expected.len(), got.len());
+                for (expected, got) in expected.iter().zip(got) {
+                    assert!(expected == got || wide(got), "{expected:?} became {got:?}");
+                }
+            }
+            other => panic!("a wide integer changed {other:?}"),
+        }
+        return;
+    }
     match parsed {
         Ok(Frame::Single(message)) => round_trip_single(&message),
         Ok(Frame::Batch(elements)) => {
@@ -703,6 +753,8 @@ fn harnesses() -> &'static [Harness; 2] {
 ///   pattern (written out here independently);
 /// * text with a repeated key is refused, saying "duplicate key";
 /// * a rejection has a non-empty reason, and a call id only when it is not empty;
+/// * an integer outside the 64-bit range is refused by name (only text with a run of 19 or
+///   more digits holds one; such text is not compared with the model);
 /// * the size limit counts characters: at exactly the input's length nothing changes, one
 ///   below it the call is refused for its size, with no id;
 /// * an accepted call written back in its shape reads back as the same call.
@@ -750,6 +802,21 @@ pub fn raw_call(data: &[u8]) {
             assert_eq!(error.call_id, None);
         }
         if chars > limit {
+            continue;
+        }
+        // Integers outside the 64-bit range are refused by name; the model does not tokenize
+        // numbers, so such inputs (which need a run of 19 or more digits) are only checked for
+        // that.
+        let long_digits = raw
+            .as_bytes()
+            .split(|byte| !byte.is_ascii_digit())
+            .any(|run| run.len() >= 19);
+        if let Err(error) = &read {
+            if error.reason.contains("outside the 64-bit range") {
+                assert!(long_digits, "{error:?} without a wide integer");
+            }
+        }
+        if long_digits {
             continue;
         }
         assert_eq!(

@@ -9,6 +9,7 @@ pub use crate::client::{
 };
 pub use crate::timer::{TimerKey, TimerTask, TimerWheel};
 pub use crate::wire::{
-    batch_to_line, classify_frame, classify_message, parse_frame, ErrorCode, ErrorObject, Frame,
-    Invalid, Message, Notification, ParseError, Request, RequestId, Response, JSONRPC_VERSION,
+    batch_to_line, classify_frame, classify_message, parse_frame, parse_incoming, ErrorCode,
+    ErrorObject, Frame, Incoming, IncomingFrame, Invalid, Message, Notification, ParseError,
+    RawResponse, Request, RequestId, Response, JSONRPC_VERSION,
 };

@@ -5,8 +5,9 @@
 #![allow(unsafe_code)]
 
 use std::any::Any;
+use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::process::Command;
+use std::process::{Child, Command};
 use std::thread::{self, JoinHandle};
 
 use crate::error::{Error, Result};
@@ -53,6 +54,98 @@ pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> String {
         .map(|text| (*text).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "(no message)".into())
+}
+
+/// Blocks until the process `pid` (a child of ours) has exited, without reaping it, so the
+/// exit status stays for `Child::try_wait`. Returns an error when there is no such child any
+/// more (already reaped).
+#[cfg(unix)]
+pub(crate) fn wait_for_exit(pid: u32) -> io::Result<()> {
+    let id = libc::id_t::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    loop {
+        // SAFETY: `info` is a plain C struct that waitid fills; zeroed is a valid initial value,
+        // and the pointer is valid for the call.
+        let rc = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOWAIT)
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+pub(crate) fn wait_for_exit(_pid: u32) -> io::Result<()> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+/// Makes the child receive SIGKILL when the thread that started it exits (Linux's
+/// parent-death signal, set between fork and exec). The thread matters, not the process:
+/// start such children with [`spawn_from_spawner`], whose thread lives as long as the
+/// process, so a short-lived thread of the user's never takes its servers with it.
+#[cfg(target_os = "linux")]
+pub(crate) fn kill_on_parent_death(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid is async-signal-safe and has no memory effects.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: between fork and exec only async-signal-safe calls are allowed: prctl and
+    // getppid are. The closure touches no heap and takes no lock.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // The parent may have died between fork and prctl: then no signal would come.
+            if libc::getppid() != parent {
+                return Err(io::Error::other(
+                    "the parent exited while the child started",
+                ));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn kill_on_parent_death(_command: &mut Command) {}
+
+/// Starts `command` on the process's spawner thread (`toolwire-spawner`), which lives as
+/// long as the process: a parent-death signal is tied to the thread that forked, so children
+/// started there outlive whichever user thread asked for them.
+pub(crate) fn spawn_from_spawner(command: Command) -> io::Result<Child> {
+    use std::sync::OnceLock;
+    type Order = (Command, crossbeam_channel::Sender<io::Result<Child>>);
+    static SPAWNER: OnceLock<Option<crossbeam_channel::Sender<Order>>> = OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = crossbeam_channel::unbounded::<Order>();
+        thread::Builder::new()
+            .name("toolwire-spawner".into())
+            .spawn(move || {
+                for (mut command, reply) in rx {
+                    let _ = reply.send(command.spawn());
+                }
+            })
+            .ok()
+            .map(|_| tx)
+    });
+    let mut command = command;
+    let Some(spawner) = spawner else {
+        // No spawner thread could be started: spawn here (the signal then follows this
+        // thread, as it would without the spawner).
+        return command.spawn();
+    };
+    let (reply_tx, reply_rx) = crossbeam_channel::bounded(1);
+    spawner
+        .send((command, reply_tx))
+        .map_err(|_| io::Error::other("the spawner thread is gone"))?;
+    reply_rx
+        .recv()
+        .map_err(|_| io::Error::other("the spawner thread is gone"))?
 }
 
 /// The signals `close()` escalates through.

@@ -218,7 +218,7 @@ fn all_thirteen_tools_are_listed() {
         .iter()
         .find(|tool| tool.name == "get-structured-content")
         .expect("get-structured-content");
-    assert!(structured.output_schema.is_some());
+    assert!(structured.has_output_schema());
     finish(&client);
 }
 

@@ -85,7 +85,7 @@ fn the_same_calls_pass(mode: ProtocolMode, version: &str) {
         .iter()
         .find(|tool| tool.name == "measure")
         .expect("measure");
-    assert!(measure.output_schema.is_some());
+    assert!(measure.has_output_schema());
 
     let call = |name: &str, arguments| {
         client

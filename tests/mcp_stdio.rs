@@ -108,7 +108,7 @@ fn the_nine_tools_are_listed_and_add_is_validated() {
         ]
     );
     let add = tools.iter().find(|tool| tool.name == "add").expect("add");
-    assert!(add.output_schema.is_some());
+    assert!(add.has_output_schema());
     assert_eq!(add.annotations.read_only_hint, Some(true));
 
     let sum = client

@@ -226,6 +226,8 @@ pub struct CallOptions {
     pub(crate) want_progress: bool,
     pub(crate) notify_cancel: bool,
     pub(crate) meta: FrameMeta,
+    /// Hand the result over as JSON text (see `Client::call_text`).
+    pub(crate) raw_result: bool,
 }
 
 /// A progress callback shared by the clones of one [`CallOptions`].
@@ -241,6 +243,7 @@ impl Default for CallOptions {
             want_progress: false,
             notify_cancel: true,
             meta: FrameMeta::default(),
+            raw_result: false,
         }
     }
 }

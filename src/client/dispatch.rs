@@ -17,6 +17,9 @@ use crate::wire::{ErrorCode, ErrorObject, Notification, Request, Response};
 enum Item {
     Request(Request),
     Notification(Notification),
+    /// The requests of one inbound batch, answered together as one array, with the error
+    /// responses for its invalid elements.
+    Batch(Vec<Request>, Vec<Response>),
 }
 
 /// Owns the dispatch thread and the queue in front of it.
@@ -63,6 +66,14 @@ impl Dispatcher {
                         }
                     }
                     Item::Notification(notification) => handlers.notify(&notification),
+                    Item::Batch(requests, mut responses) => {
+                        responses.extend(requests.iter().map(|request| handlers.answer(request)));
+                        let client = thread_client.lock().upgrade();
+                        match client {
+                            Some(inner) => inner.reply_batch(responses),
+                            None => return,
+                        }
+                    }
                 }
             }
         })?;
@@ -98,6 +109,30 @@ impl Dispatcher {
                 ));
             }
             Err(_) => {}
+        }
+    }
+
+    /// Queues the requests of one inbound batch (with the error responses of its invalid
+    /// elements) to be answered as one array; a full queue answers every request with -32603,
+    /// in one array too.
+    pub(crate) fn batch(&self, requests: Vec<Request>, errors: Vec<Response>, inner: &Inner) {
+        let Some(tx) = self.tx.lock().clone() else {
+            return;
+        };
+        if let Err(TrySendError::Full(Item::Batch(requests, mut errors))) =
+            tx.try_send(Item::Batch(requests, errors))
+        {
+            log::warn!(
+                "toolwire: inbound queue full; refusing a batch of {} request(s) from the peer",
+                requests.len()
+            );
+            errors.extend(requests.into_iter().map(|request| {
+                Response::error(
+                    Some(request.id),
+                    ErrorObject::new(ErrorCode::INTERNAL_ERROR, "the client is overloaded"),
+                )
+            }));
+            inner.reply_batch(errors);
         }
     }
 

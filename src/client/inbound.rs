@@ -2,21 +2,25 @@
 //! the peer's requests and notifications go to the dispatch thread, and frames that break
 //! the protocol are answered or dropped as the architecture decides.
 
-use std::sync::Weak;
+use std::collections::HashSet;
+use std::sync::{Arc, Weak};
 use std::time::Instant;
+
+use serde_json::Value;
 
 use super::{bump, CallEvent, Inner, Progress};
 use crate::error::{Closed, Error};
-use crate::transport::{Inbound, Outgoing, TransportEvent};
+use crate::transport::{FrameMeta, Inbound, OutFrame, Outgoing, TransportEvent};
 use crate::wire::{
-    ErrorCode, ErrorObject, Frame, Invalid, Message, ParseError, RequestId, Response,
+    ErrorCode, ErrorObject, Incoming, IncomingFrame, Invalid, Message, ParseError, RawResponse,
+    RequestId, Response,
 };
 
 /// The transport's view of the client. Weak, so transport threads never keep it alive.
 pub(super) struct Link(pub(super) Weak<Inner>);
 
 impl Inbound for Link {
-    fn frame(&self, frame: Result<Frame, Invalid>, bytes: &[u8]) {
+    fn frame(&self, frame: Result<IncomingFrame, Invalid>, bytes: &[u8]) {
         if let Some(inner) = self.0.upgrade() {
             inner.on_frame(frame, bytes);
         }
@@ -48,18 +52,11 @@ impl Inbound for Link {
 }
 
 impl Inner {
-    fn on_frame(&self, frame: Result<Frame, Invalid>, bytes: &[u8]) {
+    fn on_frame(&self, frame: Result<IncomingFrame, Invalid>, bytes: &[u8]) {
         bump(&self.counters.received);
         match frame {
-            Ok(Frame::Single(message)) => self.on_message(message),
-            Ok(Frame::Batch(elements)) => {
-                for element in elements {
-                    match element {
-                        Ok(message) => self.on_message(message),
-                        Err(invalid) => self.on_invalid(invalid, bytes),
-                    }
-                }
-            }
+            Ok(IncomingFrame::Single(message)) => self.on_message(message),
+            Ok(IncomingFrame::Batch(elements)) => self.on_batch(elements, bytes),
             Err(invalid) => self.on_invalid(invalid, bytes),
         }
     }
@@ -68,6 +65,10 @@ impl Inner {
         bump(&self.counters.skipped_lines);
         let excerpt = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
         match (&invalid.error, &invalid.id) {
+            // Not JSON, but it shows whose response it was: its caller learns why at once.
+            (ParseError::NotJson(_), Some(id)) if !invalid.method_present => {
+                self.fail_malformed(id, &invalid);
+            }
             (ParseError::NotJson(_), _) => {
                 log::debug!("toolwire: skipped a frame that is not JSON: {excerpt:?}");
             }
@@ -117,11 +118,88 @@ impl Inner {
         }
     }
 
-    fn on_message(&self, message: Message) {
+    /// A batch: its responses complete their calls, and a batch of ours whose reply leaves a
+    /// request out fails that request at once; its requests are answered together in one
+    /// array (JSON-RPC 2.0 §6), the error responses of its invalid elements included; its
+    /// notifications go their usual way.
+    fn on_batch(&self, elements: Vec<Result<Incoming, Invalid>>, bytes: &[u8]) {
+        let mut requests = Vec::new();
+        let mut errors = Vec::new();
+        let mut answered: HashSet<RequestId> = HashSet::new();
+        let mut groups: Vec<Arc<[RequestId]>> = Vec::new();
+        {
+            let pending = self.pending.lock();
+            for element in &elements {
+                if let Ok(Incoming::Response(RawResponse { id: Some(id), .. })) = element {
+                    answered.insert(id.clone());
+                    if let Some(group) = pending.get(id).and_then(|entry| entry.batch.as_ref()) {
+                        if !groups.iter().any(|known| Arc::ptr_eq(known, group)) {
+                            groups.push(Arc::clone(group));
+                        }
+                    }
+                }
+            }
+        }
+        for element in elements {
+            match element {
+                Ok(Incoming::Request(request)) => requests.push(request),
+                Ok(message) => self.on_message(message),
+                Err(invalid) if invalid.method_present => {
+                    bump(&self.counters.skipped_lines);
+                    log::debug!(
+                        "toolwire: invalid request in a batch from the peer: {}",
+                        invalid.error
+                    );
+                    // A notification gone wrong is never answered.
+                    if let Some(id) = invalid.id {
+                        errors.push(Response::error(
+                            Some(id),
+                            ErrorObject::new(ErrorCode::INVALID_REQUEST, invalid.error.to_string()),
+                        ));
+                    }
+                }
+                Err(invalid) => self.on_invalid(invalid, bytes),
+            }
+        }
+        for group in groups {
+            for id in group.iter().filter(|id| !answered.contains(*id)) {
+                self.fail_request(
+                    id,
+                    Error::Protocol(
+                        "the peer's reply to the batch has no response to this request".into(),
+                    ),
+                );
+            }
+        }
+        if !requests.is_empty() || !errors.is_empty() {
+            self.dispatch.batch(requests, errors, self);
+        }
+    }
+
+    fn fail_malformed(&self, id: &RequestId, invalid: &Invalid) {
+        match self.take_pending(id) {
+            Some(pending) => {
+                log::warn!(
+                    "toolwire: malformed response to `{}` (id {id}): {}",
+                    pending.method,
+                    invalid.error
+                );
+                pending
+                    .sink
+                    .send(CallEvent::Done(Err(Error::Protocol(format!(
+                        "malformed response to `{}`: {}",
+                        pending.method, invalid.error
+                    )))));
+            }
+            None => log::debug!("toolwire: skipped a malformed message: {}", invalid.error),
+        }
+    }
+
+    fn on_message(&self, message: Incoming) {
         match message {
-            Message::Response(response) => self.on_response(response),
-            Message::Request(request) => self.dispatch.request(request, self),
-            Message::Notification(notification) => {
+            Incoming::Response(response) => self.on_response(response),
+            Incoming::Request(request) => self.dispatch.request(request, self),
+            Incoming::Notification(notification) => {
                 if let Some((token, progress)) = self.config.dialect.read_progress(&notification) {
                     self.on_progress(&token, progress);
                     return;
@@ -134,7 +212,7 @@ impl Inner {
         }
     }
 
-    fn on_response(&self, response: Response) {
+    fn on_response(&self, response: RawResponse) {
         let Some(id) = response.id else {
             bump(&self.counters.late_responses);
             match response.payload {
@@ -147,11 +225,21 @@ impl Inner {
         };
         match self.take_pending(&id) {
             Some(pending) => {
-                pending.sink.send(CallEvent::Done(
-                    response
-                        .payload
-                        .map_err(|error| Error::Rpc(Box::new(error))),
-                ));
+                let outcome = match response.payload {
+                    Err(error) => Err(Error::Rpc(Box::new(error))),
+                    // The caller reads the text itself (a large result taken apart item by
+                    // item): it never becomes a tree of values here.
+                    Ok(text) if pending.raw => {
+                        Ok(Value::String(String::from(Box::<str>::from(text))))
+                    }
+                    Ok(text) => serde_json::from_str(text.get()).map_err(|error| {
+                        Error::Protocol(format!(
+                            "the result of `{}` cannot be read: {error}",
+                            pending.method
+                        ))
+                    }),
+                };
+                pending.sink.send(CallEvent::Done(outcome));
             }
             None => {
                 bump(&self.counters.late_responses);
@@ -177,6 +265,21 @@ impl Inner {
             self.timer.reset(key, deadline);
         }
         entry.sink.send(CallEvent::Progress(progress));
+    }
+
+    /// Sends the responses to one batch of the peer's, as one array.
+    pub(super) fn reply_batch(&self, responses: Vec<Response>) {
+        if responses.is_empty() {
+            return;
+        }
+        let deadline = Instant::now() + self.config.request_timeout;
+        let outgoing = Outgoing {
+            frame: OutFrame::Batch(responses.into_iter().map(Message::Response).collect()),
+            meta: FrameMeta::default(),
+        };
+        if let Err(error) = self.send(outgoing, Some(deadline)) {
+            log::debug!("toolwire: could not send a batch response: {error}");
+        }
     }
 
     /// Sends a response to one of the peer's requests.

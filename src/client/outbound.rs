@@ -173,6 +173,8 @@ impl Inner {
                     forward_progress: options.attaches_progress_token(),
                     notify_cancel: options.notify_cancel,
                     reset,
+                    batch: None,
+                    raw: options.raw_result,
                 },
             );
         }
@@ -190,6 +192,16 @@ impl Inner {
                 hard_deadline: reset.map(|(_, hard)| hard),
             },
         })
+    }
+
+    /// Marks the requests of one batch as a group, before the batch is sent.
+    pub(super) fn join_batch(&self, group: &Arc<[RequestId]>) {
+        let mut pending = self.pending.lock();
+        for id in group.iter() {
+            if let Some(entry) = pending.get_mut(id) {
+                entry.batch = Some(Arc::clone(group));
+            }
+        }
     }
 
     /// Queues a request's frame; on failure releases its pending entry.

@@ -102,6 +102,17 @@ impl<T> PendingTable<T> {
         }
     }
 
+    /// The entry for `id`, to change in place.
+    pub(super) fn get_mut(&mut self, id: &RequestId) -> Option<&mut T> {
+        let RequestId::Number(id) = *id else {
+            return None;
+        };
+        match self.index(id) {
+            Some(index) if self.ring[index].is_some() => self.ring[index].as_mut(),
+            _ => self.overflow.get_mut(&id),
+        }
+    }
+
     /// Takes the entry for `id` out of the table.
     pub(super) fn remove(&mut self, id: &RequestId) -> Option<T> {
         let RequestId::Number(id) = *id else {

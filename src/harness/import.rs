@@ -215,7 +215,7 @@ impl ToolRegistry {
                     )));
                 }
             }
-            let schema = match compile_input_schema(&name, &tool.input_schema) {
+            let schema = match compile_input_schema(&name, &tool.input_schema()) {
                 Ok(schema) => schema,
                 Err(error) => {
                     skip(&tool.name, error.to_string());

@@ -32,7 +32,7 @@ pub use audit::{AuditEvent, AuditKind, AuditObserver, Transcript, HARNESS_LOG_TA
 pub use budget::BudgetState;
 pub use import::{ImportReport, McpImport, Namespace, SkippedTool};
 pub use outcome::{Outcome, Overflow, ResultLimit, Status};
-pub use parse::NameProfile;
+pub use parse::{parse_strict, NameProfile, MAX_SAFE_INTEGER};
 pub use registry::{ToolInfo, ToolRegistry};
 pub use remote::{RemoteErrorText, RemoteTimeoutSlot};
 pub use retry::{RetryPolicy, Sleeper, ThreadSleeper};

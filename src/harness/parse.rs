@@ -121,11 +121,24 @@ pub(crate) fn check_size(raw: &str, max_chars: usize) -> Result<(), String> {
     }
 }
 
-/// Parses one JSON value strictly: a repeated key in any object, or anything but whitespace
-/// after the value, is an error naming where it is.
+/// Parses one JSON value strictly: a repeated key in any object, anything but whitespace
+/// after the value, or an integer outside the 64-bit range (which a parser would round into a
+/// float) is an error naming where it is.
 ///
 /// Nesting is limited by serde_json's recursion limit (128 levels).
-pub(crate) fn parse_strict(text: &str) -> Result<Value, String> {
+pub fn parse_strict(text: &str) -> Result<Value, String> {
+    let value = parse_strict_json(text)?;
+    if let Some((pointer, literal)) = crate::wire::scan::wide_integer(text.as_bytes()) {
+        return Err(format!(
+            "the integer {literal} at {} is outside the 64-bit range; it cannot be passed on \
+             exactly (JSON parsers would round it), so nothing was run",
+            show_pointer(&pointer)
+        ));
+    }
+    Ok(value)
+}
+
+fn parse_strict_json(text: &str) -> Result<Value, String> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let value = Strict {
         path: String::new(),
@@ -136,6 +149,44 @@ pub(crate) fn parse_strict(text: &str) -> Result<Value, String> {
         .end()
         .map_err(|error| format!("unexpected data after the JSON value ({error})"))?;
     Ok(value)
+}
+
+/// The largest integer every JSON reader holds exactly (JavaScript's `Number.MAX_SAFE_INTEGER`,
+/// 2^53 − 1).
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// The first integer in `value` beyond ±(2^53 − 1), with its JSON pointer: many JSON readers
+/// (JavaScript's among them) cannot hold it exactly.
+pub(crate) fn unsafe_integer(value: &Value) -> Option<(String, String)> {
+    // An explicit stack: arguments may be deep, and nothing here recurses.
+    let mut stack: Vec<(String, &Value)> = vec![(String::new(), value)];
+    while let Some((path, value)) = stack.pop() {
+        match value {
+            Value::Number(number) => {
+                let beyond = match (number.as_i64(), number.as_u64()) {
+                    (Some(signed), _) => signed.unsigned_abs() > MAX_SAFE_INTEGER,
+                    (None, Some(unsigned)) => unsigned > MAX_SAFE_INTEGER,
+                    _ => false,
+                };
+                if beyond {
+                    return Some((path, number.to_string()));
+                }
+            }
+            Value::Array(items) => {
+                for (index, item) in items.iter().enumerate().rev() {
+                    stack.push((format!("{path}/{index}"), item));
+                }
+            }
+            Value::Object(members) => {
+                for (key, item) in members.iter().rev() {
+                    let key = key.replace('~', "~0").replace('/', "~1");
+                    stack.push((format!("{path}/{key}"), item));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// A JSON pointer for messages: `(root)` for the empty pointer.

@@ -13,7 +13,7 @@ use super::audit::{Audit, AuditEvent, AuditKind};
 use super::budget::Refusal;
 use super::executor::SlotGuard;
 use super::outcome::{value_text, Outcome, Status};
-use super::parse::{check_name, quote};
+use super::parse::{check_name, quote, MAX_SAFE_INTEGER};
 use super::registry::{Backend, RegisteredTool};
 use super::remote::{RemoteBinding, RemoteErrorText, RemoteTimeoutSlot};
 use super::shapes::{read_raw, CallShape, ToolReply};
@@ -201,6 +201,19 @@ impl Inner {
                     self.config.repair_schema_chars,
                 ),
             );
+        }
+        if !tool.options.allow_large_integers {
+            if let Some((path, number)) = super::parse::unsafe_integer(&arguments) {
+                let detail = format!(
+                    "the arguments of tool {} hold the integer {number} at {}, beyond \
+                     ±{MAX_SAFE_INTEGER} (2^53 − 1): many JSON readers cannot hold it exactly, \
+                     so nothing was run. Send a smaller number, or the value as a string if the \
+                     schema allows one",
+                    quote(name),
+                    super::parse::show_pointer(&path)
+                );
+                return Outcome::new(Status::Invalid, detail);
+            }
         }
         let outcome = self.attempts(context, tool, &arguments);
         self.limit_result(tool, outcome)

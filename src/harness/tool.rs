@@ -157,6 +157,7 @@ pub struct ToolOptions {
     pub(crate) idempotent: bool,
     pub(crate) retry: Option<RetryPolicy>,
     pub(crate) result_limit: ResultLimit,
+    pub(crate) allow_large_integers: bool,
 }
 
 impl ToolOptions {
@@ -190,6 +191,16 @@ impl ToolOptions {
     /// truncated beyond).
     pub fn result_limit(mut self, limit: ResultLimit) -> Self {
         self.result_limit = limit;
+        self
+    }
+
+    /// Let arguments carry integers beyond ±(2^53 − 1) ([`crate::harness::MAX_SAFE_INTEGER`]).
+    /// By default such a call is `INVALID` with a repair message: many JSON readers
+    /// (JavaScript's among them) cannot hold them exactly, so a tool written in one would
+    /// silently get another number. Integers outside the 64-bit range are refused whatever
+    /// this says. Defaults to false.
+    pub fn allow_large_integers(mut self, allow: bool) -> Self {
+        self.allow_large_integers = allow;
         self
     }
 

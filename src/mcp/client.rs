@@ -222,7 +222,7 @@ impl McpClient {
         self.inner
             .list_all(methods::RESOURCES_LIST, "resources")?
             .into_iter()
-            .map(Resource::from_value)
+            .map(|raw| Resource::from_value(item_value(&raw)?))
             .collect()
     }
 
@@ -235,7 +235,7 @@ impl McpClient {
         self.inner
             .list_all(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates")?
             .into_iter()
-            .map(ResourceTemplate::from_value)
+            .map(|raw| ResourceTemplate::from_value(item_value(&raw)?))
             .collect()
     }
 
@@ -292,7 +292,7 @@ impl McpClient {
         self.inner
             .list_all(methods::PROMPTS_LIST, "prompts")?
             .into_iter()
-            .map(Prompt::from_value)
+            .map(|raw| Prompt::from_value(item_value(&raw)?))
             .collect()
     }
 
@@ -380,4 +380,10 @@ impl McpClient {
             None => Ok(()),
         }
     }
+}
+
+/// One listed item's text as a `Value` (resources and prompts are small; tools stay text).
+fn item_value(raw: &serde_json::value::RawValue) -> Result<Value> {
+    serde_json::from_str(raw.get())
+        .map_err(|error| Error::Protocol(format!("a listed item that cannot be read: {error}")))
 }

@@ -100,6 +100,8 @@ pub struct McpConfig {
     pub(crate) discover_timeout: Duration,
     pub(crate) initialize_timeout: Duration,
     pub(crate) max_pages: usize,
+    pub(crate) max_list_bytes: usize,
+    pub(crate) max_list_items: usize,
     pub(crate) max_input_rounds: usize,
     pub(crate) validate_output: bool,
     pub(crate) roots: Option<RootsHandler>,
@@ -121,6 +123,8 @@ impl Default for McpConfig {
             discover_timeout: Duration::from_secs(10),
             initialize_timeout: Duration::from_secs(30),
             max_pages: 100,
+            max_list_bytes: 32 * 1024 * 1024,
+            max_list_items: 10_000,
             max_input_rounds: 8,
             validate_output: true,
             roots: None,
@@ -207,6 +211,20 @@ impl McpConfig {
     /// The most pages a list call follows before it stops with an error. Defaults to 100.
     pub fn max_pages(mut self, pages: usize) -> Self {
         self.max_pages = pages;
+        self
+    }
+
+    /// The most bytes of page text one listing (every page of `tools/list`, …) may take in
+    /// all; past it the listing stops with an error. Items are kept as their text, so this
+    /// bounds the listing's memory too. Defaults to 32 MiB.
+    pub fn max_list_bytes(mut self, bytes: usize) -> Self {
+        self.max_list_bytes = bytes;
+        self
+    }
+
+    /// The most items one listing may have in all. Defaults to 10,000.
+    pub fn max_list_items(mut self, items: usize) -> Self {
+        self.max_list_items = items;
         self
     }
 

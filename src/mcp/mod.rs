@@ -30,6 +30,7 @@ mod config;
 mod connect;
 mod dialect;
 pub mod methods;
+mod paging;
 mod requests;
 mod session;
 mod tool_types;

@@ -2,8 +2,6 @@
 //! paged; and the answers to what the server asks of the client (roots, sampling,
 //! elicitation, log messages).
 
-use std::collections::HashSet;
-
 use serde_json::{json, Map, Value};
 
 use super::config::{ElicitationHandler, McpConfig, RootsHandler, SamplingHandler};
@@ -118,46 +116,6 @@ impl McpInner {
                 rounds.method, self.config.max_input_rounds
             ))),
         }
-    }
-
-    /// Every item of a paged list, following `nextCursor` (at most `max_pages` pages, never a
-    /// repeated cursor).
-    pub(super) fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>> {
-        let mut items = Vec::new();
-        let mut cursor: Option<Value> = None;
-        let mut seen_cursors: HashSet<String> = HashSet::new();
-        for _page in 0..self.config.max_pages {
-            let params = match &cursor {
-                Some(cursor) => json!({"cursor": cursor}),
-                None => Value::Null,
-            };
-            let mut result = self.request(method, params, CallOptions::new())?;
-            let page = match result.get_mut(key).map(Value::take) {
-                Some(Value::Array(page)) => page,
-                _ => {
-                    return Err(Error::Protocol(format!(
-                        "the {method} result has no `{key}` array"
-                    )))
-                }
-            };
-            items.extend(page);
-            match result.get("nextCursor") {
-                None | Some(Value::Null) => return Ok(items),
-                Some(next) => {
-                    let text = next.to_string();
-                    if !seen_cursors.insert(text.clone()) {
-                        return Err(Error::Protocol(format!(
-                            "{method}: the server repeated the cursor {text}; stopping"
-                        )));
-                    }
-                    cursor = Some(next.clone());
-                }
-            }
-        }
-        Err(Error::Protocol(format!(
-            "{method}: more than {} pages; stopping (raise McpConfig::max_pages)",
-            self.config.max_pages
-        )))
     }
 }
 

@@ -124,7 +124,7 @@ impl McpClient {
             .inner
             .list_all(methods::TOOLS_LIST, "tools")?
             .into_iter()
-            .map(Tool::from_value)
+            .map(Tool::from_raw)
             .collect::<Result<Vec<Tool>>>()?;
         let tools = Arc::new(tools);
         let mut cache = shared.tools.lock();
@@ -203,8 +203,7 @@ impl McpClient {
         let source = tools
             .iter()
             .find(|tool| tool.name == name)?
-            .output_schema
-            .clone()?;
+            .output_schema()?;
         match Schema::compile(&source) {
             Ok(schema) => {
                 let schema = Arc::new(schema);

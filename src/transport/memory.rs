@@ -182,9 +182,12 @@ impl MemoryPeer {
 
     /// Sends raw text to the client as one frame (it need not be valid JSON).
     pub fn send_line(&self, line: impl Into<String>) {
-        let _ = self
-            .to_client
-            .send(PeerItem::Frame(line.into().into_bytes()));
+        self.send_bytes(line.into().into_bytes());
+    }
+
+    /// Sends raw bytes to the client as one frame (they need not be UTF-8 or JSON).
+    pub fn send_bytes(&self, bytes: impl Into<Vec<u8>>) {
+        let _ = self.to_client.send(PeerItem::Frame(bytes.into()));
     }
 
     /// Sends a message to the client.

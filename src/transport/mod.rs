@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::{Closed, Result};
-use crate::wire::{self, Frame, Invalid, Message, RequestId};
+use crate::wire::{self, IncomingFrame, Invalid, Message, RequestId};
 
 #[cfg(feature = "http")]
 pub(crate) mod http;
@@ -33,8 +33,9 @@ pub use stdio::{StdioConfig, StdioTransport, DEFAULT_INHERITED_ENV};
 /// Where a transport delivers what it reads. Implemented by the client.
 pub trait Inbound: Send + Sync {
     /// One complete frame (a line of stdio, an HTTP body, an SSE `data`), parsed once by the
-    /// transport; `bytes` is the text it was parsed from, for logs.
-    fn frame(&self, frame: std::result::Result<Frame, Invalid>, bytes: &[u8]);
+    /// transport with [`crate::jsonrpc::parse_incoming`] (responses keep their result as
+    /// text); `bytes` is the text it was parsed from, for logs.
+    fn frame(&self, frame: std::result::Result<IncomingFrame, Invalid>, bytes: &[u8]);
     /// Something the transport noticed that is not a frame.
     fn event(&self, event: TransportEvent);
     /// The connection ended. Called at most once; nothing arrives after it.
@@ -43,7 +44,7 @@ pub trait Inbound: Send + Sync {
 
 /// Parses raw frame bytes and hands them to `inbound`: the one place transports parse.
 pub(crate) fn deliver(inbound: &dyn Inbound, bytes: &[u8]) {
-    inbound.frame(wire::parse_frame(bytes), bytes);
+    inbound.frame(wire::parse_incoming(bytes), bytes);
 }
 
 /// Something a transport noticed besides frames.

@@ -152,7 +152,7 @@ fn float(text: &str) -> Option<Value> {
 /// Checks the arguments against the tool's input schema. The error is the harness's repair
 /// message: each failing field, what is wrong with it, and the schema.
 pub fn check(tool: &Tool, arguments: &Value) -> Result<(), String> {
-    let schema = match Schema::compile(&tool.input_schema) {
+    let schema = match Schema::compile(&tool.input_schema()) {
         Ok(schema) => schema,
         Err(error) => {
             log::warn!(

@@ -59,7 +59,7 @@ pub fn run(
         );
         return Err(Failure::usage(message));
     };
-    let arguments = args::parse(request.raw_args, &tool.input_schema).map_err(|reason| {
+    let arguments = args::parse(request.raw_args, &tool.input_schema()).map_err(|reason| {
         note(
             "invalid",
             json!({"tool": name, "status": "INVALID", "detail": reason}),

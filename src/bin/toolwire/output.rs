@@ -138,7 +138,7 @@ pub fn print_info(info: &SessionInfo, json: bool) {
 /// `tools`: a table of name, arguments and description, or the definitions as JSON.
 pub fn print_tools(tools: &[Tool], json: bool) {
     if json {
-        let raw: Vec<&Value> = tools.iter().map(|tool| &tool.raw).collect();
+        let raw: Vec<Value> = tools.iter().map(Tool::raw).collect();
         outln!("{}", pretty(&json!(raw)));
         return;
     }
@@ -153,7 +153,7 @@ pub fn print_tools(tools: &[Tool], json: bool) {
                 .unwrap_or("");
             vec![
                 tool.name.clone(),
-                cut(&arguments_summary(&tool.input_schema), ARGUMENTS_CHARS),
+                cut(&arguments_summary(&tool.input_schema()), ARGUMENTS_CHARS),
                 cut(description, DESCRIPTION_CHARS),
             ]
         })

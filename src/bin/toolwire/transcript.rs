@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
-use toolwire::jsonrpc::{Frame, Invalid, RequestId};
+use toolwire::jsonrpc::{IncomingFrame, Invalid, RequestId};
 use toolwire::transport::{Connector, Inbound, Outgoing, Transport, TransportEvent};
 use toolwire::{Closed, Result};
 
@@ -156,7 +156,7 @@ struct TappedInbound {
 }
 
 impl Inbound for TappedInbound {
-    fn frame(&self, frame: std::result::Result<Frame, Invalid>, bytes: &[u8]) {
+    fn frame(&self, frame: std::result::Result<IncomingFrame, Invalid>, bytes: &[u8]) {
         self.transcript.wire("recv", bytes);
         self.inbound.frame(frame, bytes);
     }

@@ -28,6 +28,8 @@ pub struct HttpConfig {
     pub(crate) standalone_stream_wait: Duration,
     pub(crate) default_retry: Duration,
     pub(crate) max_reconnects: u32,
+    pub(crate) min_retry: Duration,
+    pub(crate) max_reconnects_per_minute: u32,
     pub(crate) session_expired_on_400: bool,
     pub(crate) delete_on_close: bool,
     pub(crate) close_timeout: Duration,
@@ -90,6 +92,8 @@ impl HttpConfig {
             standalone_stream_wait: Duration::from_secs(2),
             default_retry: Duration::from_secs(1),
             max_reconnects: 5,
+            min_retry: Duration::from_millis(250),
+            max_reconnects_per_minute: 30,
             session_expired_on_400: true,
             delete_on_close: true,
             close_timeout: Duration::from_secs(2),
@@ -211,6 +215,21 @@ impl HttpConfig {
     /// Defaults to 5.
     pub fn max_reconnects(mut self, reconnects: u32) -> Self {
         self.max_reconnects = reconnects;
+        self
+    }
+
+    /// The shortest wait before reconnecting a stream, whatever `retry:` the server sent (a
+    /// `retry: 0` would otherwise reconnect in a loop). Defaults to 250 ms.
+    pub fn min_retry(mut self, floor: Duration) -> Self {
+        self.min_retry = floor;
+        self
+    }
+
+    /// The most reconnections of one stream within any minute, whatever each brings (fresh
+    /// event ids count as progress, so they alone cannot stop a storm); past it the stream is
+    /// given up with a warning. Defaults to 30.
+    pub fn max_reconnects_per_minute(mut self, reconnects: u32) -> Self {
+        self.max_reconnects_per_minute = reconnects;
         self
     }
 

@@ -81,7 +81,7 @@ use parking_lot::Mutex;
 
 use super::{Inbound, Outgoing, Transport, TransportEvent};
 use crate::error::{Closed, Error, Result};
-use crate::wire::{self, Frame, Invalid, Message, RequestId};
+use crate::wire::{self, Incoming, IncomingFrame, Invalid, RequestId};
 
 mod config;
 mod conn;
@@ -217,6 +217,12 @@ impl HttpTransport {
             .map(str::to_owned)
     }
 
+    /// How many exchanges (POSTs with their reply streams, the GET stream, resumptions) are
+    /// in progress right now.
+    pub fn open_exchanges(&self) -> usize {
+        self.shared.live.lock().len()
+    }
+
     /// How many POSTs were made (including retries and session renewals).
     pub fn posts_sent(&self) -> u64 {
         self.shared.requests.load(Ordering::Relaxed)
@@ -259,14 +265,14 @@ impl Drop for HttpTransport {
 }
 
 /// The ids of the responses in a parsed frame.
-fn response_ids(frame: &std::result::Result<Frame, Invalid>) -> Vec<RequestId> {
-    let id_of = |message: &Message| match message {
-        Message::Response(response) => response.id.clone(),
+fn response_ids(frame: &std::result::Result<IncomingFrame, Invalid>) -> Vec<RequestId> {
+    let id_of = |message: &Incoming| match message {
+        Incoming::Response(response) => response.id.clone(),
         _ => None,
     };
     match frame {
-        Ok(Frame::Single(message)) => id_of(message).into_iter().collect(),
-        Ok(Frame::Batch(elements)) => elements
+        Ok(IncomingFrame::Single(message)) => id_of(message).into_iter().collect(),
+        Ok(IncomingFrame::Batch(elements)) => elements
             .iter()
             .filter_map(|element| element.as_ref().ok().and_then(id_of))
             .collect(),
@@ -427,11 +433,11 @@ impl Shared {
     /// Parses a body or event once, notes the responses it carries, and hands it to the
     /// client.
     fn deliver(&self, bytes: &[u8]) {
-        let frame = wire::parse_frame(bytes);
+        let frame = wire::parse_incoming(bytes);
         self.deliver_parsed(frame, bytes);
     }
 
-    fn deliver_parsed(&self, frame: std::result::Result<Frame, Invalid>, bytes: &[u8]) {
+    fn deliver_parsed(&self, frame: std::result::Result<IncomingFrame, Invalid>, bytes: &[u8]) {
         for id in response_ids(&frame) {
             self.answered(&id);
         }

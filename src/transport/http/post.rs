@@ -221,7 +221,9 @@ impl Shared {
             let content_type = content_type_of(&response);
             let success = (200..300).contains(&status);
             if success && post.opens() {
-                self.adopt_session(&response);
+                if let Err(error) = self.adopt_session(&response) {
+                    return reply.send(Err(error));
+                }
             }
             if !success {
                 let body = util::read_prefix(
@@ -290,7 +292,7 @@ impl Shared {
         reply: &mut Reply,
     ) {
         if !post.ids.is_empty() {
-            let frame = wire::parse_frame(body);
+            let frame = wire::parse_incoming(body);
             if super::response_ids(&frame)
                 .iter()
                 .any(|id| post.ids.contains(id))

@@ -14,7 +14,7 @@ use super::{util, Shared};
 use crate::error::{Error, Result};
 use crate::transport::sse::{self, SseItem, SseParser};
 use crate::transport::Lifecycle;
-use crate::wire::{self, ErrorObject, Frame, Message, RequestId};
+use crate::wire::{self, ErrorObject, Incoming, IncomingFrame, RequestId};
 
 /// What the transport learned of the session.
 #[derive(Debug, Default)]
@@ -38,10 +38,28 @@ pub(super) struct Stamp {
     pub(super) generation: u64,
 }
 
+/// The `Mcp-Session-Id` of a reply, which must be visible ASCII.
+fn session_id_of(response: &Response<Body>) -> Result<Option<String>> {
+    let Some(value) = response.headers().get("mcp-session-id") else {
+        return Ok(None);
+    };
+    let bytes = value.as_bytes();
+    if bytes.is_empty() || !bytes.iter().all(|byte| (0x21..=0x7e).contains(byte)) {
+        return Err(Error::Protocol(format!(
+            "the server's Mcp-Session-Id ({} bytes) is not visible ASCII, so it cannot be sent \
+             back as it came",
+            bytes.len()
+        )));
+    }
+    Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
+}
+
 /// The outcome of the response to `id` when `bytes` holds it.
 fn response_to(bytes: &[u8], id: &RequestId) -> Option<std::result::Result<(), ErrorObject>> {
-    match wire::parse_frame(bytes) {
-        Ok(Frame::Single(Message::Response(response))) if response.id.as_ref() == Some(id) => {
+    match wire::parse_incoming(bytes) {
+        Ok(IncomingFrame::Single(Incoming::Response(response)))
+            if response.id.as_ref() == Some(id) =>
+        {
             Some(response.payload.map(drop))
         }
         _ => None,
@@ -115,15 +133,17 @@ impl Shared {
     }
 
     /// Takes the session id of the opening request's reply.
-    pub(super) fn adopt_session(&self, response: &Response<Body>) {
-        let session = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned);
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Protocol`] for a session id that is not visible ASCII (0x21 to 0x7E, as the
+    /// specification requires), which could not be sent back as it came.
+    pub(super) fn adopt_session(&self, response: &Response<Body>) -> Result<()> {
+        let session = session_id_of(response)?;
         let mut state = self.state.lock();
         state.session_id = session;
         state.generation += 1;
+        Ok(())
     }
 
     /// Starts a new session after the server dropped the one of `failed_generation`:
@@ -158,11 +178,7 @@ impl Shared {
             );
             return Err(self.http_error(status, what, content_type, &body));
         }
-        let session_id = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned);
+        let session_id = session_id_of(&response)?;
         let reader = response.into_body().into_reader();
         let outcome = if is_event_stream(content_type.as_deref()) {
             let found = RefCell::new(None);

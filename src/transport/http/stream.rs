@@ -1,9 +1,10 @@
 //! Event streams: a POST's response stream read to its response and resumed when it breaks,
 //! and the optional GET stream for server-initiated messages.
 
+use std::collections::VecDeque;
 use std::io::Read;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Sender};
 use ureq::Body;
@@ -15,6 +16,39 @@ use crate::error::{Error, Result};
 use crate::transport::sse::{self, SseItem, SseParser, StreamEnd};
 use crate::transport::TransportEvent;
 use crate::wire::RequestId;
+
+/// The reconnections of one stream in the last minute, for
+/// [`super::HttpConfig::max_reconnects_per_minute`].
+struct Reconnects {
+    times: VecDeque<Instant>,
+    cap: u32,
+}
+
+impl Reconnects {
+    fn new(cap: u32) -> Reconnects {
+        Reconnects {
+            times: VecDeque::new(),
+            cap,
+        }
+    }
+
+    /// Records a reconnection; false when it would be one too many within a minute.
+    fn allow(&mut self) -> bool {
+        let now = Instant::now();
+        while self
+            .times
+            .front()
+            .is_some_and(|at| now.duration_since(*at) >= Duration::from_secs(60))
+        {
+            self.times.pop_front();
+        }
+        if self.times.len() >= self.cap as usize {
+            return false;
+        }
+        self.times.push_back(now);
+        true
+    }
+}
 
 /// How a response stream ended, and whether it brought anything.
 struct Pumped {
@@ -72,6 +106,7 @@ impl Shared {
         let mut parser = SseParser::new(self.config.max_event_bytes);
         let mut pumped = self.pump(body.into_reader(), &mut parser, Some(exchange));
         let mut quiet = 0u32;
+        let mut reconnects = Reconnects::new(self.config.max_reconnects_per_minute);
         loop {
             if exchange.done() || slot.is_aborted() || self.is_closed() {
                 return;
@@ -93,7 +128,17 @@ impl Shared {
                 );
                 return;
             }
-            let wait = parser.retry().unwrap_or(self.config.default_retry);
+            if !reconnects.allow() {
+                self.fail_exchange(
+                    exchange,
+                    format!(
+                        "gave up resuming the response stream: {} reconnections within a minute",
+                        self.config.max_reconnects_per_minute
+                    ),
+                );
+                return;
+            }
+            let wait = self.retry_wait(&parser);
             log::debug!(
                 "toolwire: the response stream of `{}` {}; resuming from event `{last_id}` in {wait:?}",
                 post.what,
@@ -124,6 +169,15 @@ impl Shared {
                 }
             }
         }
+    }
+
+    /// The wait before reconnecting: the server's `retry:` (or the default), never below the
+    /// floor.
+    fn retry_wait(&self, parser: &SseParser) -> Duration {
+        parser
+            .retry()
+            .unwrap_or(self.config.default_retry)
+            .max(self.config.min_retry)
     }
 
     /// Fails every request of an exchange whose responses can no longer arrive.
@@ -214,6 +268,7 @@ impl Shared {
         };
         let mut parser: Option<SseParser> = None;
         let mut quiet = 0u32;
+        let mut reconnects = Reconnects::new(self.config.max_reconnects_per_minute);
         loop {
             if slot.is_aborted() || self.is_closed() {
                 return;
@@ -234,8 +289,16 @@ impl Shared {
                     let progressed =
                         pumped.delivered > 0 || current.last_event_id() != last_id.as_deref();
                     quiet = if progressed { 0 } else { quiet + 1 };
-                    let wait = current.retry().unwrap_or(self.config.default_retry);
+                    let wait = self.retry_wait(&current);
                     parser = Some(current);
+                    if !reconnects.allow() {
+                        log::warn!(
+                            "toolwire: the GET stream of {} reconnected {} times within a minute; not reopening it",
+                            self.config.url,
+                            self.config.max_reconnects_per_minute
+                        );
+                        return;
+                    }
                     if quiet > self.config.max_reconnects {
                         log::debug!(
                             "toolwire: the GET stream of {} keeps ending without messages; not reopening it",
@@ -266,6 +329,13 @@ impl Shared {
                 Err(error) => {
                     signal(false);
                     quiet += 1;
+                    if !reconnects.allow() {
+                        log::warn!(
+                            "toolwire: giving up the GET stream of {}: {error}",
+                            self.config.url
+                        );
+                        return;
+                    }
                     if quiet > self.config.max_reconnects {
                         log::warn!(
                             "toolwire: giving up the GET stream of {}: {error}",

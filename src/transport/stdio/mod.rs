@@ -1,14 +1,17 @@
 //! The stdio transport: a child process speaking newline-delimited JSON.
 //!
-//! Three named threads per child: `toolwire-stdout` reads frames (with a line cap enforced while
-//! reading), `toolwire-stdin` writes frames from a bounded queue, and `toolwire-stderr` drains
-//! stderr into a tail buffer so the child can never block on a full pipe.
+//! Four named threads per child: `toolwire-stdout` reads frames (with a line cap enforced while
+//! reading), `toolwire-stdin` writes frames from a bounded queue, `toolwire-stderr` drains
+//! stderr into a tail buffer so the child can never block on a full pipe, and `toolwire-wait`
+//! watches the child itself: when it exits, pending calls fail at once with its exit status,
+//! even if a process it started keeps its stdout open.
+//!
+//! On Linux each child gets SIGKILL when the host process dies, however it dies (its
+//! parent-death signal, set between fork and exec; [`StdioConfig::kill_on_parent_death`]).
+//! Linux sends that signal when the *thread* that started the child exits, so such children
+//! are started from one spawner thread that lives as long as the process.
 
-use std::collections::BTreeMap;
-use std::ffi::OsString;
-use std::io::{self, Read, Write};
-use std::path::PathBuf;
-use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::{JoinHandle, ThreadId};
@@ -18,188 +21,16 @@ use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use parking_lot::Mutex;
 
 use super::lines::{read_lines, LineEvent};
-use super::{deliver, Connector, Inbound, Outgoing, Transport, TransportEvent};
+use super::{deliver, Inbound, Outgoing, Transport, TransportEvent};
 use crate::error::{Closed, Error, Result};
 use crate::sys::{self, spawn_named};
 
-/// The variables a child inherits by default; the same list the official SDKs use.
-pub const DEFAULT_INHERITED_ENV: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+mod config;
+mod pipes;
 
-/// How to start and bound a stdio server. [`StdioConfig::new`] sets every bound to its
-/// default; each knob has a setter that says its default.
-#[derive(Debug, Clone)]
-pub struct StdioConfig {
-    pub(crate) program: OsString,
-    pub(crate) args: Vec<OsString>,
-    pub(crate) cwd: Option<PathBuf>,
-    pub(crate) env: BTreeMap<OsString, OsString>,
-    pub(crate) inherit_env: bool,
-    pub(crate) max_line_bytes: usize,
-    pub(crate) stderr_tail_bytes: usize,
-    pub(crate) writer_queue: usize,
-    pub(crate) stdin_close_grace: Duration,
-    pub(crate) terminate_grace: Duration,
-    pub(crate) exit_wait: Duration,
-    pub(crate) thread_join_grace: Duration,
-}
+pub use config::{StdioConfig, DEFAULT_INHERITED_ENV};
 
-impl StdioConfig {
-    /// A config for `program` with every bound at its default. The program is run directly
-    /// (never through a shell), looked up on `PATH` when it has no slash.
-    pub fn new(program: impl Into<OsString>) -> StdioConfig {
-        StdioConfig {
-            program: program.into(),
-            args: Vec::new(),
-            cwd: None,
-            env: BTreeMap::new(),
-            inherit_env: false,
-            max_line_bytes: 16 * 1024 * 1024,
-            stderr_tail_bytes: 64 * 1024,
-            writer_queue: 1024,
-            stdin_close_grace: Duration::from_secs(2),
-            terminate_grace: Duration::from_secs(2),
-            exit_wait: Duration::from_millis(500),
-            thread_join_grace: Duration::from_secs(1),
-        }
-    }
-
-    /// The program (named like `std::process::Command`'s getters, beside the setters).
-    pub fn get_program(&self) -> &OsString {
-        &self.program
-    }
-
-    /// The arguments.
-    pub fn get_args(&self) -> &[OsString] {
-        &self.args
-    }
-
-    /// The variables set for the child on top of the inherited ones.
-    pub fn get_envs(&self) -> &BTreeMap<OsString, OsString> {
-        &self.env
-    }
-
-    /// The working directory, when one is set.
-    pub fn get_current_dir(&self) -> Option<&std::path::Path> {
-        self.cwd.as_deref()
-    }
-
-    /// Whether the child inherits our whole environment.
-    pub fn get_inherit_env(&self) -> bool {
-        self.inherit_env
-    }
-
-    /// The longest stdout line accepted.
-    pub fn get_max_line_bytes(&self) -> usize {
-        self.max_line_bytes
-    }
-
-    /// How much of stderr's end is kept.
-    pub fn get_stderr_tail_bytes(&self) -> usize {
-        self.stderr_tail_bytes
-    }
-
-    /// How many frames may wait for the child to read them.
-    pub fn get_writer_queue(&self) -> usize {
-        self.writer_queue
-    }
-
-    /// The program and its arguments as one line, for display (lossy UTF-8, unquoted).
-    pub fn command_line(&self) -> String {
-        let mut text = self.program.to_string_lossy().into_owned();
-        for arg in &self.args {
-            text.push(' ');
-            text.push_str(&arg.to_string_lossy());
-        }
-        text
-    }
-
-    /// Adds an argument.
-    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
-        self.args.push(arg.into());
-        self
-    }
-
-    /// Adds arguments.
-    pub fn args<I, S>(mut self, args: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<OsString>,
-    {
-        self.args.extend(args.into_iter().map(Into::into));
-        self
-    }
-
-    /// Sets a variable for the child, on top of the inherited ones. Defaults to none.
-    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
-        self.env.insert(key.into(), value.into());
-        self
-    }
-
-    /// Sets the working directory. Defaults to ours.
-    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(cwd.into());
-        self
-    }
-
-    /// Inherit our whole environment instead of only [`DEFAULT_INHERITED_ENV`]. Defaults to
-    /// false.
-    pub fn inherit_env(mut self, inherit: bool) -> Self {
-        self.inherit_env = inherit;
-        self
-    }
-
-    /// The longest line accepted from stdout; longer lines are discarded while read and
-    /// reported. Defaults to 16 MiB.
-    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
-        self.max_line_bytes = bytes;
-        self
-    }
-
-    /// How much of the end of stderr is kept for error messages. Defaults to 64 KiB.
-    pub fn stderr_tail_bytes(mut self, bytes: usize) -> Self {
-        self.stderr_tail_bytes = bytes;
-        self
-    }
-
-    /// How many frames may wait for the child to read them; a sender waits past that until
-    /// its deadline. Defaults to 1,024.
-    pub fn writer_queue(mut self, frames: usize) -> Self {
-        self.writer_queue = frames;
-        self
-    }
-
-    /// How long `close()` waits after closing stdin before SIGTERM. Defaults to 2 s.
-    pub fn stdin_close_grace(mut self, grace: Duration) -> Self {
-        self.stdin_close_grace = grace;
-        self
-    }
-
-    /// How long `close()` waits after SIGTERM before SIGKILL. Defaults to 2 s.
-    pub fn terminate_grace(mut self, grace: Duration) -> Self {
-        self.terminate_grace = grace;
-        self
-    }
-
-    /// When stdout ends, how long to wait for the child's exit status and the rest of its
-    /// stderr before failing pending calls. Defaults to 500 ms.
-    pub fn exit_wait(mut self, wait: Duration) -> Self {
-        self.exit_wait = wait;
-        self
-    }
-
-    /// How long `close()` waits for the transport's threads after the child is gone; threads
-    /// still held by a process outside the child's group (which keeps its pipes open) are left
-    /// behind with a warning. Defaults to 1 s.
-    pub fn thread_join_grace(mut self, grace: Duration) -> Self {
-        self.thread_join_grace = grace;
-        self
-    }
-
-    /// A connector that starts a new child from this config for every (re)connection.
-    pub fn connector(self) -> Connector {
-        Box::new(move || Ok(Arc::new(StdioTransport::spawn(self.clone())?) as Arc<dyn Transport>))
-    }
-}
+use pipes::{drain_stderr, write_loop, Tail};
 
 /// A child process as a transport. Spawned by [`StdioTransport::spawn`].
 pub struct StdioTransport {
@@ -216,6 +47,12 @@ struct Shared {
     stdout: Mutex<Option<ChildStdout>>,
     tail: Arc<Mutex<Tail>>,
     stderr_done: Receiver<()>,
+    /// Disconnected when the stdout reader has ended (its sender is moved into it).
+    stdout_done: Receiver<()>,
+    stdout_done_tx: Mutex<Option<Sender<()>>>,
+    /// The child exited before the transport was started while something else held its
+    /// stdout: `start` reports the close.
+    exited_unread: AtomicBool,
     /// Disconnected once every thread of ours has ended.
     threads_done: Receiver<()>,
     threads_done_tx: Mutex<Option<Sender<()>>>,
@@ -254,7 +91,13 @@ impl StdioTransport {
         }
         command.envs(&config.env);
         sys::own_process_group(&mut command);
-        let mut child = command.spawn().map_err(|source| Error::Spawn {
+        let spawned = if config.kill_on_parent_death {
+            sys::kill_on_parent_death(&mut command);
+            sys::spawn_from_spawner(command)
+        } else {
+            command.spawn()
+        };
+        let mut child = spawned.map_err(|source| Error::Spawn {
             command: command_line.clone(),
             source,
         })?;
@@ -265,6 +108,7 @@ impl StdioTransport {
         let (writer_tx, writer_rx) = bounded::<String>(config.writer_queue.max(1));
         let (threads_done_tx, threads_done) = bounded::<()>(0);
         let (stderr_done_tx, stderr_done) = bounded::<()>(0);
+        let (stdout_done_tx, stdout_done) = bounded::<()>(0);
         let tail = Arc::new(Mutex::new(Tail::new(config.stderr_tail_bytes)));
         let shared = Arc::new(Shared {
             command_line,
@@ -275,6 +119,9 @@ impl StdioTransport {
             stdout: Mutex::new(Some(stdout)),
             tail: Arc::clone(&tail),
             stderr_done,
+            stdout_done,
+            stdout_done_tx: Mutex::new(Some(stdout_done_tx)),
+            exited_unread: AtomicBool::new(false),
             threads_done,
             threads_done_tx: Mutex::new(Some(threads_done_tx.clone())),
             threads: Mutex::new(Vec::new()),
@@ -300,8 +147,17 @@ impl StdioTransport {
                 drain_stderr(stderr, &tail, &label);
             })
         });
+        let spawned = spawned.and_then(|drain| {
+            transport.shared.adopt(drain);
+            let shared = Arc::clone(&transport.shared);
+            let done = transport.shared.threads_done_tx.lock().clone();
+            spawn_named("toolwire-wait", move || {
+                let _done = done;
+                shared.watch_exit();
+            })
+        });
         match spawned {
-            Ok(drain) => transport.shared.adopt(drain),
+            Ok(watcher) => transport.shared.adopt(watcher),
             Err(error) => {
                 transport.shared.shut_down();
                 return Err(error);
@@ -341,11 +197,17 @@ impl Transport for StdioTransport {
         *self.shared.inbound.lock() = Some(Arc::clone(&inbound));
         let shared = Arc::clone(&self.shared);
         let done = self.shared.threads_done_tx.lock().clone();
+        let stdout_done = self.shared.stdout_done_tx.lock().take();
+        let reader_inbound = Arc::clone(&inbound);
         let reader = spawn_named("toolwire-stdout", move || {
             let _done = done;
-            shared.read_loop(stdout, inbound);
+            let _stdout_done = stdout_done;
+            shared.read_loop(stdout, reader_inbound);
         })?;
         self.shared.adopt(reader);
+        if self.shared.exited_unread.load(Ordering::SeqCst) {
+            self.shared.report_held_stdout(&inbound);
+        }
         Ok(())
     }
 
@@ -456,6 +318,46 @@ impl Shared {
         self.report_closed(&inbound, reason, status);
     }
 
+    /// Waits for the child to exit; then, if its stdout has not ended within `exit_wait` (a
+    /// process it started holds it open), fails every pending call with its exit status.
+    fn watch_exit(&self) {
+        if sys::wait_for_exit(self.pid).is_err() {
+            // Reaped already (by `close()`), or not ours to wait for: nothing to watch.
+            return;
+        }
+        // Responses the child wrote just before exiting may still be in the pipe: the reader
+        // gets them, and reports the close itself when it reaches the end.
+        let deadline = Instant::now() + self.config.exit_wait;
+        if let Err(RecvTimeoutError::Disconnected) = self.stdout_done.recv_deadline(deadline) {
+            return;
+        }
+        // A close in progress holds `closing` while it waits for this thread: never block on it.
+        match self.closing.try_lock() {
+            Some(closing) if !*closing => {}
+            _ => return,
+        }
+        match self.inbound.lock().clone() {
+            Some(inbound) => self.report_held_stdout(&inbound),
+            None => self.exited_unread.store(true, Ordering::SeqCst),
+        }
+    }
+
+    fn report_held_stdout(&self, inbound: &Arc<dyn Inbound>) {
+        let status = self.poll_exit();
+        // Nothing more can be answered: let the writer end and release stdin.
+        drop(self.writer_tx.lock().take());
+        log::debug!(
+            "toolwire: `{}` exited but its stdout is still open; failing its calls now",
+            self.command_line
+        );
+        self.report_closed(
+            inbound,
+            "the server exited; its stdout is still held open by another process (one it started?)"
+                .into(),
+            status,
+        );
+    }
+
     fn report_closed(
         &self,
         inbound: &Arc<dyn Inbound>,
@@ -547,113 +449,5 @@ impl Shared {
                 self.command_line
             ),
         }
-    }
-}
-
-fn write_loop(stdin: ChildStdin, frames: Receiver<String>) {
-    let mut stdin = io::BufWriter::with_capacity(64 * 1024, stdin);
-    while let Ok(line) = frames.recv() {
-        let mut result = stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| stdin.write_all(b"\n"));
-        // Write what is queued together, then flush once.
-        while result.is_ok() {
-            match frames.try_recv() {
-                Ok(line) => {
-                    result = stdin
-                        .write_all(line.as_bytes())
-                        .and_then(|()| stdin.write_all(b"\n"));
-                }
-                Err(_) => break,
-            }
-        }
-        if let Err(error) = result.and_then(|()| stdin.flush()) {
-            log::debug!("toolwire: writing to the server's stdin failed: {error}");
-            return;
-        }
-    }
-}
-
-fn drain_stderr(mut stderr: ChildStderr, tail: &Mutex<Tail>, label: &str) {
-    let mut buffer = vec![0u8; 8192];
-    let mut partial: Vec<u8> = Vec::new();
-    loop {
-        let count = match stderr.read(&mut buffer) {
-            Ok(0) => break,
-            Ok(count) => count,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        };
-        let chunk = &buffer[..count];
-        tail.lock().push(chunk);
-        if log::log_enabled!(log::Level::Debug) {
-            partial.extend_from_slice(chunk);
-            while let Some(position) = partial.iter().position(|&byte| byte == b'\n') {
-                let line: Vec<u8> = partial.drain(..=position).collect();
-                log::debug!(
-                    "[{label} stderr] {}",
-                    String::from_utf8_lossy(&line).trim_end()
-                );
-            }
-            // Bound the partial line kept for logging.
-            if partial.len() > 4096 {
-                partial.clear();
-            }
-        }
-    }
-}
-
-/// The last `capacity` bytes written to it.
-pub(crate) struct Tail {
-    capacity: usize,
-    bytes: Vec<u8>,
-}
-
-impl Tail {
-    pub(crate) fn new(capacity: usize) -> Tail {
-        Tail {
-            capacity,
-            bytes: Vec::new(),
-        }
-    }
-
-    pub(crate) fn push(&mut self, chunk: &[u8]) {
-        if chunk.len() >= self.capacity {
-            self.bytes.clear();
-            self.bytes
-                .extend_from_slice(&chunk[chunk.len() - self.capacity..]);
-            return;
-        }
-        self.bytes.extend_from_slice(chunk);
-        // Trim only when twice the capacity: amortised O(1) per byte.
-        if self.bytes.len() > 2 * self.capacity {
-            let excess = self.bytes.len() - self.capacity;
-            self.bytes.drain(..excess);
-        }
-    }
-
-    pub(crate) fn text(&self) -> String {
-        let start = self.bytes.len().saturating_sub(self.capacity);
-        String::from_utf8_lossy(&self.bytes[start..]).into_owned()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Tail;
-
-    #[test]
-    fn tail_keeps_the_last_bytes() {
-        let mut tail = Tail::new(4);
-        tail.push(b"ab");
-        tail.push(b"cdef");
-        assert_eq!(tail.text(), "cdef");
-        for _ in 0..10 {
-            tail.push(b"xy");
-        }
-        tail.push(b"z");
-        assert_eq!(tail.text(), "yxyz");
-        tail.push(b"0123456789");
-        assert_eq!(tail.text(), "6789");
     }
 }

@@ -11,6 +11,14 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+mod parse;
+pub(crate) mod scan;
+
+pub use parse::{
+    classify_frame, classify_message, parse_frame, parse_incoming, Incoming, IncomingFrame,
+    RawResponse,
+};
+
 /// The only protocol version this crate speaks, the literal `"2.0"`.
 pub const JSONRPC_VERSION: &str = "2.0";
 
@@ -358,6 +366,11 @@ pub enum ParseError {
     /// An empty JSON array.
     #[error("an empty batch is not allowed")]
     EmptyBatch,
+    /// An integer outside the 64-bit range (the literal and where it is): it cannot be
+    /// carried exactly (parsers turn it into a rounded float), so it is refused rather than
+    /// silently changed.
+    #[error("the integer {0} is outside the 64-bit range and cannot be carried exactly")]
+    IntegerOutOfRange(String),
 }
 
 impl ParseError {
@@ -369,121 +382,6 @@ impl ParseError {
             _ => ErrorCode::INVALID_REQUEST,
         }
     }
-}
-
-/// Parses one frame (one line of stdio, one HTTP body, one SSE `data`) strictly.
-///
-/// # Errors
-///
-/// [`ParseError::NotJson`] when the bytes are not JSON, [`ParseError::EmptyBatch`] for `[]`,
-/// and for a single message every other [`ParseError`] variant. A batch's elements carry their
-/// own errors inside [`Frame::Batch`].
-pub fn parse_frame(bytes: &[u8]) -> Result<Frame, Invalid> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|error| Invalid {
-        id: None,
-        error: ParseError::NotJson(error.to_string()),
-        method_present: false,
-    })?;
-    classify_frame(value)
-}
-
-/// Classifies an already parsed JSON value as a frame; see [`parse_frame`].
-///
-/// # Errors
-///
-/// As [`parse_frame`], minus [`ParseError::NotJson`].
-pub fn classify_frame(value: Value) -> Result<Frame, Invalid> {
-    match value {
-        Value::Array(elements) => {
-            if elements.is_empty() {
-                return Err(Invalid {
-                    id: None,
-                    error: ParseError::EmptyBatch,
-                    method_present: false,
-                });
-            }
-            Ok(Frame::Batch(
-                elements.into_iter().map(classify_message).collect(),
-            ))
-        }
-        other => classify_message(other).map(Frame::Single),
-    }
-}
-
-/// Classifies one JSON value as a request, notification or response.
-///
-/// # Errors
-///
-/// An [`Invalid`] carrying the id (when readable) and the reason.
-pub fn classify_message(value: Value) -> Result<Message, Invalid> {
-    let mut object = match value {
-        Value::Object(object) => object,
-        other => {
-            return Err(Invalid {
-                id: None,
-                error: ParseError::NotAnObject(type_name(&other)),
-                method_present: false,
-            })
-        }
-    };
-    // Read the id first so that every later rejection of a request can still be answered.
-    let id_value = object.remove("id");
-    let readable_id = id_value
-        .as_ref()
-        .and_then(|value| RequestId::from_value(value).ok());
-    let method_present = object.contains_key("method");
-    let fail = |error: ParseError| Invalid {
-        id: readable_id.clone(),
-        error,
-        method_present,
-    };
-    match object.get("jsonrpc") {
-        Some(Value::String(version)) if version == JSONRPC_VERSION => {}
-        Some(Value::String(version)) => {
-            return Err(fail(ParseError::BadVersion(format!("found {version:?}"))))
-        }
-        Some(other) => {
-            return Err(fail(ParseError::BadVersion(format!(
-                "found {}",
-                type_name(other)
-            ))))
-        }
-        None => return Err(fail(ParseError::BadVersion("missing".into()))),
-    }
-    if let Some(method) = object.remove("method") {
-        let method = match method {
-            Value::String(method) => method,
-            other => return Err(fail(ParseError::MethodNotString(type_name(&other)))),
-        };
-        let params = match object.remove("params") {
-            None => None,
-            Some(params @ (Value::Object(_) | Value::Array(_))) => Some(params),
-            Some(other) => return Err(fail(ParseError::InvalidParams(type_name(&other)))),
-        };
-        return match id_value {
-            None => Ok(Message::Notification(Notification { method, params })),
-            Some(id) => {
-                let id = RequestId::from_value(&id).map_err(&fail)?;
-                Ok(Message::Request(Request { id, method, params }))
-            }
-        };
-    }
-    let Some(id_value) = id_value else {
-        return Err(fail(ParseError::Unclassifiable));
-    };
-    // A response may carry a null id (the peer could not read ours); any other invalid id is an
-    // error.
-    let id = match id_value {
-        Value::Null => None,
-        other => Some(RequestId::from_value(&other).map_err(&fail)?),
-    };
-    let payload = match (object.remove("result"), object.remove("error")) {
-        (Some(_), Some(_)) => return Err(fail(ParseError::BothResultAndError)),
-        (None, None) => return Err(fail(ParseError::NeitherResultNorError)),
-        (Some(result), None) => Ok(result),
-        (None, Some(error)) => Err(ErrorObject::from_value(&error).map_err(&fail)?),
-    };
-    Ok(Message::Response(Response { id, payload }))
 }
 
 /// A short name for the JSON type of a value, for error messages.
