@@ -121,8 +121,9 @@
 //! (`http://user:***@host/…`), and a server's error body has the connection's credentials
 //! taken out. ureq, under the HTTP transport, logs under the targets `ureq` and `ureq_proto`:
 //! redacted at debug, but at trace `ureq_proto` dumps the raw bytes of every request (its
-//! headers too) and `ureq` prints whole query strings, so keep those targets below trace
-//! wherever logs are kept (the `toolwire` command drops their trace records).
+//! headers too), and with trace enabled for it `ureq` prints whole query strings even in its
+//! debug records; so keep those targets below trace wherever logs are kept (the `toolwire`
+//! command never enables them at trace).
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
