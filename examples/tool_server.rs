@@ -6,11 +6,13 @@
 //! # Usage
 //!
 //! ```text
-//! cargo run --example tool_server -- [--ignore-eof] [--banner]
+//! cargo run --example tool_server -- [--ignore-eof] [--banner] [--hostile]
 //! ```
 //!
 //! * `--ignore-eof` keeps the process running (sleeping forever) after stdin reaches end of file.
 //! * `--banner` writes the non-JSON line `tool_server ready` to stdout at start.
+//! * `--hostile` adds the tool `hostile` (see below), whose texts carry terminal escape
+//!   sequences, for the tests of what the `toolwire` command prints.
 //!
 //! Any other argument prints the usage on stderr and exits with code 2.
 //!
@@ -71,6 +73,12 @@
 //!   `fail`, an unknown tool name and bad arguments give a result with `isError: true` rather
 //!   than a JSON-RPC error, as official servers do. `sleep` takes its progress token from the
 //!   `_meta` of the `tools/call` params.
+//! * With `--hostile` only, the tool `hostile {as?}`, listed last: its description, and
+//!   everything calling it produces, carry [`HOSTILE`] (clear-screen, a window-title OSC ended
+//!   by BEL, and a one-byte C1 CSI). A call sends a `notifications/message` warning and, with
+//!   a progress token, one progress notification, both with that text; writes it to stderr;
+//!   then answers it as a text result (`as` absent or `"text"`), as a result with `isError`
+//!   (`"error"`), or as JSON-RPC error -32000 (`"rpc_error"`).
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -88,6 +96,9 @@ const LATEST_VERSION: &str = "2025-11-25";
 const ASK_TIMEOUT: Duration = Duration::from_secs(10);
 /// The non-JSON line written by `garbage`.
 const JUNK_LINE: &str = "this is not json";
+/// The text of the `hostile` tool: clear the screen, set the window title (an OSC ended by
+/// BEL), and a red colour through the one-byte C1 CSI.
+const HOSTILE: &str = "\u{1b}[2J\u{1b}]0;pwned\u{7} and \u{9b}31m";
 /// The last line written by `stderr_flood`.
 const FLOOD_END: &[u8] = b"END-OF-FLOOD\n";
 /// The size of the pieces `huge_line` writes.
@@ -117,6 +128,8 @@ struct Server {
     next_stray: AtomicU64,
     /// How many worker replies are computed but not yet written.
     replies_in_flight: AtomicUsize,
+    /// `--hostile`: the `hostile` tool is offered.
+    hostile: bool,
 }
 
 /// Locks a mutex, carrying on if another thread panicked while holding it.
@@ -165,13 +178,15 @@ impl Server {
 fn main() {
     let mut ignore_eof = false;
     let mut banner = false;
+    let mut hostile = false;
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
             "--ignore-eof" => ignore_eof = true,
             "--banner" => banner = true,
+            "--hostile" => hostile = true,
             _ => {
                 eprintln!("tool_server: unknown argument {arg:?}");
-                eprintln!("usage: tool_server [--ignore-eof] [--banner]");
+                eprintln!("usage: tool_server [--ignore-eof] [--banner] [--hostile]");
                 std::process::exit(2);
             }
         }
@@ -184,6 +199,7 @@ fn main() {
         next_ask: AtomicU64::new(1),
         next_stray: AtomicU64::new(1),
         replies_in_flight: AtomicUsize::new(0),
+        hostile,
     });
     if banner {
         server.write_line("tool_server ready");
@@ -367,7 +383,15 @@ fn run_method(server: &Server, method: &str, params: &Value) -> Result<Reply, St
         "ask_client" => return ask_client(server, params),
         "ping" => json!({}),
         "initialize" => initialize(params)?,
-        "tools/list" => json!({"tools": tool_list()}),
+        "tools/list" => {
+            let mut tools = tool_list();
+            if server.hostile {
+                if let Value::Array(list) = &mut tools {
+                    list.push(hostile_tool());
+                }
+            }
+            json!({"tools": tools})
+        }
         "tools/call" => return tools_call(server, params),
         _ => return Ok(Reply::Error(-32601, format!("Method not found: {method}"))),
     };
@@ -599,6 +623,37 @@ fn tool_list() -> Value {
     ])
 }
 
+/// The definition of the `hostile` tool (`--hostile` only).
+fn hostile_tool() -> Value {
+    json!({"name": "hostile", "description": format!("Prints {HOSTILE}."),
+           "inputSchema": {"type": "object",
+                           "properties": {"as": {"type": "string",
+                                                 "enum": ["text", "error", "rpc_error"]}}}})
+}
+
+/// Runs the `hostile` tool: a log message, a progress report and a stderr line carrying
+/// [`HOSTILE`], then the answer `as` asks for.
+fn hostile(server: &Server, args: &Value, params: &Value) -> Result<Reply, String> {
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "warning", "logger": "hostile", "data": format!("log {HOSTILE}")}}));
+    let token = params
+        .get("_meta")
+        .and_then(|meta| meta.get("progressToken"));
+    if let Some(token) = token {
+        server.send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": 1, "total": 1,
+                       "message": format!("progress {HOSTILE}")}}),
+        );
+    }
+    eprintln!("tool_server: stderr {HOSTILE}");
+    Ok(match opt_str(args, "as")?.unwrap_or("text") {
+        "error" => Reply::Result(tool_error(format!("failed {HOSTILE}"))),
+        "rpc_error" => Reply::Error(-32000, format!("refused {HOSTILE}")),
+        _ => Reply::Result(text_result(format!("result {HOSTILE}"))),
+    })
+}
+
 /// A successful tool result holding one text block.
 fn text_result(text: impl Into<String>) -> Value {
     json!({"content": [{"type": "text", "text": text.into()}], "isError": false})
@@ -616,6 +671,9 @@ fn tools_call(server: &Server, params: &Value) -> Result<Reply, String> {
     if !args.is_object() && !args.is_null() {
         let why = format!("Invalid arguments for tool '{name}': arguments must be a JSON object");
         return Ok(Reply::Result(tool_error(why)));
+    }
+    if name == "hostile" && server.hostile {
+        return hostile(server, args, params);
     }
     Ok(match run_tool(server, name, args, params) {
         Ok(Some(result)) => Reply::Result(result),

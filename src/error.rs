@@ -236,11 +236,13 @@ pub struct HttpError {
     pub status: u16,
     /// What was being sent: the JSON-RPC method, or e.g. "GET stream".
     pub what: String,
-    /// The URL that answered.
+    /// The URL that answered, masked: a password in it shows as `***` (see
+    /// [`crate::transport::mask_url`]).
     pub url: String,
     /// The response's `Content-Type`, when it had one.
     pub content_type: Option<String>,
-    /// The start of the body (lossy UTF-8), at most the transport's excerpt limit.
+    /// The start of the body (lossy UTF-8), at most the transport's excerpt limit, with the
+    /// connection's token, header values and URL password taken out.
     pub body_excerpt: String,
 }
 
@@ -256,7 +258,8 @@ impl HttpError {
         HttpError {
             status,
             what: what.into(),
-            url: url.into(),
+            // Stored masked, so no path from here can show the password.
+            url: crate::mask::mask_url(&url.into()),
             content_type,
             body_excerpt,
         }

@@ -115,6 +115,15 @@
 //! Through the `log` facade: skipped frames and late responses at debug, discarded oversized
 //! frames and forced kills at warn, the child's stderr lines at debug, a server's MCP log
 //! messages under the target `toolwire::server`, harness decisions under `toolwire::harness`.
+//!
+//! No record, error or `Debug` of this crate shows a secret: header values, bearer tokens and
+//! environment values show as `***`, a URL as [`transport::mask_url`] gives it
+//! (`http://user:***@host/…`), and a server's error body has the connection's credentials
+//! taken out. ureq, under the HTTP transport, logs under the targets `ureq` and `ureq_proto`:
+//! redacted at debug, but at trace `ureq_proto` dumps the raw bytes of every request (its
+//! headers too), and with trace enabled for it `ureq` prints whole query strings even in its
+//! debug records; so keep those targets below trace wherever logs are kept (the `toolwire`
+//! command never enables them at trace).
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
@@ -125,6 +134,7 @@ pub mod error;
 pub mod fuzzing;
 pub mod harness;
 pub mod jsonrpc;
+mod mask;
 pub mod mcp;
 pub mod schema;
 mod sys;

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::{ConfigFormat, LoadOptions, ServerEntry};
 use crate::error::{Error, Result};
+use crate::mask::mask_url;
 use crate::transport::StdioConfig;
 
 /// Reads one server entry, naming the server and field in every error.
@@ -166,7 +167,10 @@ impl EntryReader<'_> {
         };
         let lower = url.to_ascii_lowercase();
         if !(lower.starts_with("http://") || lower.starts_with("https://")) {
-            return Err(self.error("url", format!("{url:?} is not an http:// or https:// URL")));
+            return Err(self.error(
+                "url",
+                format!("{:?} is not an http:// or https:// URL", mask_url(&url)),
+            ));
         }
         let headers = self.string_map(object, "headers")?;
         for field in ["args", "env", "envFile", "cwd"] {

@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::mask::{mask_url, MaskedHeaders, MaskedValues};
 use crate::transport::{Connector, StdioConfig};
 
 mod entry;
@@ -66,8 +67,9 @@ impl fmt::Display for ConfigFormat {
     }
 }
 
-/// One server of a config file, routed to its transport.
-#[derive(Debug, Clone)]
+/// One server of a config file, routed to its transport. Its `Debug` shows header values,
+/// environment values and a URL's password as `***`.
+#[derive(Clone)]
 #[non_exhaustive]
 pub enum ServerEntry {
     /// A `command` to run, spoken to over stdio.
@@ -81,9 +83,23 @@ pub enum ServerEntry {
     },
 }
 
+impl fmt::Debug for ServerEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerEntry::Stdio(stdio) => f.debug_tuple("Stdio").field(stdio).finish(),
+            ServerEntry::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", &mask_url(url))
+                .field("headers", &MaskedHeaders(headers))
+                .finish(),
+        }
+    }
+}
+
 /// How to read a config file: its format, where variables come from. `Default` (the same as
-/// [`LoadOptions::new`]) spells out every value.
-#[derive(Debug, Clone)]
+/// [`LoadOptions::new`]) spells out every value. Its `Debug` shows the names of variables
+/// and inputs, not their values (an input is often a password).
+#[derive(Clone)]
 pub struct LoadOptions {
     pub(crate) format: Option<ConfigFormat>,
     pub(crate) vars: HashMap<String, String>,
@@ -101,6 +117,18 @@ impl Default for LoadOptions {
             inputs: HashMap::new(),
             workspace_folder: None,
         }
+    }
+}
+
+impl fmt::Debug for LoadOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadOptions")
+            .field("format", &self.format)
+            .field("vars", &MaskedValues(self.vars.keys()))
+            .field("process_env", &self.process_env)
+            .field("inputs", &MaskedValues(self.inputs.keys()))
+            .field("workspace_folder", &self.workspace_folder)
+            .finish()
     }
 }
 
@@ -318,7 +346,8 @@ fn http_connector(url: &str, headers: &[(String, String)]) -> Result<Connector> 
 #[cfg(not(feature = "http"))]
 fn http_connector(url: &str, _headers: &[(String, String)]) -> Result<Connector> {
     Err(Error::Config(format!(
-        "`{url}` is an HTTP server: toolwire was built without its `http` feature"
+        "`{}` is an HTTP server: toolwire was built without its `http` feature",
+        mask_url(url)
     )))
 }
 

@@ -25,6 +25,7 @@ pub(crate) mod memory;
 pub(crate) mod sse;
 pub(crate) mod stdio;
 
+pub use crate::mask::mask_url;
 #[cfg(feature = "http")]
 pub use http::{HttpConfig, HttpTransport};
 pub use memory::{MemoryPeer, MemoryTransport};

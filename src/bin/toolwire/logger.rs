@@ -1,5 +1,11 @@
 //! A tiny stderr logger for the `log` facade: `level target: message`, one line each, drawn
 //! around the progress bar when one is on screen.
+//!
+//! A record may quote a server (its log messages, its stderr, its error texts): its control
+//! characters are shown escaped (see [`crate::terminal`]). ureq (targets `ureq` and
+//! `ureq_proto`) is never enabled at trace: its trace records dump the raw bytes of each
+//! request, headers and tokens included, and when it sees trace enabled its debug records
+//! show whole query strings and `Location` headers. Its debug records, redacted, are shown.
 
 use std::io::Write;
 
@@ -11,7 +17,7 @@ static LOGGER: StderrLogger = StderrLogger;
 
 impl Log for StderrLogger {
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        metadata.level() <= log::max_level()
+        metadata.level() <= log::max_level() && !is_raw_wire(metadata)
     }
 
     fn log(&self, record: &Record<'_>) {
@@ -26,6 +32,7 @@ impl Log for StderrLogger {
             record.level().as_str().to_ascii_lowercase(),
             record.target(),
         );
+        let line = crate::terminal::shown(&line);
         crate::progress::suspend(|| {
             // A closed stderr is not worth failing over.
             let _ = std::io::stderr().lock().write_all(line.as_bytes());
@@ -35,6 +42,11 @@ impl Log for StderrLogger {
     fn flush(&self) {
         let _ = std::io::stderr().flush();
     }
+}
+
+/// ureq at trace, which shows the wire's raw bytes (credentials among them).
+fn is_raw_wire(metadata: &Metadata<'_>) -> bool {
+    metadata.level() == log::Level::Trace && metadata.target().starts_with("ureq")
 }
 
 /// Installs the logger with `level`.

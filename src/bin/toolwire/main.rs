@@ -3,7 +3,8 @@
 //! Built with the `cli` feature. The pieces: `cli` (the clap definition), `target` (which
 //! server, and connecting to it), `call` (one tool call: checks, progress, Ctrl-C), `args`
 //! (call arguments typed by the tool's schema, and the repair message), `output` (tables and
-//! content), `progress` (bar or plain lines), `interrupt` (SIGINT), `logger`, `transcript`.
+//! content), `terminal` (control characters shown, never obeyed), `progress` (bar or plain
+//! lines), `interrupt` (SIGINT), `logger`, `transcript`.
 #![deny(unsafe_code)]
 
 /// `println!` to stdout through [`output::emit`], which ignores a closed pipe.
@@ -35,6 +36,7 @@ mod logger;
 mod output;
 mod progress;
 mod target;
+mod terminal;
 mod transcript;
 
 use std::io::IsTerminal;

@@ -7,27 +7,47 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use toolwire::config::ServerEntry;
 use toolwire::mcp::{Era, SessionInfo};
+use toolwire::transport::mask_url;
 use toolwire::{CallToolResult, Content, ServerConfigs, Tool};
 
+use crate::terminal;
+
+/// What a header value (a secret) shows as.
+const SECRET_SHOWN: &str = "***";
 /// The widest a description column gets before it is cut.
 const DESCRIPTION_CHARS: usize = 72;
 /// The widest an arguments column gets before it is cut.
 const ARGUMENTS_CHARS: usize = 48;
 
-/// Writes to stdout. A closed stdout (`toolwire tools | head`) is not worth a panic: what
+/// Writes human text to stdout, its control characters shown escaped (see
+/// [`crate::terminal`]). A closed stdout (`toolwire tools | head`) is not worth a panic: what
 /// cannot be written is dropped.
 pub fn emit(text: &str) {
+    write_stdout(&terminal::shown(text));
+}
+
+/// Writes human text to stderr, its control characters shown escaped, dropping what a closed
+/// stderr cannot take.
+pub fn emit_err(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(terminal::shown(text).as_bytes());
+}
+
+/// Writes a JSON document to stdout: exact JSON, with no raw control character.
+pub fn emit_json(value: &Value) {
+    let mut text = terminal::json_pretty(value);
+    text.push('\n');
+    write_stdout(&text);
+}
+
+fn write_stdout(text: &str) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     let _ = stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush());
-}
-
-/// Writes to stderr, dropping what a closed stderr cannot take.
-pub fn emit_err(text: &str) {
-    use std::io::Write;
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// One word for an era, for JSON and the transcript.
@@ -50,30 +70,56 @@ pub fn duration(elapsed: Duration) -> String {
     }
 }
 
-/// `servers`: the entries of a config file.
+/// One entry of `servers`: a URL masked (`user:***@`), header names with `***` for values.
+struct ServerRow {
+    name: String,
+    kind: &'static str,
+    detail: String,
+    headers: Option<Vec<String>>,
+}
+
+/// `servers`: the entries of a config file. A URL's password and every header value are
+/// secrets: they show as `***` (see [`toolwire::transport::mask_url`]).
 pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
-    let rows: Vec<(String, &'static str, String)> = configs
+    let rows: Vec<ServerRow> = configs
         .names()
         .map(|name| {
-            let (kind, detail) = match configs.get(name) {
-                Some(ServerEntry::Stdio(stdio)) => ("stdio", stdio.command_line()),
-                Some(ServerEntry::Http { url, .. }) => ("http", url.clone()),
-                _ => ("?", String::new()),
+            let (kind, detail, headers) = match configs.get(name) {
+                Some(ServerEntry::Stdio(stdio)) => ("stdio", stdio.command_line(), None),
+                Some(ServerEntry::Http { url, headers }) => (
+                    "http",
+                    mask_url(url),
+                    Some(headers.iter().map(|(name, _)| name.clone()).collect()),
+                ),
+                _ => ("?", String::new(), None),
             };
-            (name.to_owned(), kind, detail)
+            ServerRow {
+                name: name.to_owned(),
+                kind,
+                detail,
+                headers,
+            }
         })
         .collect();
     if json {
         let servers: Vec<Value> = rows
             .iter()
-            .map(|(name, kind, detail)| {
-                let key = if *kind == "http" { "url" } else { "command" };
-                json!({"name": name, "transport": kind, key: detail})
+            .map(|row| {
+                let key = if row.kind == "http" { "url" } else { "command" };
+                let mut entry = json!({"name": row.name, "transport": row.kind, key: row.detail});
+                if let Some(headers) = &row.headers {
+                    let masked: serde_json::Map<String, Value> = headers
+                        .iter()
+                        .map(|name| (name.clone(), Value::from(SECRET_SHOWN)))
+                        .collect();
+                    entry["headers"] = Value::Object(masked);
+                }
+                entry
             })
             .collect();
         let document = json!({"file": path.display().to_string(),
                               "format": configs.format().to_string(), "servers": servers});
-        outln!("{}", pretty(&document));
+        emit_json(&document);
         return;
     }
     outln!(
@@ -85,7 +131,13 @@ pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
     );
     let table: Vec<Vec<String>> = rows
         .into_iter()
-        .map(|(name, kind, detail)| vec![name, kind.to_owned(), detail])
+        .map(|row| {
+            let mut detail = row.detail;
+            for name in row.headers.iter().flatten() {
+                let _ = write!(detail, "  {name}: {SECRET_SHOWN}");
+            }
+            vec![row.name, row.kind.to_owned(), detail]
+        })
         .collect();
     out!(
         "{}",
@@ -104,7 +156,7 @@ pub fn print_info(info: &SessionInfo, json: bool) {
             "capabilities": info.capabilities,
             "instructions": info.instructions,
         });
-        outln!("{}", pretty(&document));
+        emit_json(&document);
         return;
     }
     let mut server = format!("{} {}", info.server.name, info.server.version);
@@ -139,7 +191,7 @@ pub fn print_info(info: &SessionInfo, json: bool) {
 pub fn print_tools(tools: &[Tool], json: bool) {
     if json {
         let raw: Vec<Value> = tools.iter().map(Tool::raw).collect();
-        outln!("{}", pretty(&json!(raw)));
+        emit_json(&json!(raw));
         return;
     }
     let rows: Vec<Vec<String>> = tools
@@ -151,10 +203,14 @@ pub fn print_tools(tools: &[Tool], json: bool) {
                 .or(tool.title.as_deref())
                 .and_then(|text| text.lines().map(str::trim).find(|line| !line.is_empty()))
                 .unwrap_or("");
+            // Cut what will be shown, so the limits hold for the escaped text.
             vec![
                 tool.name.clone(),
-                cut(&arguments_summary(&tool.input_schema()), ARGUMENTS_CHARS),
-                cut(description, DESCRIPTION_CHARS),
+                cut(
+                    &terminal::shown_line(&arguments_summary(&tool.input_schema())),
+                    ARGUMENTS_CHARS,
+                ),
+                cut(&terminal::shown_line(description), DESCRIPTION_CHARS),
             ]
         })
         .collect();
@@ -223,8 +279,18 @@ fn cut(text: &str, limit: usize) -> String {
     }
 }
 
-/// Left-aligned columns separated by two spaces; the last column is not padded.
+/// Left-aligned columns separated by two spaces; the last column is not padded. A cell is one
+/// line: its control characters, newline and tab included, are shown escaped.
 fn render_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|cell| terminal::shown_line(cell).into_owned())
+                .collect()
+        })
+        .collect();
+    let rows = rows.as_slice();
     let mut widths: Vec<usize> = header.iter().map(|title| title.chars().count()).collect();
     for row in rows {
         for (width, cell) in widths.iter_mut().zip(row) {
@@ -251,13 +317,9 @@ fn render_table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
-}
-
 /// `call --json`: the whole result.
 pub fn print_result_json(result: &CallToolResult) {
-    outln!("{}", pretty(&result.raw));
+    emit_json(&result.raw);
 }
 
 /// `call`: each content block readably. Text as text; images and audio as one line with the
@@ -328,7 +390,7 @@ pub fn print_result(result: &CallToolResult) {
     }
     if result.content.is_empty() {
         if let Some(structured) = &result.structured_content {
-            out.push_str(&pretty(structured));
+            out.push_str(&terminal::json_pretty(structured));
             out.push('\n');
         }
     }

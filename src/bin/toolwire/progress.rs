@@ -106,7 +106,8 @@ impl Display {
             Mode::Quiet => {}
             Mode::Lines => errln!("progress {text}"),
             Mode::Bar => self.with_bar(|bar| {
-                bar.set_message(text);
+                // indicatif draws the message as it is: escape it here (see `terminal`).
+                bar.set_message(crate::terminal::shown_line(&text).into_owned());
                 match progress.total.filter(|total| *total > 0.0) {
                     Some(total) => {
                         bar.set_length(BAR_STEPS);
@@ -142,7 +143,7 @@ impl Display {
             // Set up hidden, so the first frame drawn is complete.
             let bar = ProgressBar::hidden();
             bar.set_style(spinner_style());
-            bar.set_prefix(self.tool.clone());
+            bar.set_prefix(crate::terminal::shown_line(&self.tool).into_owned());
             bar.set_message("waiting for the result");
             bar.set_draw_target(ProgressDrawTarget::stderr());
             bar.enable_steady_tick(Duration::from_millis(100));

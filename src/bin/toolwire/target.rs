@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use toolwire::config::{LoadOptions, ServerEntry};
-use toolwire::transport::{Connector, HttpTransport, StdioTransport, Transport};
+use toolwire::transport::{mask_url, Connector, HttpTransport, StdioTransport, Transport};
 use toolwire::{HttpConfig, McpClient, McpConfig, ServerConfigs, StdioConfig};
 
 use crate::cli::TargetOptions;
@@ -36,7 +36,8 @@ impl Target {
             Target::Config { path, server, .. } => {
                 format!("server `{server}` of {}", path.display())
             }
-            Target::Url(http) => http.url().to_owned(),
+            // The URL's password is a secret: messages and the transcript show it masked.
+            Target::Url(http) => mask_url(http.url()),
             Target::Command(stdio) => stdio.command_line(),
         }
     }
@@ -69,8 +70,10 @@ pub fn load_config(options: &TargetOptions) -> Result<(PathBuf, ServerConfigs), 
     let path = config_path(options)?;
     let mut load = LoadOptions::new();
     for input in &options.inputs {
-        let (id, value) = split_pair(input, '=')
-            .ok_or_else(|| Failure::usage(format!("--input {input:?}: expected ID=VALUE")))?;
+        // An input is often a password: a malformed one is not echoed.
+        let (id, value) = split_pair(input, '=').ok_or_else(|| {
+            Failure::usage("--input: expected ID=VALUE (an ID, then `=`, then the value)")
+        })?;
         load = load.input(id, value);
     }
     let configs = ServerConfigs::load_with(&path, load)
@@ -124,8 +127,11 @@ pub fn resolve(options: &TargetOptions, command: &[String]) -> Result<Target, Fa
     if let Some(url) = &options.url {
         let mut http = HttpConfig::new(url.clone());
         for header in &options.headers {
+            // A header's value is often a token: a malformed one is not echoed.
             let (name, value) = split_pair(header, ':').ok_or_else(|| {
-                Failure::usage(format!("--header {header:?}: expected 'Name: value'"))
+                Failure::usage(
+                    "--header: expected 'Name: value' (a name, then `:`, then the value)",
+                )
             })?;
             http = http.header(name, value);
         }

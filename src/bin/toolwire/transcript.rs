@@ -77,7 +77,8 @@ impl Transcript {
     }
 
     fn write(&self, line: Map<String, Value>) {
-        let mut text = Value::Object(line).to_string();
+        // No raw control character, so `cat` or `tail -f` of the file is safe too.
+        let mut text = crate::terminal::json_line(&Value::Object(line));
         text.push('\n');
         let mut file = self.file.lock();
         let written = file.write_all(text.as_bytes()).and_then(|()| file.flush());

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::HttpTransport;
 use crate::error::{Error, Result};
+use crate::mask::{mask_url, userinfo, MaskedHeaders, Secrets, MASK};
 use crate::transport::{Connector, Transport};
 
 /// How to reach and bound a Streamable HTTP server. [`HttpConfig::new`] sets every bound to
@@ -39,12 +40,12 @@ pub struct HttpConfig {
 
 impl fmt::Debug for HttpConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Header values and the token may be secrets: only their names and presence show.
-        let header_names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        // Header values and the token may be secrets, and so may a password in the URL: the
+        // names show, the values are `***` (see `crate::mask`).
         f.debug_struct("HttpConfig")
-            .field("url", &self.url)
-            .field("headers", &header_names)
-            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<set>"))
+            .field("url", &mask_url(&self.url))
+            .field("headers", &MaskedHeaders(&self.headers))
+            .field("bearer_token", &self.bearer_token.as_ref().map(|_| MASK))
             .field("connect_timeout", &self.connect_timeout)
             .field("response_timeout", &self.response_timeout)
             .field("read_timeout", &self.read_timeout)
@@ -102,7 +103,8 @@ impl HttpConfig {
         }
     }
 
-    /// The endpoint.
+    /// The endpoint, as given. It may hold a password: to show it, use
+    /// [`crate::transport::mask_url`], as every message of this crate does.
     pub fn url(&self) -> &str {
         &self.url
     }
@@ -272,23 +274,49 @@ impl HttpConfig {
         Box::new(move || Ok(Arc::new(HttpTransport::new(self.clone())?) as Arc<dyn Transport>))
     }
 
+    /// The URL as messages show it (see [`crate::transport::mask_url`]).
+    pub(super) fn display_url(&self) -> String {
+        mask_url(&self.url)
+    }
+
+    /// The secrets to take out of foreign text: the URL's userinfo, the token, the header
+    /// values.
+    pub(super) fn secrets(&self) -> Secrets {
+        let mut credentials: Vec<String> = self
+            .bearer_token
+            .iter()
+            .chain(self.headers.iter().map(|(_, value)| value))
+            .cloned()
+            .collect();
+        // ureq sends a URL's userinfo as `Authorization: Basic base64(user:pass)`, which a
+        // server may quote back.
+        if let Some(userinfo) = userinfo(&self.url) {
+            let pair = if userinfo.contains(':') {
+                userinfo.to_owned()
+            } else {
+                format!("{userinfo}:")
+            };
+            credentials.push(format!("Basic {}", super::util::base64(pair.as_bytes())));
+        }
+        Secrets::new(&self.url, credentials.iter().map(String::as_str))
+    }
+
     pub(super) fn check(&self) -> Result<()> {
+        let shown = self.display_url();
         let lower = self.url.to_ascii_lowercase();
         if lower.starts_with("https://") {
             if !cfg!(feature = "rustls") {
                 return Err(Error::Config(format!(
-                    "`{}` needs TLS: enable toolwire's `rustls` feature",
-                    self.url
+                    "`{shown}` needs TLS: enable toolwire's `rustls` feature"
                 )));
             }
         } else if !lower.starts_with("http://") {
             return Err(Error::Config(format!(
-                "`{}` is not an http:// or https:// URL",
-                self.url
+                "`{shown}` is not an http:// or https:// URL"
             )));
         }
         if self.url.parse::<ureq::http::Uri>().is_err() {
-            return Err(Error::Config(format!("`{}` is not a valid URL", self.url)));
+            return Err(Error::Config(format!("`{shown}` is not a valid URL")));
         }
         for (name, value) in &self.headers {
             if ureq::http::HeaderName::from_bytes(name.as_bytes()).is_err() {

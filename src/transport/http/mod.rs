@@ -106,7 +106,7 @@ pub struct HttpTransport {
 impl std::fmt::Debug for HttpTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpTransport")
-            .field("url", &self.shared.config.url)
+            .field("url", &self.shared.display_url)
             .field("session", &self.session_id().map(|_| "<set>"))
             .finish()
     }
@@ -127,6 +127,11 @@ impl Exchange {
 
 pub(super) struct Shared {
     config: HttpConfig,
+    /// The URL as every message shows it: masked once, here (see `crate::mask`).
+    display_url: String,
+    /// The connection's secrets, taken out of the server's and ureq's text before it goes
+    /// into an error.
+    secrets: crate::mask::Secrets,
     workers: Workers,
     agent: ureq::Agent,
     inbound: Mutex<Option<Arc<dyn Inbound>>>,
@@ -172,6 +177,8 @@ impl HttpTransport {
             ureq::unversioned::resolver::DefaultResolver::default(),
         );
         let shared = Arc::new(Shared {
+            display_url: config.display_url(),
+            secrets: config.secrets(),
             posts: Gate::new(config.max_concurrent_posts),
             threads: Gate::new(usize::MAX),
             workers: Workers::new(config.worker_idle),
@@ -254,7 +261,7 @@ impl Transport for HttpTransport {
     }
 
     fn describe(&self) -> String {
-        self.shared.config.url.clone()
+        self.shared.display_url.clone()
     }
 }
 
@@ -501,7 +508,7 @@ impl Shared {
         if !ended {
             log::warn!(
                 "toolwire: HTTP threads for {} did not end within {grace:?}; leaving them",
-                self.config.url
+                self.display_url
             );
         }
         if first {

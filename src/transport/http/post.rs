@@ -161,7 +161,9 @@ impl Shared {
         if self.is_closed() {
             return self.closed_error();
         }
-        let url = &self.config.url;
+        let url = &self.display_url;
+        // ureq's messages are not ours: one may quote the URL (`bad uri: …`).
+        let scrubbed = |error: &dyn std::fmt::Display| self.secrets.scrub(&error.to_string());
         match error {
             ureq::Error::Timeout(_) => Error::Timeout {
                 method: what.to_owned(),
@@ -169,10 +171,11 @@ impl Shared {
             },
             ureq::Error::Io(error) => Error::Io(io::Error::new(
                 error.kind(),
-                format!("{verb} {url} for `{what}`: {error}"),
+                format!("{verb} {url} for `{what}`: {}", scrubbed(&error)),
             )),
             other => Error::Io(io::Error::other(format!(
-                "{verb} {url} for `{what}`: {other}"
+                "{verb} {url} for `{what}`: {}",
+                scrubbed(&other)
             ))),
         }
     }
@@ -187,9 +190,11 @@ impl Shared {
         Error::Http(Box::new(HttpError::new(
             status,
             what,
-            self.config.url.clone(),
+            self.display_url.clone(),
             content_type,
-            util::excerpt(body, self.config.error_excerpt_bytes),
+            // A server may quote the credentials it refused.
+            self.secrets
+                .scrub(&util::excerpt(body, self.config.error_excerpt_bytes)),
         )))
     }
 
@@ -233,7 +238,7 @@ impl Shared {
                 if !renewed && stamp.session_id.is_some() && self.session_expired(status, &body) {
                     log::info!(
                         "toolwire: {} answered `{}` with HTTP {status}: the session expired; starting a new one",
-                        self.config.url,
+                        self.display_url,
                         post.what
                     );
                     match self.renew_session(stamp.generation) {
@@ -244,7 +249,7 @@ impl Shared {
                         Err(error) => {
                             let reason = format!(
                                 "the HTTP session with {} expired and a new one could not be started: {error}",
-                                self.config.url
+                                self.display_url
                             );
                             reply.send(Err(error));
                             self.fail(reason);
@@ -268,7 +273,7 @@ impl Shared {
             if status == 202 || status == 204 {
                 log::debug!(
                     "toolwire: {} accepted `{}` with HTTP {status} and no body; its response can only come on the GET stream",
-                    self.config.url,
+                    self.display_url,
                     post.what
                 );
                 return reply.send(Ok(()));
@@ -337,7 +342,7 @@ impl Shared {
                     error.kind(),
                     format!(
                         "reading the reply to `{}` from {}: {error}",
-                        post.what, self.config.url
+                        post.what, self.display_url
                     ),
                 ))))
             }
@@ -352,7 +357,7 @@ impl Shared {
             "HTTP {status} ({}) for `{}` holds no response to it: {:?}",
             content_type.as_deref().unwrap_or("no content type"),
             post.what,
-            util::excerpt(&body, 200)
+            self.secrets.scrub(&util::excerpt(&body, 200))
         ))));
     }
 }

@@ -217,7 +217,7 @@ impl Shared {
             state.session_id = session_id;
             state.generation += 1;
         }
-        log::info!("toolwire: started a new session with {}", self.config.url);
+        log::info!("toolwire: started a new session with {}", self.display_url);
         if let Some(line) = opened {
             let started = Instant::now();
             let what = "the opening notification (new session)";
@@ -257,10 +257,14 @@ impl Shared {
         match Slot::new().enter(|| request.call()) {
             Ok(response) => log::debug!(
                 "toolwire: DELETE {} answered HTTP {}",
-                self.config.url,
+                self.display_url,
                 response.status().as_u16()
             ),
-            Err(error) => log::debug!("toolwire: DELETE {} failed: {error}", self.config.url),
+            Err(error) => log::debug!(
+                "toolwire: DELETE {} failed: {}",
+                self.display_url,
+                self.secrets.scrub(&error.to_string())
+            ),
         }
     }
 }

@@ -294,7 +294,7 @@ impl Shared {
                     if !reconnects.allow() {
                         log::warn!(
                             "toolwire: the GET stream of {} reconnected {} times within a minute; not reopening it",
-                            self.config.url,
+                            self.display_url,
                             self.config.max_reconnects_per_minute
                         );
                         return;
@@ -302,7 +302,7 @@ impl Shared {
                     if quiet > self.config.max_reconnects {
                         log::debug!(
                             "toolwire: the GET stream of {} keeps ending without messages; not reopening it",
-                            self.config.url
+                            self.display_url
                         );
                         return;
                     }
@@ -322,7 +322,7 @@ impl Shared {
                     signal(false);
                     log::debug!(
                         "toolwire: {} offers no GET stream (HTTP {status})",
-                        self.config.url
+                        self.display_url
                     );
                     return;
                 }
@@ -332,14 +332,14 @@ impl Shared {
                     if !reconnects.allow() {
                         log::warn!(
                             "toolwire: giving up the GET stream of {}: {error}",
-                            self.config.url
+                            self.display_url
                         );
                         return;
                     }
                     if quiet > self.config.max_reconnects {
                         log::warn!(
                             "toolwire: giving up the GET stream of {}: {error}",
-                            self.config.url
+                            self.display_url
                         );
                         return;
                     }

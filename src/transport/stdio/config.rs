@@ -2,19 +2,22 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::StdioTransport;
+use crate::mask::MaskedValues;
 use crate::transport::{Connector, Transport};
 
 /// The variables a child inherits by default; the same list the official SDKs use.
 pub const DEFAULT_INHERITED_ENV: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
 /// How to start and bound a stdio server. [`StdioConfig::new`] sets every bound to its
-/// default; each knob has a setter that says its default.
-#[derive(Debug, Clone)]
+/// default; each knob has a setter that says its default. Its `Debug` shows the names of the
+/// variables set, not their values (which are often tokens).
+#[derive(Clone)]
 pub struct StdioConfig {
     pub(crate) program: OsString,
     pub(crate) args: Vec<OsString>,
@@ -29,6 +32,26 @@ pub struct StdioConfig {
     pub(crate) exit_wait: Duration,
     pub(crate) thread_join_grace: Duration,
     pub(crate) kill_on_parent_death: bool,
+}
+
+impl fmt::Debug for StdioConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StdioConfig")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("cwd", &self.cwd)
+            .field("env", &MaskedValues(self.env.keys()))
+            .field("inherit_env", &self.inherit_env)
+            .field("max_line_bytes", &self.max_line_bytes)
+            .field("stderr_tail_bytes", &self.stderr_tail_bytes)
+            .field("writer_queue", &self.writer_queue)
+            .field("stdin_close_grace", &self.stdin_close_grace)
+            .field("terminate_grace", &self.terminate_grace)
+            .field("exit_wait", &self.exit_wait)
+            .field("thread_join_grace", &self.thread_join_grace)
+            .field("kill_on_parent_death", &self.kill_on_parent_death)
+            .finish()
+    }
 }
 
 impl StdioConfig {
