@@ -124,6 +124,7 @@ pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod harness;
+mod json;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod schema;
