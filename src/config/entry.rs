@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
+use super::file::read_regular;
 use super::{ConfigFormat, LoadOptions, ServerEntry};
 use crate::error::{Error, Result};
 use crate::transport::StdioConfig;
@@ -214,11 +215,8 @@ impl EntryReader<'_> {
     /// around the value removed.
     fn env_file(&self, file: &str) -> Result<Vec<(String, String)>> {
         let path = self.resolve(PathBuf::from(file));
-        let text = std::fs::read_to_string(&path).map_err(|error| {
-            self.error(
-                "envFile",
-                format!("cannot read {}: {error}", path.display()),
-            )
+        let text = read_regular(&path, self.options.max_env_file_bytes).map_err(|refusal| {
+            self.error("envFile", refusal.describe(&path, "max_env_file_bytes"))
         })?;
         let mut pairs = Vec::new();
         for (number, line) in text.lines().enumerate() {

@@ -14,6 +14,19 @@
 //! error: it is not supported yet. A bad entry is an error naming the file, the server and
 //! the field; a field this reader does not know is ignored with a `log` warning.
 //!
+//! # Files are data
+//!
+//! A config file, and the `envFile` it names, is read only when it is a regular file (a
+//! symlink to one is followed): a FIFO, a device such as `/dev/zero`, a socket or a directory
+//! is an error naming the path and what it is ("is a FIFO, not a regular file"), and it
+//! returns at once, because the opened file's own metadata is checked and the open does not
+//! wait for a FIFO's writer. Each file has a size bound:
+//!
+//! | bound | default | setter |
+//! |---|---|---|
+//! | config file | 1 MiB | [`LoadOptions::max_config_bytes`] |
+//! | `envFile` | 256 KiB | [`LoadOptions::max_env_file_bytes`] |
+//!
 //! This module knows only the transport layer's configs: [`ServerConfigs::connector`] gives
 //! a [`Connector`]; connecting an MCP client to an entry is `ServerConfigs::connect`, defined
 //! with the MCP client.
@@ -37,8 +50,10 @@ use crate::error::{Error, Result};
 use crate::transport::{Connector, StdioConfig};
 
 mod entry;
+mod file;
 
 use entry::EntryReader;
+use file::{read_regular, ReadRefusal};
 
 /// Which tool's file format (and so which variable syntax) a config follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +105,8 @@ pub struct LoadOptions {
     pub(crate) process_env: bool,
     pub(crate) inputs: HashMap<String, String>,
     pub(crate) workspace_folder: Option<PathBuf>,
+    pub(crate) max_config_bytes: usize,
+    pub(crate) max_env_file_bytes: usize,
 }
 
 impl Default for LoadOptions {
@@ -100,6 +117,8 @@ impl Default for LoadOptions {
             process_env: true,
             inputs: HashMap::new(),
             workspace_folder: None,
+            max_config_bytes: 1024 * 1024,
+            max_env_file_bytes: 256 * 1024,
         }
     }
 }
@@ -144,6 +163,23 @@ impl LoadOptions {
         self
     }
 
+    /// The largest config file [`ServerConfigs::load_with`] reads; a larger one is an error
+    /// naming it. Defaults to 1 MiB: a hand-written server list is a few KiB, and this holds
+    /// thousands of entries.
+    pub fn max_config_bytes(mut self, bytes: usize) -> Self {
+        self.max_config_bytes = bytes;
+        self
+    }
+
+    /// The largest `envFile` read; a larger one is an error naming the server and the file.
+    /// Defaults to 256 KiB: a quarter of the 1 MiB macOS allows for a child's arguments and
+    /// whole environment together (Linux typically 2 MiB), past which the server could not
+    /// be started anyway.
+    pub fn max_env_file_bytes(mut self, bytes: usize) -> Self {
+        self.max_env_file_bytes = bytes;
+        self
+    }
+
     fn lookup(&self, name: &str) -> Option<String> {
         if let Some(value) = self.vars.get(name) {
             return Some(value.clone());
@@ -168,8 +204,10 @@ impl ServerConfigs {
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] when it cannot be read, [`Error::Config`] naming the server and field of
-    /// the first bad entry.
+    /// [`Error::Io`] when it cannot be read; [`Error::Config`] naming the file when it is not
+    /// a regular file (a FIFO, a device, a directory: see the module docs) or is larger than
+    /// [`LoadOptions::max_config_bytes`], and naming the server and field of the first bad
+    /// entry.
     pub fn load(path: impl AsRef<Path>) -> Result<ServerConfigs> {
         ServerConfigs::load_with(path, LoadOptions::new())
     }
@@ -181,11 +219,12 @@ impl ServerConfigs {
     /// As [`ServerConfigs::load`].
     pub fn load_with(path: impl AsRef<Path>, mut options: LoadOptions) -> Result<ServerConfigs> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|error| {
-            Error::Io(std::io::Error::new(
-                error.kind(),
-                format!("cannot read {}: {error}", path.display()),
-            ))
+        let text = read_regular(path, options.max_config_bytes).map_err(|refusal| {
+            let message = refusal.describe(path, "max_config_bytes");
+            match refusal {
+                ReadRefusal::Io(error) => Error::Io(std::io::Error::new(error.kind(), message)),
+                _ => Error::Config(message),
+            }
         })?;
         if options.workspace_folder.is_none() {
             options.workspace_folder = Some(workspace_of(path));

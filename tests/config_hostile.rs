@@ -1,0 +1,253 @@
+//! Config files a cloned repository can ship, read as data and never trusted further: a FIFO
+//! or a device (or a symlink to one) where a config or `envFile` should be, a file past the
+//! size bound, an environment name the OS cannot take, a key written twice, and
+//! `${workspaceFolder}` for a config named by a relative path.
+//!
+//! "Promptly" is proven by structure: the load runs on its own thread and the test waits on a
+//! channel, with a hang guard far longer than any load takes; no test asserts an upper bound
+//! on elapsed time.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use toolwire::config::{LoadOptions, ServerEntry};
+use toolwire::{Error, ServerConfigs};
+
+/// Only keeps a broken test (a load that blocks) from hanging the suite.
+const HANG_GUARD: Duration = Duration::from_secs(60);
+
+/// The default bounds, as documented on `LoadOptions`.
+const DEFAULT_MAX_CONFIG_BYTES: usize = 1024 * 1024;
+const DEFAULT_MAX_ENV_FILE_BYTES: usize = 256 * 1024;
+
+/// A fresh, empty folder in the temporary directory.
+fn scratch(name: &str) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "toolwire-config-{}-{}-{name}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    dir
+}
+
+/// Options that see only the given variables, never the test process's environment.
+fn isolated() -> LoadOptions {
+    LoadOptions::new().process_env(false)
+}
+
+/// Runs `load` on its own thread and waits for it, failing the test past [`HANG_GUARD`].
+fn promptly<T: Send + 'static>(load: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, finished) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("config-load".into())
+        .spawn(move || {
+            let _ = done.send(load());
+        })
+        .expect("spawn the load thread");
+    match finished.recv_timeout(HANG_GUARD) {
+        Ok(value) => value,
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            panic!("the load did not return within {HANG_GUARD:?}: it blocks")
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the load thread panicked"),
+    }
+}
+
+/// Loads `path` on its own thread; the config error's text.
+fn load_error(path: &Path, options: LoadOptions) -> String {
+    let path = path.to_path_buf();
+    match promptly(move || ServerConfigs::load_with(path, options)) {
+        Err(Error::Config(message)) => message,
+        Err(other) => panic!("expected a config error, got {other:?}"),
+        Ok(configs) => panic!("expected an error, got {configs:?}"),
+    }
+}
+
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// A VS Code workspace in a scratch folder whose one server reads `env_file` (relative to the
+/// workspace) through `envFile`; the path of its `.vscode/mcp.json`.
+fn vscode_workspace(name: &str, env_file: &str) -> PathBuf {
+    let root = scratch(name);
+    std::fs::create_dir_all(root.join(".vscode")).unwrap();
+    let config = root.join(".vscode/mcp.json");
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{"servers": {{"s": {{"type": "stdio", "command": "x",
+                 "envFile": "${{workspaceFolder}}/{env_file}"}}}}}}"#
+        ),
+    )
+    .unwrap();
+    config
+}
+
+// ---- config files are data, not devices ----
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_named_as_the_config_file_is_refused_promptly() {
+    let dir = scratch("fifo-config");
+    let fifo = dir.join(".mcp.json");
+    mkfifo(&fifo);
+    // Nobody ever writes to the FIFO: a reader that opened it for reading would wait forever.
+    let message = load_error(&fifo, isolated());
+    assert!(message.contains(&fifo.display().to_string()), "{message}");
+    assert!(
+        message.contains("is a FIFO, not a regular file"),
+        "{message}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_named_as_the_env_file_is_refused_promptly() {
+    let config = vscode_workspace("fifo-env", ".env");
+    let fifo = config.parent().unwrap().parent().unwrap().join(".env");
+    mkfifo(&fifo);
+    let message = load_error(&config, isolated());
+    assert!(message.contains("server `s`, field `envFile`"), "{message}");
+    assert!(message.contains(&fifo.display().to_string()), "{message}");
+    assert!(
+        message.contains("is a FIFO, not a regular file"),
+        "{message}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn dev_zero_as_the_config_file_is_refused_not_read() {
+    let message = load_error(Path::new("/dev/zero"), isolated());
+    assert!(
+        message.contains("/dev/zero is a character device, not a regular file"),
+        "{message}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_to_dev_zero_shipped_as_the_config_file_is_refused() {
+    let dir = scratch("zero-link-config");
+    std::fs::create_dir_all(dir.join(".vscode")).unwrap();
+    let link = dir.join(".vscode/mcp.json");
+    std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+    let message = load_error(&link, isolated());
+    assert!(message.contains(&link.display().to_string()), "{message}");
+    assert!(
+        message.contains("is a character device, not a regular file"),
+        "{message}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_to_dev_zero_shipped_as_the_env_file_is_refused() {
+    let config = vscode_workspace("zero-link-env", ".env");
+    let link = config.parent().unwrap().parent().unwrap().join(".env");
+    std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+    let message = load_error(&config, isolated());
+    assert!(message.contains("server `s`, field `envFile`"), "{message}");
+    assert!(
+        message.contains("is a character device, not a regular file"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_directory_named_as_the_config_file_is_refused() {
+    let dir = scratch("dir-config");
+    let message = load_error(&dir, isolated());
+    assert!(
+        message.contains("is a directory, not a regular file"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_config_file_past_the_default_bound_is_refused() {
+    let dir = scratch("big-config");
+    let path = dir.join(".mcp.json");
+    // Valid JSON padded with whitespace: only its size is wrong.
+    let mut text = String::from(r#"{"mcpServers": {"s": {"command": "x"}}}"#);
+    text.push_str(&" ".repeat(DEFAULT_MAX_CONFIG_BYTES + 1 - text.len()));
+    std::fs::write(&path, &text).unwrap();
+    let message = load_error(&path, isolated());
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert!(
+        message.contains(&format!(
+            "more than the limit of {DEFAULT_MAX_CONFIG_BYTES} bytes"
+        )),
+        "{message}"
+    );
+
+    // At the bound exactly it is read.
+    text.pop();
+    std::fs::write(&path, &text).unwrap();
+    let configs = ServerConfigs::load_with(&path, isolated()).unwrap();
+    assert_eq!(configs.names().collect::<Vec<_>>(), ["s"]);
+}
+
+#[test]
+fn an_env_file_past_the_default_bound_is_refused() {
+    let config = vscode_workspace("big-env", ".env");
+    let env = config.parent().unwrap().parent().unwrap().join(".env");
+    let mut text = String::from("A=1\n");
+    text.push_str(&"#".repeat(DEFAULT_MAX_ENV_FILE_BYTES + 1 - text.len()));
+    std::fs::write(&env, &text).unwrap();
+    let message = load_error(&config, isolated());
+    assert!(message.contains("server `s`, field `envFile`"), "{message}");
+    assert!(
+        message.contains(&format!(
+            "more than the limit of {DEFAULT_MAX_ENV_FILE_BYTES} bytes"
+        )),
+        "{message}"
+    );
+
+    text.pop();
+    std::fs::write(&env, &text).unwrap();
+    let configs = ServerConfigs::load_with(&config, isolated()).unwrap();
+    let Some(ServerEntry::Stdio(stdio)) = configs.get("s") else {
+        panic!("{configs:?}");
+    };
+    assert_eq!(
+        stdio.get_envs().get(&OsString::from("A")),
+        Some(&OsString::from("1"))
+    );
+}
+
+#[test]
+fn the_bounds_are_settings() {
+    let config = vscode_workspace("bounds", ".env");
+    let env = config.parent().unwrap().parent().unwrap().join(".env");
+    std::fs::write(&env, "A=123456\n").unwrap();
+    let size = std::fs::metadata(&config).unwrap().len() as usize;
+    assert!(ServerConfigs::load_with(&config, isolated().max_env_file_bytes(9)).is_ok());
+    let message = load_error(&config, isolated().max_env_file_bytes(8));
+    assert!(
+        message.contains(
+            "is 9 bytes, more than the limit of 8 bytes (LoadOptions::max_env_file_bytes)"
+        ),
+        "{message}"
+    );
+    let message = load_error(&config, isolated().max_config_bytes(size - 1));
+    assert!(
+        message.contains(&format!(
+            "is {size} bytes, more than the limit of {} bytes (LoadOptions::max_config_bytes)",
+            size - 1
+        )),
+        "{message}"
+    );
+}
