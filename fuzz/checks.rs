@@ -977,6 +977,15 @@ fn check_configs(
                     .map(|key| key.to_string_lossy().into_owned())
                     .collect();
                 assert_eq!(env, string_keys(object, "env"));
+                // Every name and value can be passed on by the OS as written.
+                for (key, value) in stdio.get_envs() {
+                    let (key, value) = (key.to_string_lossy(), value.to_string_lossy());
+                    assert!(
+                        !key.is_empty() && !key.contains(['=', '\0']),
+                        "the variable name {key:?} was accepted"
+                    );
+                    assert!(!value.contains('\0'), "a NUL in the value of {key:?}");
+                }
                 let cwd = object.get("cwd").and_then(Value::as_str);
                 assert_eq!(stdio.get_current_dir().is_some(), cwd.is_some());
                 // The bounds are the defaults, whatever the file says.
@@ -1063,7 +1072,8 @@ fn check_configs(
 ///   object with `command` and neither `url` nor `headers`, an HTTP one from an object with a
 ///   `url` and no `command`; a file with an entry that has both, or the type `sse`, fails;
 /// * a stdio entry has a non-empty command, one argument per `args` element, the file's
-///   `env` keys, a `cwd` exactly when the file has one, and the default bounds; an HTTP entry
+///   `env` keys (each a name the OS can take: not empty, no `=` or NUL; no NUL in a value),
+///   a `cwd` exactly when the file has one, and the default bounds; an HTTP entry
 ///   has an `http://` or `https://` URL and the file's header names, in order;
 /// * Claude Desktop values are literal: the command, arguments, env values, URL and headers
 ///   are the file's own, and a `cwd` is resolved against the workspace folder.

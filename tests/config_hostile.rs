@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use toolwire::config::{LoadOptions, ServerEntry};
+use toolwire::config::{ConfigFormat, LoadOptions, ServerEntry};
 use toolwire::{Error, ServerConfigs};
 
 /// Only keeps a broken test (a load that blocks) from hanging the suite.
@@ -63,6 +63,14 @@ fn promptly<T: Send + 'static>(load: impl FnOnce() -> T + Send + 'static) -> T {
 fn load_error(path: &Path, options: LoadOptions) -> String {
     let path = path.to_path_buf();
     match promptly(move || ServerConfigs::load_with(path, options)) {
+        Err(Error::Config(message)) => message,
+        Err(other) => panic!("expected a config error, got {other:?}"),
+        Ok(configs) => panic!("expected an error, got {configs:?}"),
+    }
+}
+
+fn parse_error(text: &str, options: &LoadOptions) -> String {
+    match ServerConfigs::parse(text, options) {
         Err(Error::Config(message)) => message,
         Err(other) => panic!("expected a config error, got {other:?}"),
         Ok(configs) => panic!("expected an error, got {configs:?}"),
@@ -250,4 +258,76 @@ fn the_bounds_are_settings() {
         )),
         "{message}"
     );
+}
+
+// ---- environment names must be valid ----
+
+#[test]
+fn an_env_name_that_is_empty_or_holds_equals_or_nul_names_server_and_variable() {
+    let options = isolated().format(ConfigFormat::ClaudeCode);
+    let cases = [
+        (r#""": "v""#, "field `env`", "a variable name is empty"),
+        (r#""A=B": "v""#, "field `env`", r#""A=B" holds `=`"#),
+        (
+            r#""A\u0000B": "v""#,
+            "field `env`",
+            r#""A\0B" holds a NUL byte"#,
+        ),
+        (
+            r#""GOOD": "a\u0000b""#,
+            "field `env.GOOD`",
+            r#"the value of "GOOD" holds a NUL byte"#,
+        ),
+    ];
+    for (env, field, problem) in cases {
+        let text = format!(r#"{{"mcpServers": {{"srv": {{"command": "x", "env": {{{env}}}}}}}}}"#);
+        let message = parse_error(&text, &options);
+        assert!(
+            message.starts_with("config text: server `srv`, "),
+            "{env}: {message}"
+        );
+        assert!(message.contains(field), "{env}: {message}");
+        assert!(message.contains(problem), "{env}: {message}");
+    }
+}
+
+#[test]
+fn an_expanded_env_value_holding_nul_is_refused() {
+    let options = isolated()
+        .format(ConfigFormat::ClaudeCode)
+        .var("SECRET", "a\0b");
+    let message = parse_error(
+        r#"{"mcpServers": {"srv": {"command": "x", "env": {"TOKEN": "${SECRET}"}}}}"#,
+        &options,
+    );
+    assert!(
+        message.contains("server `srv`, field `env.TOKEN`"),
+        "{message}"
+    );
+    assert!(message.contains("NUL"), "{message}");
+}
+
+#[test]
+fn an_env_file_name_that_is_empty_or_holds_nul_names_server_line_and_variable() {
+    let cases: [(&[u8], &str, &str); 3] = [
+        (b"=value\n", "line 1", "empty"),
+        (b"OK=1\nA\0B=v\n", "line 2", "NUL"),
+        (b"OK=1\n\nVALUE=a\0b\n", "line 3", "NUL"),
+    ];
+    for (contents, line, problem) in cases {
+        let config = vscode_workspace("env-names", ".env");
+        let env = config.parent().unwrap().parent().unwrap().join(".env");
+        std::fs::write(&env, contents).unwrap();
+        let message = load_error(&config, isolated());
+        let shown = String::from_utf8_lossy(contents);
+        assert!(
+            message.contains("server `s`, field `envFile`"),
+            "{shown:?}: {message}"
+        );
+        assert!(
+            message.contains(&format!("{} {line}", env.display())),
+            "{shown:?}: {message}"
+        );
+        assert!(message.contains(problem), "{shown:?}: {message}");
+    }
 }

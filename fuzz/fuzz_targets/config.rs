@@ -9,8 +9,9 @@
 //!   servers key, or a server of the file and its field;
 //! * an accepted file lists exactly its servers, each stdio (`command`, no `url`) or HTTP
 //!   (`url`, no `command`), never both; an entry with both, or of type `sse`, fails the file;
-//! * a stdio entry has a non-empty command, the file's arguments count, `env` keys and `cwd`,
-//!   and the default bounds; an HTTP entry an `http(s)://` URL and the file's header names;
+//! * a stdio entry has a non-empty command, the file's arguments count, `env` keys (each a
+//!   name the OS can take) and `cwd`, and the default bounds; an HTTP entry an `http(s)://`
+//!   URL and the file's header names;
 //! * Claude Desktop values are literal: they are the file's own.
 #![no_main]
 

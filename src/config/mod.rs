@@ -12,7 +12,10 @@
 //! `headers`. `${input:id}` (VS Code asks the user) is an error unless the value is supplied
 //! with [`LoadOptions::input`]. An entry of type `sse` (the legacy HTTP+SSE transport) is an
 //! error: it is not supported yet. A bad entry is an error naming the file, the server and
-//! the field; a field this reader does not know is ignored with a `log` warning.
+//! the field; a field this reader does not know is ignored with a `log` warning. An
+//! environment variable (in `env` or `envFile`) whose name is empty or holds `=` or a NUL
+//! byte, or whose value holds a NUL byte, is an error naming the server and the variable:
+//! the OS could not pass it on as written.
 //!
 //! # Files are data
 //!
