@@ -902,6 +902,31 @@ fn check_configs(
         );
         return;
     };
+    // The document is read strictly: a key repeated in any object is refused by name, never
+    // read as the last one.
+    if repeats_a_key(text) == Some(true) {
+        let message = error.expect("a repeated key was accepted");
+        assert!(
+            message.starts_with("config text: duplicate key "),
+            "{message}"
+        );
+        return;
+    }
+    // An integer outside 64 bits is refused by name; the model does not tokenize numbers, so
+    // only text with a run of 19 or more digits (which such an integer needs) may be refused
+    // so, and such text is not compared with the model further.
+    let long_digits = text
+        .as_bytes()
+        .split(|byte| !byte.is_ascii_digit())
+        .any(|run| run.len() >= 19);
+    if let Some(message) = error.filter(|message| message.contains("outside the 64-bit range")) {
+        assert!(long_digits, "{message} without a wide integer");
+        assert!(
+            message.starts_with("config text: the integer "),
+            "{message}"
+        );
+        return;
+    }
     let Some(top) = document.as_object() else {
         assert_eq!(error, Some("config text: the top level is not an object"));
         return;
@@ -1065,8 +1090,12 @@ fn check_configs(
 /// environment. A text with an `envFile` key anywhere is skipped: VS Code would read that
 /// file from disk. Checked for every input:
 /// * nothing panics, and reading the same text twice gives the same result;
-/// * every error is a config error that names something: not JSON, the top level, the
-///   servers key, or a server of the file and its field;
+/// * every error is a config error that names something: not JSON, a repeated key, an
+///   integer outside 64 bits, the top level, the servers key, or a server of the file and
+///   its field;
+/// * the document is read strictly: text with a key repeated in any object (found by the
+///   model's own scan) is refused with "duplicate key", and only text with a run of 19 or
+///   more digits is refused for an integer outside the 64-bit range;
 /// * an accepted file lists exactly the servers of its servers key (`servers` for VS Code,
 ///   else `mcpServers`); each entry is stdio or HTTP, never both: a stdio entry comes from an
 ///   object with `command` and neither `url` nor `headers`, an HTTP one from an object with a

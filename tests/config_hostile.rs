@@ -331,3 +331,69 @@ fn an_env_file_name_that_is_empty_or_holds_nul_names_server_line_and_variable() 
         assert!(message.contains(problem), "{shown:?}: {message}");
     }
 }
+
+// ---- a repeated key is an error, not last-wins ----
+
+#[test]
+fn a_server_name_twice_is_an_error_naming_it_and_where() {
+    let message = parse_error(
+        r#"{"mcpServers": {"a": {"command": "x"}, "a": {"url": "http://y"}}}"#,
+        &isolated(),
+    );
+    assert!(
+        message.starts_with(r#"config text: duplicate key "a" in the object at /mcpServers"#),
+        "{message}"
+    );
+    assert!(message.contains("line 1 column"), "{message}");
+}
+
+#[test]
+fn a_field_twice_in_one_entry_is_an_error_naming_it_and_where() {
+    let text = "{\"servers\": {\"s\": {\"type\": \"stdio\",\n  \"command\": \"safe\",\n  \"command\": \"rm\"}}}";
+    let message = parse_error(text, &isolated().format(ConfigFormat::VsCode));
+    assert!(
+        message.contains(r#"duplicate key "command" in the object at /servers/s at line 3"#),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_repeated_key_anywhere_in_a_file_names_the_file() {
+    let dir = scratch("repeated");
+    let path = dir.join("claude_desktop_config.json");
+    std::fs::write(
+        &path,
+        r#"{"mcpServers": {"a": {"command": "x", "env": {"K": "1", "K": "2"}}}}"#,
+    )
+    .unwrap();
+    let message = load_error(&path, isolated());
+    assert!(
+        message.starts_with(&format!(
+            "{}: duplicate key \"K\" in the object at /mcpServers/a/env",
+            path.display()
+        )),
+        "{message}"
+    );
+
+    // Outside the server list too: the whole document is read strictly.
+    let message = parse_error(
+        r#"{"mcpServers": {}, "mcpServers": {"a": {"command": "x"}}}"#,
+        &isolated(),
+    );
+    assert!(
+        message.contains(r#"duplicate key "mcpServers" in the object at (root)"#),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_integer_outside_64_bits_is_refused_by_name() {
+    let message = parse_error(
+        r#"{"mcpServers": {"a": {"command": "x", "timeout": 123456789012345678901}}}"#,
+        &isolated(),
+    );
+    assert!(
+        message.contains("the integer 123456789012345678901 at /mcpServers/a/timeout"),
+        "{message}"
+    );
+}

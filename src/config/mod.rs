@@ -12,7 +12,10 @@
 //! `headers`. `${input:id}` (VS Code asks the user) is an error unless the value is supplied
 //! with [`LoadOptions::input`]. An entry of type `sse` (the legacy HTTP+SSE transport) is an
 //! error: it is not supported yet. A bad entry is an error naming the file, the server and
-//! the field; a field this reader does not know is ignored with a `log` warning. An
+//! the field; a field this reader does not know is ignored with a `log` warning. The
+//! document is read strictly: a key written twice in any object (a server name, `command`
+//! in one entry, anywhere) is an error naming the key, the object's JSON pointer, the line
+//! and the column, never a silent last-wins; so is an integer outside 64 bits. An
 //! environment variable (in `env` or `envFile`) whose name is empty or holds `=` or a NUL
 //! byte, or whose value holds a NUL byte, is an error naming the server and the variable:
 //! the OS could not pass it on as written.
@@ -50,6 +53,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::json::Refusal;
 use crate::transport::{Connector, StdioConfig};
 
 mod entry;
@@ -232,9 +236,7 @@ impl ServerConfigs {
         if options.workspace_folder.is_none() {
             options.workspace_folder = Some(workspace_of(path));
         }
-        let document: Value = serde_json::from_str(&text).map_err(|error| {
-            Error::Config(format!("{}: not valid JSON: {error}", path.display()))
-        })?;
+        let document = read_document(&path.display().to_string(), &text)?;
         let format = options
             .format
             .unwrap_or_else(|| detect_format(Some(path), &document));
@@ -248,8 +250,7 @@ impl ServerConfigs {
     ///
     /// [`Error::Config`] for JSON that does not parse or a bad entry.
     pub fn parse(text: &str, options: &LoadOptions) -> Result<ServerConfigs> {
-        let document: Value = serde_json::from_str(text)
-            .map_err(|error| Error::Config(format!("config text: not valid JSON: {error}")))?;
+        let document = read_document("config text", text)?;
         let format = options
             .format
             .unwrap_or_else(|| detect_format(None, &document));
@@ -362,6 +363,20 @@ fn http_connector(url: &str, _headers: &[(String, String)]) -> Result<Connector>
     Err(Error::Config(format!(
         "`{url}` is an HTTP server: toolwire was built without its `http` feature"
     )))
+}
+
+/// Reads the document strictly: serde_json alone would keep the last of two equal keys, so a
+/// server written twice, or `command` twice in one entry, would silently be the second one.
+fn read_document(source: &str, text: &str) -> Result<Value> {
+    crate::json::parse(text).map_err(|refusal| {
+        Error::Config(match refusal {
+            Refusal::Syntax(message) => format!("{source}: not valid JSON: {message}"),
+            Refusal::RepeatedKey(message) => format!("{source}: {message}"),
+            wide @ Refusal::WideInteger { .. } => {
+                format!("{source}: {wide}; a JSON reader would round it")
+            }
+        })
+    })
 }
 
 /// The workspace a config file belongs to: the folder holding `.vscode` or `.cursor`, or
