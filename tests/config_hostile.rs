@@ -397,3 +397,68 @@ fn an_integer_outside_64_bits_is_refused_by_name() {
         "{message}"
     );
 }
+
+// ---- ${workspaceFolder} for a relative config path ----
+
+/// Set in the child run of [`relative_vscode_config_resolves_the_workspace_from_its_real_place`].
+const CHILD: &str = "TOOLWIRE_TEST_RELATIVE_CONFIG_CHILD";
+
+#[test]
+fn relative_vscode_config_resolves_the_workspace_from_its_real_place() {
+    if std::env::var_os(CHILD).is_some() {
+        // The child, started in the project's root: the path is relative to it.
+        let configs = ServerConfigs::load_with(".vscode/mcp.json", isolated()).unwrap();
+        let Some(ServerEntry::Stdio(stdio)) = configs.get("s") else {
+            panic!("{configs:?}");
+        };
+        let root = std::env::current_dir().unwrap().canonicalize().unwrap();
+        let env = |key: &str| {
+            stdio
+                .get_envs()
+                .get(&OsString::from(key))
+                .map(|value| value.to_string_lossy().into_owned())
+        };
+        assert_eq!(env("FROM_FILE").as_deref(), Some("yes"), "{stdio:?}");
+        assert_eq!(
+            env("DATA"),
+            Some(format!("{}/data.json", root.display())),
+            "{stdio:?}"
+        );
+        return;
+    }
+    let root = scratch("relative");
+    std::fs::create_dir_all(root.join(".vscode")).unwrap();
+    std::fs::write(root.join(".env"), "FROM_FILE=yes\n").unwrap();
+    std::fs::write(
+        root.join(".vscode/mcp.json"),
+        r#"{"servers": {"s": {"type": "stdio", "command": "x",
+             "envFile": "${workspaceFolder}/.env",
+             "env": {"DATA": "${workspaceFolder}/data.json"}}}}"#,
+    )
+    .unwrap();
+    // The working directory changes only in a child process: this binary runs its tests on
+    // many threads.
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "relative_vscode_config_resolves_the_workspace_from_its_real_place",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .current_dir(&root)
+        .output()
+        .expect("run the child");
+    assert!(
+        output.status.success(),
+        "the child failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // The filter matched the test: the child ran it rather than nothing.
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("1 passed"),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+}

@@ -164,7 +164,9 @@ impl LoadOptions {
     }
 
     /// `${workspaceFolder}`, and the base of relative `envFile` and `cwd` paths. Defaults to
-    /// the folder holding `.vscode` / `.cursor`, or else the file's folder.
+    /// the folder holding `.vscode` / `.cursor`, or else the file's folder, canonicalized
+    /// against the current directory (so `.vscode/mcp.json` gives the current directory's
+    /// real path); [`ServerConfigs::parse`] has no default.
     pub fn workspace_folder(mut self, folder: impl Into<PathBuf>) -> Self {
         self.workspace_folder = Some(folder.into());
         self
@@ -380,16 +382,29 @@ fn read_document(source: &str, text: &str) -> Result<Value> {
 }
 
 /// The workspace a config file belongs to: the folder holding `.vscode` or `.cursor`, or
-/// the file's own folder.
+/// the file's own folder, as a real path.
+///
+/// The folder is found from the path as given (so a `.vscode` that is a symlink still marks
+/// the workspace it sits in), then canonicalized against the current directory: for
+/// `.vscode/mcp.json` the folder is the empty path, which `${workspaceFolder}` would expand
+/// to nothing (`${workspaceFolder}/.env` becoming `/.env`), and any relative path would mean
+/// something else in a server started in another directory.
 fn workspace_of(path: &Path) -> PathBuf {
-    let folder = path
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    match folder.file_name().and_then(|name| name.to_str()) {
-        Some(".vscode" | ".cursor") => folder.parent().unwrap_or(Path::new(".")).to_path_buf(),
-        _ => folder.to_path_buf(),
+    let non_empty = |folder: &Path| !folder.as_os_str().is_empty();
+    let folder = path.parent().filter(|parent| non_empty(parent));
+    let workspace = match folder {
+        Some(folder) => match folder.file_name().and_then(|name| name.to_str()) {
+            Some(".vscode" | ".cursor") => folder.parent().filter(|parent| non_empty(parent)),
+            _ => Some(folder),
+        },
+        None => None,
     }
+    .unwrap_or(Path::new("."));
+    // The config was just read from inside this folder, so it exists; should it vanish in
+    // between, the absolute path is the next best thing.
+    std::fs::canonicalize(workspace)
+        .or_else(|_| std::path::absolute(workspace))
+        .unwrap_or_else(|_| workspace.to_path_buf())
 }
 
 fn detect_format(path: Option<&Path>, document: &Value) -> ConfigFormat {
@@ -413,5 +428,24 @@ fn detect_format(path: Option<&Path>, document: &Value) -> ConfigFormat {
         // `.mcp.json` and anything else with `mcpServers`: Claude Code's rules are a superset
         // of the desktop file's (an optional `type`, `${VAR}` expansion).
         ConfigFormat::ClaudeCode
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workspace_of_a_relative_path_is_absolute_and_real() {
+        let here = std::fs::canonicalize(".").unwrap();
+        assert_eq!(workspace_of(Path::new(".vscode/mcp.json")), here);
+        assert_eq!(workspace_of(Path::new(".cursor/mcp.json")), here);
+        assert_eq!(workspace_of(Path::new(".mcp.json")), here);
+        assert_eq!(workspace_of(Path::new("./.mcp.json")), here);
+        // A folder that does not exist (the file vanished after it was read) is made absolute.
+        assert_eq!(
+            workspace_of(Path::new("no-such-folder/.vscode/mcp.json")),
+            std::path::absolute("no-such-folder").unwrap()
+        );
     }
 }
