@@ -1,6 +1,8 @@
 //! The `toolwire` command against input that would be misread: argument JSON with a key
 //! written twice (refused by name, as the harness refuses it), integers a JavaScript server
-//! cannot hold (a warning naming the field), integers outside 64 bits (refused).
+//! cannot hold (a warning naming the field), integers outside 64 bits (refused), a FIFO named
+//! as the config file (refused at once), and a relative `--config .vscode/mcp.json` whose
+//! `${workspaceFolder}` must be the project root.
 #![cfg(feature = "cli")]
 
 #[path = "cli_support.rs"]
@@ -9,7 +11,7 @@ mod cli;
 use std::io::Write;
 use std::process::Stdio;
 
-use cli::{run_tool_server, tool_server, toolwire};
+use cli::{run, run_tool_server, scratch, tool_server, toolwire};
 
 /// The warning's words, as the command writes them.
 const BEYOND: &str = "beyond ±9007199254740991 (2^53 − 1)";
@@ -132,4 +134,47 @@ fn an_integer_within_2_pow_53_gives_no_warning() {
     let run =
         run_tool_server(&["call", "add", "a=9007199254740991", "b=-9007199254740991"]).expect(0);
     assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_named_by_config_is_refused_at_once() {
+    let dir = scratch("fifo");
+    let fifo = dir.join("mcp.json");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success());
+    // `run` fails the test if the command is still running at its limit: nobody ever writes
+    // to the FIFO, so a reader that waited for a writer would be.
+    let run = run(toolwire(&["servers", "--config", fifo.to_str().unwrap()])).expect(2);
+    assert!(
+        run.stderr
+            .contains(&format!("{} is a FIFO, not a regular file", fifo.display())),
+        "{}",
+        run.stderr
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_relative_vscode_config_expands_workspace_folder_to_the_project_root() {
+    let root = scratch("project");
+    std::fs::create_dir_all(root.join(".vscode")).unwrap();
+    std::os::unix::fs::symlink(tool_server(), root.join("server")).unwrap();
+    std::fs::write(
+        root.join(".vscode/mcp.json"),
+        r#"{"servers": {"local": {"type": "stdio", "command": "${workspaceFolder}/server"}}}"#,
+    )
+    .unwrap();
+    let mut command = toolwire(&[
+        "call",
+        "echo",
+        "message=rooted",
+        "--config",
+        ".vscode/mcp.json",
+    ]);
+    command.current_dir(&root);
+    assert_eq!(run(command).expect(0).stdout, "rooted\n");
 }
