@@ -9,7 +9,9 @@
 //! | [`ConfigFormat::VsCode`] | `.vscode/mcp.json` | `servers`, required `type`, `envFile` | `${env:NAME}`, `${input:id}`, `${workspaceFolder}`, `${userHome}`, `${pathSeparator}` |
 //!
 //! Variables are expanded in `command`, `args`, `env`, `cwd`, `envFile`, `url` and
-//! `headers`. `${input:id}` (VS Code asks the user) is an error unless the value is supplied
+//! `headers`. `${workspaceFolder}` (and the base of a relative `envFile` or `cwd`) is the
+//! folder holding `.vscode` / `.cursor`, or the file's own folder, as a real absolute path
+//! even when the file was named relatively ([`LoadOptions::workspace_folder`]). `${input:id}` (VS Code asks the user) is an error unless the value is supplied
 //! with [`LoadOptions::input`]. An entry of type `sse` (the legacy HTTP+SSE transport) is an
 //! error: it is not supported yet. A bad entry is an error naming the file, the server and
 //! the field; a field this reader does not know is ignored with a `log` warning. The
