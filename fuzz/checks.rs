@@ -902,6 +902,31 @@ fn check_configs(
         );
         return;
     };
+    // The document is read strictly: a key repeated in any object is refused by name, never
+    // read as the last one.
+    if repeats_a_key(text) == Some(true) {
+        let message = error.expect("a repeated key was accepted");
+        assert!(
+            message.starts_with("config text: duplicate key "),
+            "{message}"
+        );
+        return;
+    }
+    // An integer outside 64 bits is refused by name; the model does not tokenize numbers, so
+    // only text with a run of 19 or more digits (which such an integer needs) may be refused
+    // so, and such text is not compared with the model further.
+    let long_digits = text
+        .as_bytes()
+        .split(|byte| !byte.is_ascii_digit())
+        .any(|run| run.len() >= 19);
+    if let Some(message) = error.filter(|message| message.contains("outside the 64-bit range")) {
+        assert!(long_digits, "{message} without a wide integer");
+        assert!(
+            message.starts_with("config text: the integer "),
+            "{message}"
+        );
+        return;
+    }
     let Some(top) = document.as_object() else {
         assert_eq!(error, Some("config text: the top level is not an object"));
         return;
@@ -977,6 +1002,15 @@ fn check_configs(
                     .map(|key| key.to_string_lossy().into_owned())
                     .collect();
                 assert_eq!(env, string_keys(object, "env"));
+                // Every name and value can be passed on by the OS as written.
+                for (key, value) in stdio.get_envs() {
+                    let (key, value) = (key.to_string_lossy(), value.to_string_lossy());
+                    assert!(
+                        !key.is_empty() && !key.contains(['=', '\0']),
+                        "the variable name {key:?} was accepted"
+                    );
+                    assert!(!value.contains('\0'), "a NUL in the value of {key:?}");
+                }
                 let cwd = object.get("cwd").and_then(Value::as_str);
                 assert_eq!(stdio.get_current_dir().is_some(), cwd.is_some());
                 // The bounds are the defaults, whatever the file says.
@@ -1056,14 +1090,19 @@ fn check_configs(
 /// environment. A text with an `envFile` key anywhere is skipped: VS Code would read that
 /// file from disk. Checked for every input:
 /// * nothing panics, and reading the same text twice gives the same result;
-/// * every error is a config error that names something: not JSON, the top level, the
-///   servers key, or a server of the file and its field;
+/// * every error is a config error that names something: not JSON, a repeated key, an
+///   integer outside 64 bits, the top level, the servers key, or a server of the file and
+///   its field;
+/// * the document is read strictly: text with a key repeated in any object (found by the
+///   model's own scan) is refused with "duplicate key", and only text with a run of 19 or
+///   more digits is refused for an integer outside the 64-bit range;
 /// * an accepted file lists exactly the servers of its servers key (`servers` for VS Code,
 ///   else `mcpServers`); each entry is stdio or HTTP, never both: a stdio entry comes from an
 ///   object with `command` and neither `url` nor `headers`, an HTTP one from an object with a
 ///   `url` and no `command`; a file with an entry that has both, or the type `sse`, fails;
 /// * a stdio entry has a non-empty command, one argument per `args` element, the file's
-///   `env` keys, a `cwd` exactly when the file has one, and the default bounds; an HTTP entry
+///   `env` keys (each a name the OS can take: not empty, no `=` or NUL; no NUL in a value),
+///   a `cwd` exactly when the file has one, and the default bounds; an HTTP entry
 ///   has an `http://` or `https://` URL and the file's header names, in order;
 /// * Claude Desktop values are literal: the command, arguments, env values, URL and headers
 ///   are the file's own, and a `cwd` is resolved against the workspace folder.

@@ -133,6 +133,7 @@ pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod harness;
+mod json;
 pub mod jsonrpc;
 mod mask;
 pub mod mcp;

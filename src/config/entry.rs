@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
+use super::file::read_regular;
 use super::{ConfigFormat, LoadOptions, ServerEntry};
 use crate::error::{Error, Result};
 use crate::mask::mask_url;
@@ -140,6 +141,12 @@ impl EntryReader<'_> {
             }
         }
         for (key, value) in self.string_map(object, "env")? {
+            if let Some(problem) = name_problem(&key) {
+                return Err(self.error("env", problem));
+            }
+            if let Some(problem) = value_problem(&key, &value) {
+                return Err(self.error(&format!("env.{key}"), problem));
+            }
             config.env.insert(key.into(), value.into());
         }
         match object.get("cwd") {
@@ -218,11 +225,8 @@ impl EntryReader<'_> {
     /// around the value removed.
     fn env_file(&self, file: &str) -> Result<Vec<(String, String)>> {
         let path = self.resolve(PathBuf::from(file));
-        let text = std::fs::read_to_string(&path).map_err(|error| {
-            self.error(
-                "envFile",
-                format!("cannot read {}: {error}", path.display()),
-            )
+        let text = read_regular(&path, self.options.max_env_file_bytes).map_err(|refusal| {
+            self.error("envFile", refusal.describe(&path, "max_env_file_bytes"))
         })?;
         let mut pairs = Vec::new();
         for (number, line) in text.lines().enumerate() {
@@ -246,7 +250,14 @@ impl EntryReader<'_> {
                         .and_then(|rest| rest.strip_suffix(*quote))
                 })
                 .unwrap_or(value);
-            pairs.push((key.trim().to_owned(), value.to_owned()));
+            let key = key.trim();
+            if let Some(problem) = name_problem(key).or_else(|| value_problem(key, value)) {
+                return Err(self.error(
+                    "envFile",
+                    format!("{} line {}: {problem}", path.display(), number + 1),
+                ));
+            }
+            pairs.push((key.to_owned(), value.to_owned()));
         }
         Ok(pairs)
     }
@@ -337,4 +348,31 @@ fn is_var_name(name: &str) -> bool {
         .next()
         .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Why `name` cannot name an environment variable: the OS keeps `NAME=value` strings, so an
+/// empty name or one holding `=` would reach the child as some other variable, and a NUL
+/// cannot be passed at all (the spawn would fail far from the config that caused it).
+fn name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        Some("a variable name is empty: no environment can hold it".to_owned())
+    } else if name.contains('=') {
+        Some(format!(
+            "the variable name {name:?} holds `=`, which ends a name in the environment \
+             (the server would see another variable)"
+        ))
+    } else if name.contains('\0') {
+        Some(format!(
+            "the variable name {name:?} holds a NUL byte, which no environment can carry"
+        ))
+    } else {
+        None
+    }
+}
+
+/// Why `value` cannot be the value of the variable `name`: it holds a NUL byte.
+fn value_problem(name: &str, value: &str) -> Option<String> {
+    value
+        .contains('\0')
+        .then(|| format!("the value of {name:?} holds a NUL byte, which no environment can carry"))
 }

@@ -9,10 +9,31 @@
 //! | [`ConfigFormat::VsCode`] | `.vscode/mcp.json` | `servers`, required `type`, `envFile` | `${env:NAME}`, `${input:id}`, `${workspaceFolder}`, `${userHome}`, `${pathSeparator}` |
 //!
 //! Variables are expanded in `command`, `args`, `env`, `cwd`, `envFile`, `url` and
-//! `headers`. `${input:id}` (VS Code asks the user) is an error unless the value is supplied
+//! `headers`. `${workspaceFolder}` (and the base of a relative `envFile` or `cwd`) is the
+//! folder holding `.vscode` / `.cursor`, or the file's own folder, as a real absolute path
+//! even when the file was named relatively ([`LoadOptions::workspace_folder`]). `${input:id}` (VS Code asks the user) is an error unless the value is supplied
 //! with [`LoadOptions::input`]. An entry of type `sse` (the legacy HTTP+SSE transport) is an
 //! error: it is not supported yet. A bad entry is an error naming the file, the server and
-//! the field; a field this reader does not know is ignored with a `log` warning.
+//! the field; a field this reader does not know is ignored with a `log` warning. The
+//! document is read strictly: a key written twice in any object (a server name, `command`
+//! in one entry, anywhere) is an error naming the key, the object's JSON pointer, the line
+//! and the column, never a silent last-wins; so is an integer outside 64 bits. An
+//! environment variable (in `env` or `envFile`) whose name is empty or holds `=` or a NUL
+//! byte, or whose value holds a NUL byte, is an error naming the server and the variable:
+//! the OS could not pass it on as written.
+//!
+//! # Files are data
+//!
+//! A config file, and the `envFile` it names, is read only when it is a regular file (a
+//! symlink to one is followed): a FIFO, a device such as `/dev/zero`, a socket or a directory
+//! is an error naming the path and what it is ("is a FIFO, not a regular file"), and it
+//! returns at once, because the opened file's own metadata is checked and the open does not
+//! wait for a FIFO's writer. Each file has a size bound:
+//!
+//! | bound | default | setter |
+//! |---|---|---|
+//! | config file | 1 MiB | [`LoadOptions::max_config_bytes`] |
+//! | `envFile` | 256 KiB | [`LoadOptions::max_env_file_bytes`] |
 //!
 //! This module knows only the transport layer's configs: [`ServerConfigs::connector`] gives
 //! a [`Connector`]; connecting an MCP client to an entry is `ServerConfigs::connect`, defined
@@ -34,12 +55,15 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::json::Refusal;
 use crate::mask::{mask_url, MaskedHeaders, MaskedValues};
 use crate::transport::{Connector, StdioConfig};
 
 mod entry;
+mod file;
 
 use entry::EntryReader;
+use file::{read_regular, ReadRefusal};
 
 /// Which tool's file format (and so which variable syntax) a config follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +130,8 @@ pub struct LoadOptions {
     pub(crate) process_env: bool,
     pub(crate) inputs: HashMap<String, String>,
     pub(crate) workspace_folder: Option<PathBuf>,
+    pub(crate) max_config_bytes: usize,
+    pub(crate) max_env_file_bytes: usize,
 }
 
 impl Default for LoadOptions {
@@ -116,6 +142,8 @@ impl Default for LoadOptions {
             process_env: true,
             inputs: HashMap::new(),
             workspace_folder: None,
+            max_config_bytes: 1024 * 1024,
+            max_env_file_bytes: 256 * 1024,
         }
     }
 }
@@ -166,9 +194,28 @@ impl LoadOptions {
     }
 
     /// `${workspaceFolder}`, and the base of relative `envFile` and `cwd` paths. Defaults to
-    /// the folder holding `.vscode` / `.cursor`, or else the file's folder.
+    /// the folder holding `.vscode` / `.cursor`, or else the file's folder, canonicalized
+    /// against the current directory (so `.vscode/mcp.json` gives the current directory's
+    /// real path); [`ServerConfigs::parse`] has no default.
     pub fn workspace_folder(mut self, folder: impl Into<PathBuf>) -> Self {
         self.workspace_folder = Some(folder.into());
+        self
+    }
+
+    /// The largest config file [`ServerConfigs::load_with`] reads; a larger one is an error
+    /// naming it. Defaults to 1 MiB: a hand-written server list is a few KiB, and this holds
+    /// thousands of entries.
+    pub fn max_config_bytes(mut self, bytes: usize) -> Self {
+        self.max_config_bytes = bytes;
+        self
+    }
+
+    /// The largest `envFile` read; a larger one is an error naming the server and the file.
+    /// Defaults to 256 KiB: a quarter of the 1 MiB macOS allows for a child's arguments and
+    /// whole environment together (Linux typically 2 MiB), past which the server could not
+    /// be started anyway.
+    pub fn max_env_file_bytes(mut self, bytes: usize) -> Self {
+        self.max_env_file_bytes = bytes;
         self
     }
 
@@ -196,8 +243,10 @@ impl ServerConfigs {
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] when it cannot be read, [`Error::Config`] naming the server and field of
-    /// the first bad entry.
+    /// [`Error::Io`] when it cannot be read; [`Error::Config`] naming the file when it is not
+    /// a regular file (a FIFO, a device, a directory: see the module docs) or is larger than
+    /// [`LoadOptions::max_config_bytes`], and naming the server and field of the first bad
+    /// entry.
     pub fn load(path: impl AsRef<Path>) -> Result<ServerConfigs> {
         ServerConfigs::load_with(path, LoadOptions::new())
     }
@@ -209,18 +258,17 @@ impl ServerConfigs {
     /// As [`ServerConfigs::load`].
     pub fn load_with(path: impl AsRef<Path>, mut options: LoadOptions) -> Result<ServerConfigs> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|error| {
-            Error::Io(std::io::Error::new(
-                error.kind(),
-                format!("cannot read {}: {error}", path.display()),
-            ))
+        let text = read_regular(path, options.max_config_bytes).map_err(|refusal| {
+            let message = refusal.describe(path, "max_config_bytes");
+            match refusal {
+                ReadRefusal::Io(error) => Error::Io(std::io::Error::new(error.kind(), message)),
+                _ => Error::Config(message),
+            }
         })?;
         if options.workspace_folder.is_none() {
             options.workspace_folder = Some(workspace_of(path));
         }
-        let document: Value = serde_json::from_str(&text).map_err(|error| {
-            Error::Config(format!("{}: not valid JSON: {error}", path.display()))
-        })?;
+        let document = read_document(&path.display().to_string(), &text)?;
         let format = options
             .format
             .unwrap_or_else(|| detect_format(Some(path), &document));
@@ -234,8 +282,7 @@ impl ServerConfigs {
     ///
     /// [`Error::Config`] for JSON that does not parse or a bad entry.
     pub fn parse(text: &str, options: &LoadOptions) -> Result<ServerConfigs> {
-        let document: Value = serde_json::from_str(text)
-            .map_err(|error| Error::Config(format!("config text: not valid JSON: {error}")))?;
+        let document = read_document("config text", text)?;
         let format = options
             .format
             .unwrap_or_else(|| detect_format(None, &document));
@@ -351,17 +398,44 @@ fn http_connector(url: &str, _headers: &[(String, String)]) -> Result<Connector>
     )))
 }
 
+/// Reads the document strictly: serde_json alone would keep the last of two equal keys, so a
+/// server written twice, or `command` twice in one entry, would silently be the second one.
+fn read_document(source: &str, text: &str) -> Result<Value> {
+    crate::json::parse(text).map_err(|refusal| {
+        Error::Config(match refusal {
+            Refusal::Syntax(message) => format!("{source}: not valid JSON: {message}"),
+            Refusal::RepeatedKey(message) => format!("{source}: {message}"),
+            wide @ Refusal::WideInteger { .. } => {
+                format!("{source}: {wide}; a JSON reader would round it")
+            }
+        })
+    })
+}
+
 /// The workspace a config file belongs to: the folder holding `.vscode` or `.cursor`, or
-/// the file's own folder.
+/// the file's own folder, as a real path.
+///
+/// The folder is found from the path as given (so a `.vscode` that is a symlink still marks
+/// the workspace it sits in), then canonicalized against the current directory: for
+/// `.vscode/mcp.json` the folder is the empty path, which `${workspaceFolder}` would expand
+/// to nothing (`${workspaceFolder}/.env` becoming `/.env`), and any relative path would mean
+/// something else in a server started in another directory.
 fn workspace_of(path: &Path) -> PathBuf {
-    let folder = path
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    match folder.file_name().and_then(|name| name.to_str()) {
-        Some(".vscode" | ".cursor") => folder.parent().unwrap_or(Path::new(".")).to_path_buf(),
-        _ => folder.to_path_buf(),
+    let non_empty = |folder: &Path| !folder.as_os_str().is_empty();
+    let folder = path.parent().filter(|parent| non_empty(parent));
+    let workspace = match folder {
+        Some(folder) => match folder.file_name().and_then(|name| name.to_str()) {
+            Some(".vscode" | ".cursor") => folder.parent().filter(|parent| non_empty(parent)),
+            _ => Some(folder),
+        },
+        None => None,
     }
+    .unwrap_or(Path::new("."));
+    // The config was just read from inside this folder, so it exists; should it vanish in
+    // between, the absolute path is the next best thing.
+    std::fs::canonicalize(workspace)
+        .or_else(|_| std::path::absolute(workspace))
+        .unwrap_or_else(|_| workspace.to_path_buf())
 }
 
 fn detect_format(path: Option<&Path>, document: &Value) -> ConfigFormat {
@@ -385,5 +459,24 @@ fn detect_format(path: Option<&Path>, document: &Value) -> ConfigFormat {
         // `.mcp.json` and anything else with `mcpServers`: Claude Code's rules are a superset
         // of the desktop file's (an optional `type`, `${VAR}` expansion).
         ConfigFormat::ClaudeCode
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workspace_of_a_relative_path_is_absolute_and_real() {
+        let here = std::fs::canonicalize(".").unwrap();
+        assert_eq!(workspace_of(Path::new(".vscode/mcp.json")), here);
+        assert_eq!(workspace_of(Path::new(".cursor/mcp.json")), here);
+        assert_eq!(workspace_of(Path::new(".mcp.json")), here);
+        assert_eq!(workspace_of(Path::new("./.mcp.json")), here);
+        // A folder that does not exist (the file vanished after it was read) is made absolute.
+        assert_eq!(
+            workspace_of(Path::new("no-such-folder/.vscode/mcp.json")),
+            std::path::absolute("no-such-folder").unwrap()
+        );
     }
 }

@@ -1,14 +1,14 @@
 //! Checks on the raw text of a call: its size, strict JSON, and the tool-name pattern.
 //!
 //! serde_json keeps the last of two equal keys without a word, so `{"a":1,"a":2}` would reach
-//! a tool as `{"a":2}` after something upstream had checked `{"a":1}`. This module parses
-//! through its own visitor that refuses a repeated key at any depth, and refuses anything
-//! after the value.
+//! a tool as `{"a":2}` after something upstream had checked `{"a":1}`. The call is read by the
+//! crate's strict reader (`crate::json`, shared with the config files), which refuses a
+//! repeated key at any depth, anything after the value, and an integer outside 64 bits.
 
-use std::fmt;
+use serde_json::Value;
 
-use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Number, Value};
+use crate::json::Refusal;
+pub(crate) use crate::json::{quote, show_pointer};
 
 /// Which tool names the harness accepts, in registrations and in calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -40,19 +40,6 @@ impl NameProfile {
             NameProfile::Strict => is_strict_name(name),
             NameProfile::Default => is_strict_name(name) || is_mcp_name(name),
         }
-    }
-}
-
-/// The most characters of a caller's text quoted back in a message.
-const QUOTE_CHARS: usize = 80;
-
-/// Quotes a caller-supplied string for a message: escaped, and cut to a bound.
-pub(crate) fn quote(text: &str) -> String {
-    if text.chars().count() <= QUOTE_CHARS {
-        format!("{text:?}")
-    } else {
-        let cut: String = text.chars().take(QUOTE_CHARS).collect();
-        format!("{cut:?}…")
     }
 }
 
@@ -126,29 +113,20 @@ pub(crate) fn check_size(raw: &str, max_chars: usize) -> Result<(), String> {
 /// float) is an error naming where it is.
 ///
 /// Nesting is limited by serde_json's recursion limit (128 levels).
+///
+/// # Errors
+///
+/// The reason, in words: serde_json's message with its line and column for text that is not
+/// one JSON value, `duplicate key "k" in the object at /pointer …` for a repeated key, or
+/// `the integer … at /pointer is outside the 64-bit range …`.
 pub fn parse_strict(text: &str) -> Result<Value, String> {
-    let value = parse_strict_json(text)?;
-    if let Some((pointer, literal)) = crate::wire::scan::wide_integer(text.as_bytes()) {
-        return Err(format!(
-            "the integer {literal} at {} is outside the 64-bit range; it cannot be passed on \
-             exactly (JSON parsers would round it), so nothing was run",
-            show_pointer(&pointer)
-        ));
-    }
-    Ok(value)
-}
-
-fn parse_strict_json(text: &str) -> Result<Value, String> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = Strict {
-        path: String::new(),
-    }
-    .deserialize(&mut deserializer)
-    .map_err(|error| error.to_string())?;
-    deserializer
-        .end()
-        .map_err(|error| format!("unexpected data after the JSON value ({error})"))?;
-    Ok(value)
+    crate::json::parse(text).map_err(|refusal| match refusal {
+        Refusal::WideInteger { .. } => format!(
+            "{refusal}; it cannot be passed on exactly (JSON parsers would round it), so \
+             nothing was run"
+        ),
+        other => other.to_string(),
+    })
 }
 
 /// The largest integer every JSON reader holds exactly (JavaScript's `Number.MAX_SAFE_INTEGER`,
@@ -179,7 +157,7 @@ pub(crate) fn unsafe_integer(value: &Value) -> Option<(String, String)> {
             }
             Value::Object(members) => {
                 for (key, item) in members.iter().rev() {
-                    let key = key.replace('~', "~0").replace('/', "~1");
+                    let key = crate::json::pointer_segment(key);
                     stack.push((format!("{path}/{key}"), item));
                 }
             }
@@ -187,112 +165,6 @@ pub(crate) fn unsafe_integer(value: &Value) -> Option<(String, String)> {
         }
     }
     None
-}
-
-/// A JSON pointer for messages: `(root)` for the empty pointer.
-pub(crate) fn show_pointer(pointer: &str) -> &str {
-    if pointer.is_empty() {
-        "(root)"
-    } else {
-        pointer
-    }
-}
-
-/// Builds a `Value` like serde_json does, refusing a repeated key; carries the JSON pointer
-/// of the value being read, for the message.
-struct Strict {
-    path: String,
-}
-
-impl Strict {
-    fn child(&self, segment: &str) -> Strict {
-        let escaped = segment.replace('~', "~0").replace('/', "~1");
-        Strict {
-            path: format!("{}/{escaped}", self.path),
-        }
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Strict {
-    type Value = Value;
-
-    fn deserialize<D>(self, deserializer: D) -> Result<Value, D::Error>
-    where
-        D: serde::Deserializer<'de>,
-    {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Strict {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
-        Ok(Value::Bool(value))
-    }
-
-    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-
-    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-
-    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
-        // JSON text cannot spell NaN or infinity, so this never falls back.
-        Ok(Number::from_f64(value).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
-        Ok(Value::String(value.to_owned()))
-    }
-
-    fn visit_string<E>(self, value: String) -> Result<Value, E> {
-        Ok(Value::String(value))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A>(self, mut access: A) -> Result<Value, A::Error>
-    where
-        A: SeqAccess<'de>,
-    {
-        let mut items = Vec::new();
-        while let Some(item) = access.next_element_seed(self.child(&items.len().to_string()))? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-
-    fn visit_map<A>(self, mut access: A) -> Result<Value, A::Error>
-    where
-        A: MapAccess<'de>,
-    {
-        let mut object = Map::new();
-        while let Some(key) = access.next_key::<String>()? {
-            if object.contains_key(&key) {
-                return Err(A::Error::custom(format!(
-                    "duplicate key {} in the object at {}",
-                    quote(&key),
-                    show_pointer(&self.path)
-                )));
-            }
-            let value = access.next_value_seed(self.child(&key))?;
-            object.insert(key, value);
-        }
-        Ok(Value::Object(object))
-    }
 }
 
 /// Names the JSON type of a value, for messages ("a string", "an object", …).

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Value};
+use toolwire::harness::MAX_SAFE_INTEGER;
 use toolwire::jsonrpc::CallEvent;
 use toolwire::{CallOptions, CallToolResult, McpClient};
 
@@ -72,6 +73,17 @@ pub fn run(
             json!({"tool": name, "status": "INVALID", "detail": repair, "arguments": arguments}),
         );
         return Err(Failure::usage(repair));
+    }
+    // A warning, not a refusal: the user wrote the number on purpose, and a server that
+    // reads integers exactly takes it; many (JavaScript ones among them) would round it.
+    for (pointer, integer) in args::unsafe_integers(&arguments) {
+        let warning = format!(
+            "the argument at {pointer} holds the integer {integer}, beyond \
+             ±{MAX_SAFE_INTEGER} (2^53 − 1): many servers (JavaScript ones among them) cannot \
+             hold it exactly; it is sent as written"
+        );
+        errln!("toolwire: warning: {warning}");
+        note("warning", json!({"tool": name, "detail": warning}));
     }
 
     let display = Arc::new(Display::new(request.mode, name));

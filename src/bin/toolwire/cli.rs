@@ -91,7 +91,7 @@ pub struct Options {
     /// Write a JSONL transcript: one line per decision and per wire message.
     #[arg(long, value_name = "FILE", global = true)]
     pub transcript: Option<PathBuf>,
-    /// No status lines or progress on stderr (errors are still shown).
+    /// No status lines or progress on stderr (errors and warnings are still shown).
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
 }
