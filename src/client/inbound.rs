@@ -43,6 +43,12 @@ impl Inbound for Link {
         }
     }
 
+    fn request_failed(&self, id: &RequestId, error: Error) {
+        if let Some(inner) = self.0.upgrade() {
+            inner.fail_request(id, error);
+        }
+    }
+
     fn closed(&self, closed: Closed) {
         if let Some(inner) = self.0.upgrade() {
             log::debug!("toolwire: {closed}");

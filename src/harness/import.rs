@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::parse::{check_name, quote};
-use super::registry::{compile_input_schema, Backend, RegisteredTool, ToolRegistry};
+use super::registry::{Backend, RegisteredTool, ToolRegistry, ToolSchema};
 use super::remote::{RemoteBinding, RemoteErrorText, RemoteTimeoutSlot};
 use super::tool::{check_bound, ToolOptions};
 use crate::error::{Error, RegistryErrorKind, Result};
@@ -138,9 +138,12 @@ pub struct ImportReport {
 
 impl ToolRegistry {
     /// Imports the tools of an MCP client's `tools/list`, filtered and named as `import`
-    /// says. A tool whose name cannot fit the profile, or whose input schema does not
-    /// compile, is skipped and reported (and logged at warn); nothing is registered unless
-    /// the whole import succeeds. The registry is a snapshot: import again (into a new
+    /// says. A tool whose name cannot fit the profile, or whose input schema is not an object
+    /// schema, is skipped and reported (and logged at warn); nothing is registered unless
+    /// the whole import succeeds. Input schemas are compiled on each tool's first call, not
+    /// here: a schema over the schema bounds ([`crate::schema::SchemaLimits`]) or that cannot
+    /// be compiled makes that tool's calls `TOOL_ERROR` with the reason naming the tool, and
+    /// the other tools work. The registry is a snapshot: import again (into a new
     /// harness) after the server's list changes.
     ///
     /// # Errors
@@ -215,7 +218,9 @@ impl ToolRegistry {
                     )));
                 }
             }
-            let schema = match compile_input_schema(&name, &tool.input_schema()) {
+            // Compiled on the tool's first call: a long list costs nothing until used, and a
+            // schema too costly to check makes only its own tool unusable.
+            let schema = match ToolSchema::lazy(&name, tool.input_schema()) {
                 Ok(schema) => schema,
                 Err(error) => {
                     skip(&tool.name, error.to_string());

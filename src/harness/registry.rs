@@ -41,7 +41,7 @@ pub(crate) enum Backend {
 pub(crate) struct RegisteredTool {
     pub(crate) name: String,
     pub(crate) description: String,
-    pub(crate) schema: Schema,
+    pub(crate) schema: ToolSchema,
     pub(crate) options: ToolOptions,
     pub(crate) idempotent: bool,
     pub(crate) backend: Backend,
@@ -70,6 +70,80 @@ impl RegisteredTool {
             },
         }
     }
+}
+
+/// A tool's input schema: its source as given, compiled at once (a local tool's) or on the
+/// tool's first call (an imported one's: a server may list many tools, and a schema that is too
+/// costly makes only its own tool unusable).
+pub(crate) struct ToolSchema {
+    name: String,
+    source: Value,
+    compiled: std::sync::OnceLock<std::result::Result<Schema, String>>,
+}
+
+impl ToolSchema {
+    /// A schema compiled now.
+    pub(crate) fn compiled(name: &str, schema: Schema) -> ToolSchema {
+        let source = schema.source().clone();
+        let compiled = std::sync::OnceLock::new();
+        let _ = compiled.set(Ok(schema));
+        ToolSchema {
+            name: name.to_owned(),
+            source,
+            compiled,
+        }
+    }
+
+    /// A schema compiled on first use; its shape (an object schema) is checked now.
+    pub(crate) fn lazy(name: &str, source: Value) -> Result<ToolSchema> {
+        check_object_schema(name, &source)?;
+        Ok(ToolSchema {
+            name: name.to_owned(),
+            source,
+            compiled: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The schema as given.
+    pub(crate) fn source(&self) -> &Value {
+        &self.source
+    }
+
+    /// The compiled schema, compiling it the first time (within the schema bounds). A schema
+    /// that cannot be compiled stays refused, with the reason naming the tool.
+    pub(crate) fn get(&self) -> std::result::Result<&Schema, &str> {
+        self.compiled
+            .get_or_init(|| {
+                Schema::compile(&self.source).map_err(|reason| {
+                    log::warn!(
+                        target: "toolwire::harness",
+                        "the input schema of tool {:?} cannot be used: {reason}",
+                        self.name
+                    );
+                    format!(
+                        "the input schema of tool {:?} cannot be used, so the tool cannot be \
+                         called: {reason}",
+                        self.name
+                    )
+                })
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
+fn check_object_schema(name: &str, schema: &Value) -> Result<()> {
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(Error::registry_error(
+            RegistryErrorKind::BadSchema,
+            name,
+            format!(
+                "the input schema of tool {name:?} is invalid: it must be a JSON object with \
+                 \"type\": \"object\""
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Compiles an input schema, which must be an object schema (`"type": "object"`), since
@@ -139,7 +213,10 @@ impl ToolRegistry {
     pub fn register(&mut self, tool: LocalTool) -> Result<()> {
         self.check_new_name(&tool.name)?;
         tool.options.check()?;
-        let schema = compile_input_schema(&tool.name, &tool.input_schema)?;
+        let schema = ToolSchema::compiled(
+            &tool.name,
+            compile_input_schema(&tool.name, &tool.input_schema)?,
+        );
         if tool.options.retry.is_some() && !tool.options.idempotent {
             log::warn!(
                 target: "toolwire::harness",

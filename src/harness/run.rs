@@ -192,14 +192,26 @@ impl Inner {
             );
             return Outcome::new(Status::Invalid, detail);
         }
-        if let Err(violations) = tool.schema.validate(&arguments) {
+        let schema = match tool.schema.get() {
+            Ok(schema) => schema,
+            // The server's schema is refused (over the schema bounds, or not compilable): the
+            // tool cannot be checked, so it cannot be called; the others work.
+            Err(reason) => return Outcome::new(Status::ToolError, reason),
+        };
+        if let Err(violations) = schema.validate(&arguments) {
+            if let Some(budget) = violations.iter().find(|violation| violation.is_budget()) {
+                // Too costly to check: the schema's fault, not the arguments'.
+                let detail = format!(
+                    "the arguments of tool {} could not be checked against its schema ({}); \
+                     nothing was run",
+                    quote(name),
+                    budget.message
+                );
+                return Outcome::new(Status::ToolError, detail);
+            }
             return Outcome::new(
                 Status::Invalid,
-                tool.schema.repair_message(
-                    &tool.name,
-                    &violations,
-                    self.config.repair_schema_chars,
-                ),
+                schema.repair_message(&tool.name, &violations, self.config.repair_schema_chars),
             );
         }
         if !tool.options.allow_large_integers {

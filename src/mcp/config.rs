@@ -99,6 +99,7 @@ pub struct McpConfig {
     pub(crate) client_version: String,
     pub(crate) discover_timeout: Duration,
     pub(crate) initialize_timeout: Duration,
+    pub(crate) connect_timeout: Option<Duration>,
     pub(crate) max_pages: usize,
     pub(crate) max_list_bytes: usize,
     pub(crate) max_list_items: usize,
@@ -122,6 +123,7 @@ impl Default for McpConfig {
             client_version: env!("CARGO_PKG_VERSION").into(),
             discover_timeout: Duration::from_secs(10),
             initialize_timeout: Duration::from_secs(30),
+            connect_timeout: None,
             max_pages: 100,
             max_list_bytes: 32 * 1024 * 1024,
             max_list_items: 10_000,
@@ -205,6 +207,16 @@ impl McpConfig {
     /// lifecycle rather than a probe. Defaults to 30 s.
     pub fn initialize_timeout(mut self, timeout: Duration) -> Self {
         self.initialize_timeout = timeout;
+        self
+    }
+
+    /// One budget for the whole connection: starting the server (or the transport), the
+    /// `server/discover` probe and the `initialize` handshake together. Each step gets what
+    /// is left of it (and never more than its own timeout above; Auto mode's probe at most
+    /// half, so the fallback always has a turn), so Auto mode cannot spend it twice. A restart gets a fresh budget. Defaults to none: each step has only its own
+    /// timeout.
+    pub fn connect_timeout(mut self, budget: Duration) -> Self {
+        self.connect_timeout = Some(budget);
         self
     }
 

@@ -121,7 +121,8 @@ struct Shared {
 #[derive(Default)]
 struct ToolsCache {
     tools: Option<Arc<Vec<Tool>>>,
-    schemas: HashMap<String, Arc<Schema>>,
+    /// Each called tool's compiled output schema: none, the schema, or why it is refused.
+    schemas: HashMap<String, std::result::Result<Option<Arc<Schema>>, String>>,
 }
 
 impl Shared {

@@ -20,6 +20,51 @@ use crate::error::{Closed, Error, Result};
 use crate::transport::{FrameMeta, Lifecycle};
 use crate::wire::{ErrorCode, Notification, Request};
 
+/// What is left of [`crate::McpConfig::connect_timeout`] as the connection's steps go.
+struct Budget {
+    started: Instant,
+    deadline: Option<Instant>,
+}
+
+impl Budget {
+    fn new(budget: Option<Duration>) -> Budget {
+        let started = Instant::now();
+        Budget {
+            started,
+            deadline: budget.map(|budget| started + budget),
+        }
+    }
+
+    /// The next step's timeout: its own `cap`, or what is left of the budget if less.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Timeout`] when nothing is left.
+    fn left(&self, cap: Duration) -> Result<Duration> {
+        let Some(deadline) = self.deadline else {
+            return Ok(cap);
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Error::Timeout {
+                method: "connecting (McpConfig::connect_timeout)".into(),
+                after: self.started.elapsed(),
+            });
+        }
+        Ok(left.min(cap))
+    }
+
+    /// As [`Budget::left`], but at most half of what is left.
+    fn half_left(&self, cap: Duration) -> Result<Duration> {
+        let left = self.left(Duration::MAX)?;
+        Ok(if self.deadline.is_some() {
+            (left / 2).max(Duration::from_millis(1)).min(cap)
+        } else {
+            cap
+        })
+    }
+}
+
 /// The restarts done recently, for the restart policy.
 #[derive(Default)]
 pub(super) struct RestartLedger {
@@ -149,18 +194,26 @@ impl McpInner {
     }
 
     pub(super) fn open_session(&self) -> Result<Session> {
+        let budget = Budget::new(self.config.connect_timeout);
         let rpc = Client::with_shared_transport((self.connector)()?, self.rpc_config())?;
         let opened = match self.config.mode {
-            ProtocolMode::Legacy => self.handshake(&rpc),
+            ProtocolMode::Legacy => budget
+                .left(self.config.initialize_timeout)
+                .and_then(|timeout| self.handshake(&rpc, timeout)),
             // Without a fallback, discover is the lifecycle itself: as patient as initialize.
-            ProtocolMode::Modern => self.discover(&rpc, self.config.initialize_timeout),
-            ProtocolMode::Auto => self
-                .discover(&rpc, self.config.discover_timeout)
+            ProtocolMode::Modern => budget
+                .left(self.config.initialize_timeout)
+                .and_then(|timeout| self.discover(&rpc, timeout)),
+            // The probe gets at most half of the budget, so the fallback always has a turn.
+            ProtocolMode::Auto => budget
+                .half_left(self.config.discover_timeout)
+                .and_then(|timeout| self.discover(&rpc, timeout))
                 .or_else(|error| {
                     log::debug!(
                         "toolwire: server/discover failed ({error}); falling back to initialize"
                     );
-                    self.handshake(&rpc).or_else(|refused| {
+                    let timeout = budget.left(self.config.initialize_timeout)?;
+                    self.handshake(&rpc, timeout).or_else(|refused| {
                         // A server that started too slowly for the probe may answer it late
                         // and then serve only 2026-07-28, refusing the handshake with -32022
                         // and the versions it supports: probe again.
@@ -168,7 +221,8 @@ impl McpInner {
                             log::debug!(
                                 "toolwire: initialize refused ({refused}); probing server/discover again"
                             );
-                            self.discover(&rpc, self.config.initialize_timeout)
+                            let timeout = budget.left(self.config.initialize_timeout)?;
+                            self.discover(&rpc, timeout)
                         } else {
                             Err(refused)
                         }
@@ -247,7 +301,11 @@ impl McpInner {
         Ok((info, Some(stamp)))
     }
 
-    fn handshake(&self, rpc: &Client) -> Result<(SessionInfo, Option<Map<String, Value>>)> {
+    fn handshake(
+        &self,
+        rpc: &Client,
+        timeout: Duration,
+    ) -> Result<(SessionInfo, Option<Map<String, Value>>)> {
         let params = json!({
             "protocolVersion": self.config.handshake_version,
             "capabilities": self.config.client_capabilities(),
@@ -262,7 +320,7 @@ impl McpInner {
             methods::INITIALIZE,
             params,
             CallOptions::new()
-                .timeout(self.config.initialize_timeout)
+                .timeout(timeout)
                 .notify_cancel(false)
                 .frame_meta(open),
         )?;

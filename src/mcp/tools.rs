@@ -167,7 +167,7 @@ impl McpClient {
     }
 
     fn validate_output(&self, name: &str, result: &CallToolResult) -> Result<()> {
-        let Some(schema) = self.output_schema(name) else {
+        let Some(schema) = self.output_schema(name)? else {
             return Ok(());
         };
         let subject = format!("structuredContent of tool `{name}`");
@@ -175,7 +175,7 @@ impl McpClient {
             return Err(Error::Schema(Box::new(SchemaError {
                 subject,
                 violations: vec![SchemaViolation::mismatch(
-                    "",
+                    String::new(),
                     "the tool declares an outputSchema but returned no structuredContent",
                 )],
             })));
@@ -188,39 +188,50 @@ impl McpClient {
         })
     }
 
-    /// The compiled output schema of a tool, from the tool list (fetched once if needed).
-    fn output_schema(&self, name: &str) -> Option<Arc<Schema>> {
-        if let Some(schema) = self.inner.shared.tools.lock().schemas.get(name) {
-            return Some(Arc::clone(schema));
+    /// The compiled output schema of a tool, from the tool list (fetched once if needed), or
+    /// none when it declares none; remembered either way, so a tool without one costs a map
+    /// lookup per call.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Protocol`] naming the tool when its schema is refused (over the schema bounds,
+    /// or not compilable): its results cannot be checked as it promises, so its calls fail;
+    /// the other tools work.
+    fn output_schema(&self, name: &str) -> Result<Option<Arc<Schema>>> {
+        if let Some(known) = self.inner.shared.tools.lock().schemas.get(name) {
+            return known.clone().map_err(Error::Protocol);
         }
         let tools = match self.list_tools() {
             Ok(tools) => tools,
             Err(error) => {
                 log::debug!("toolwire: no tool list to validate `{name}` against: {error}");
-                return None;
+                return Ok(None);
             }
         };
         let source = tools
             .iter()
-            .find(|tool| tool.name == name)?
-            .output_schema()?;
-        match Schema::compile(&source) {
-            Ok(schema) => {
-                let schema = Arc::new(schema);
-                self.inner
-                    .shared
-                    .tools
-                    .lock()
-                    .schemas
-                    .insert(name.to_owned(), Arc::clone(&schema));
-                Some(schema)
-            }
-            Err(error) => {
-                log::warn!(
-                    "toolwire: tool `{name}` has an invalid outputSchema ({error}); not validating"
-                );
-                None
-            }
-        }
+            .find(|tool| tool.name == name)
+            .and_then(|tool| tool.output_schema());
+        let compiled = match source {
+            None => Ok(None),
+            Some(source) => Schema::compile(&source)
+                .map(|schema| Some(Arc::new(schema)))
+                .map_err(|reason| {
+                    log::warn!(
+                        "toolwire: the outputSchema of tool `{name}` cannot be used: {reason}"
+                    );
+                    format!(
+                        "the outputSchema of tool `{name}` cannot be used, so its results cannot \
+                         be checked: {reason}"
+                    )
+                }),
+        };
+        self.inner
+            .shared
+            .tools
+            .lock()
+            .schemas
+            .insert(name.to_owned(), compiled.clone());
+        compiled.map_err(Error::Protocol)
     }
 }

@@ -4,7 +4,7 @@
 //! [`FrameMeta`] record filled once by the layer that knows (the protocol version, whether it
 //! opens a session, the name it targets); the transport serializes it once and reads the
 //! record, never the text. Inbound, a transport parses each frame once and hands the parsed
-//! [`Frame`] (or why it is invalid) to an [`Inbound`] sink (the client), on its own threads,
+//! [`IncomingFrame`] (or why it is invalid) to an [`Inbound`] sink (the client), on its own threads,
 //! with every event and, last, its close. [`Transport::send`] never blocks past the caller's
 //! deadline.
 //!
@@ -39,6 +39,10 @@ pub trait Inbound: Send + Sync {
     fn frame(&self, frame: std::result::Result<IncomingFrame, Invalid>, bytes: &[u8]);
     /// Something the transport noticed that is not a frame.
     fn event(&self, event: TransportEvent);
+    /// The request `id` can no longer be answered, for this reason (an HTTP error status, a
+    /// reply that holds no response to it, a connection refused): its call ends with `error`
+    /// at once.
+    fn request_failed(&self, id: &RequestId, error: crate::error::Error);
     /// The connection ended. Called at most once; nothing arrives after it.
     fn closed(&self, closed: Closed);
 }

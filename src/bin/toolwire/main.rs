@@ -263,7 +263,8 @@ fn mcp_config(cli: &Cli) -> McpConfig {
     );
     // A server may take a while to start (node, python): the lifecycle has its own bound.
     let connect = cli.options.connect_timeout;
-    config = config.initialize_timeout(connect);
+    // One budget for start, probe and handshake together: Auto mode cannot spend it twice.
+    config = config.connect_timeout(connect).initialize_timeout(connect);
     let probe = connect.min(config.get_discover_timeout());
     config.discover_timeout(probe)
 }

@@ -125,7 +125,7 @@ pub fn resolve(options: &TargetOptions, command: &[String]) -> Result<Target, Fa
         return Ok(Target::Command(stdio));
     }
     if let Some(url) = &options.url {
-        let mut http = HttpConfig::new(url.clone());
+        let mut http = cli_http(url);
         for header in &options.headers {
             // A header's value is often a token: a malformed one is not echoed.
             let (name, value) = split_pair(header, ':').ok_or_else(|| {
@@ -199,9 +199,22 @@ pub fn connect(
     let connector: Connector = match target {
         Target::Config {
             configs, server, ..
-        } => configs
-            .connector(server)
-            .map_err(|error| Failure::from_error(&format!("connecting to {describe}"), &error))?,
+        } => match configs.get(server) {
+            // An HTTP entry gets the command's close bounds, like `--url`.
+            Some(ServerEntry::Http { url, headers }) => {
+                let mut http = cli_http(url);
+                for (name, value) in headers {
+                    http = http.header(name.clone(), value.clone());
+                }
+                HttpTransport::new(http.clone()).map_err(|error| {
+                    Failure::from_error(&format!("connecting to {describe}"), &error)
+                })?;
+                http.connector()
+            }
+            _ => configs.connector(server).map_err(|error| {
+                Failure::from_error(&format!("connecting to {describe}"), &error)
+            })?,
+        },
         Target::Url(http) => {
             // Checks the URL and headers before anything is sent.
             HttpTransport::new(http.clone())
@@ -256,3 +269,17 @@ pub fn connect(
     }
     Ok(client)
 }
+
+/// The HTTP settings of the command: the library's, with a short close. A command that is
+/// ending (a timeout, Ctrl-C, its work done) does not wait the library's 2 s for a server that
+/// is slow to answer the session's DELETE, nor 1 s for threads still inside a slow exchange.
+pub fn cli_http(url: &str) -> HttpConfig {
+    HttpConfig::new(url)
+        .close_timeout(CLOSE_TIMEOUT)
+        .thread_join_grace(CLOSE_JOIN_GRACE)
+}
+
+/// How long the command's close waits for the server to answer DELETE.
+pub const CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(300);
+/// How long the command's close waits for the HTTP threads.
+pub const CLOSE_JOIN_GRACE: std::time::Duration = std::time::Duration::from_millis(200);

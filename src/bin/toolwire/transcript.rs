@@ -68,19 +68,22 @@ impl Transcript {
 
     fn head(&self, event: &str) -> Map<String, Value> {
         let mut line = Map::new();
-        line.insert(
-            "elapsed_us".into(),
-            Value::from(crate::micros(self.started.elapsed())),
-        );
+        // Stamped in `write`, under the file's lock, so lines written from several threads
+        // (the caller, the reader, HTTP workers) keep their times in file order.
+        line.insert("elapsed_us".into(), Value::Null);
         line.insert("event".into(), Value::from(event));
         line
     }
 
-    fn write(&self, line: Map<String, Value>) {
+    fn write(&self, mut line: Map<String, Value>) {
+        let mut file = self.file.lock();
+        line.insert(
+            "elapsed_us".into(),
+            Value::from(crate::micros(self.started.elapsed())),
+        );
         // No raw control character, so `cat` or `tail -f` of the file is safe too.
         let mut text = crate::terminal::json_line(&Value::Object(line));
         text.push('\n');
-        let mut file = self.file.lock();
         let written = file.write_all(text.as_bytes()).and_then(|()| file.flush());
         if let Err(error) = written {
             if !self.failed.swap(true, Ordering::Relaxed) {
@@ -160,6 +163,14 @@ impl Inbound for TappedInbound {
     fn frame(&self, frame: std::result::Result<IncomingFrame, Invalid>, bytes: &[u8]) {
         self.transcript.wire("recv", bytes);
         self.inbound.frame(frame, bytes);
+    }
+
+    fn request_failed(&self, id: &RequestId, error: toolwire::Error) {
+        self.transcript.decision(
+            "request_failed",
+            serde_json::json!({"id": id.to_value(), "detail": error.to_string()}),
+        );
+        self.inbound.request_failed(id, error);
     }
 
     fn event(&self, event: TransportEvent) {

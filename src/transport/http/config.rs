@@ -36,6 +36,7 @@ pub struct HttpConfig {
     pub(crate) close_timeout: Duration,
     pub(crate) thread_join_grace: Duration,
     pub(crate) worker_idle: Duration,
+    pub(crate) post_backstop: Duration,
 }
 
 impl fmt::Debug for HttpConfig {
@@ -100,6 +101,7 @@ impl HttpConfig {
             close_timeout: Duration::from_secs(2),
             thread_join_grace: Duration::from_secs(1),
             worker_idle: Duration::from_secs(5),
+            post_backstop: Duration::from_secs(1),
         }
     }
 
@@ -265,6 +267,14 @@ impl HttpConfig {
     /// to 5 s.
     pub fn worker_idle(mut self, idle: Duration) -> Self {
         self.worker_idle = idle;
+        self
+    }
+
+    /// How long past its call's deadline a request's POST still waits for the reply's
+    /// headers. The call itself ends at its deadline and abandons the POST (closing it); this
+    /// only frees the worker of a call nobody abandoned. Defaults to 1 s.
+    pub fn post_backstop(mut self, backstop: Duration) -> Self {
+        self.post_backstop = backstop;
         self
     }
 

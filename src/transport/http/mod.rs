@@ -9,24 +9,29 @@
 //! # How a frame travels
 //!
 //! Every outbound frame is one POST to the endpoint, made on a pooled worker thread (at most
-//! [`HttpConfig::max_concurrent_posts`] at once). The sender waits, within its deadline, only
-//! for the *status* of that POST:
+//! [`HttpConfig::max_concurrent_posts`] at once; one more waits for a place within its
+//! deadline, then fails with [`Error::Busy`]).
 //!
-//! - an error status, a refused connection, or a reply that cannot carry the response comes
-//!   back from [`Transport::send`] as the error, so the caller's call fails at once with it
+//! A frame holding requests is sent without waiting for the POST: [`Transport::send`] returns
+//! once the POST is under way, and the caller waits on its call, which its deadline, a cancel
+//! or an interrupt can end at any moment (the POST is then abandoned and its connection
+//! closed). What the POST brings ends the calls of its requests:
+//!
+//! - an error status, a refused connection, or a reply that cannot carry the response fails
+//!   exactly those calls at once, through [`Inbound::request_failed`], with the precise error
 //!   ([`Error::Http`] with the status and a bounded body excerpt, [`Error::Io`],
-//!   [`Error::Protocol`]) and never as an invented JSON-RPC error;
-//! - an `application/json` reply is read whole (up to [`HttpConfig::max_body_bytes`]),
-//!   parsed once and handed to the client before `send` returns, so a JSON reply that does
-//!   not hold the response to the request is an error at once rather than a timeout later;
-//! - a `text/event-stream` reply returns from `send` as soon as its headers arrive; the worker
-//!   goes on reading events (notifications, server requests, then the response) and stops
-//!   after the response;
-//! - a notification or response gets 202 (or a 200 whose body is ignored).
+//!   [`Error::Protocol`]), never an invented JSON-RPC error;
+//! - an `application/json` reply is read whole (up to [`HttpConfig::max_body_bytes`]) and
+//!   parsed once; a JSON reply that holds no response to the request fails it at once rather
+//!   than at its deadline;
+//! - a `text/event-stream` reply is read event by event (notifications, server requests, then
+//!   the responses); the worker stops after the last response.
 //!
-//! A `send` without a deadline (the client's cancellation notice from its timer thread)
-//! does not wait at all; a failure is logged. A server that takes longer than the deadline to
-//! answer the headers of a request gives the caller [`Error::Timeout`].
+//! A notification or a response (the client's answer to a server request) has no call to
+//! tell: its sender waits, within its deadline, for the POST's status (202, or a 200 whose
+//! body is ignored), and an error comes back from `send`. A `send` without a deadline (the
+//! client's cancellation notice from its timer thread) does not wait at all; a failure is
+//! logged.
 //!
 //! # What the transport reads of a frame
 //!
@@ -271,6 +276,22 @@ impl Drop for HttpTransport {
     }
 }
 
+/// An error as the calls of one batch each get it.
+fn copy_error(error: &Error) -> Error {
+    match error {
+        Error::Http(http) => Error::Http(http.clone()),
+        Error::Timeout { method, after } => Error::Timeout {
+            method: method.clone(),
+            after: *after,
+        },
+        Error::Closed(closed) => Error::Closed(closed.clone()),
+        Error::Busy { limit } => Error::Busy { limit: *limit },
+        Error::Protocol(text) => Error::Protocol(text.clone()),
+        Error::Io(io) => Error::Io(std::io::Error::new(io.kind(), io.to_string())),
+        other => Error::Protocol(other.to_string()),
+    }
+}
+
 /// The ids of the responses in a parsed frame.
 fn response_ids(frame: &std::result::Result<IncomingFrame, Invalid>) -> Vec<RequestId> {
     let id_of = |message: &Incoming| match message {
@@ -332,7 +353,16 @@ impl Shared {
         let (tx, rx) = bounded(1);
         let what = post.what.clone();
         let started = post.started;
-        let reply = Reply::new(tx, what.clone());
+        // A request's sender does not wait for the POST: its caller waits on its call (which
+        // its deadline, a cancel or Ctrl-C can end at any moment), and a failed status reaches
+        // exactly the calls of this POST, with the precise error. Notifications and responses
+        // have no call to tell: their sender waits for the status, within its deadline.
+        let asynchronous = !post.ids.is_empty();
+        let reply = if asynchronous {
+            Reply::to_calls(Arc::downgrade(self), post.ids.clone(), what.clone())
+        } else {
+            Reply::new(tx, what.clone())
+        };
         let worker = {
             let shared = Arc::clone(self);
             let exchange = Arc::clone(&exchange);
@@ -347,7 +377,7 @@ impl Shared {
             self.posts.release();
             return Err(error);
         }
-        let Some(deadline) = deadline else {
+        let Some(deadline) = deadline.filter(|_| !asynchronous) else {
             return Ok(());
         };
         match rx.recv_deadline(deadline) {
@@ -454,6 +484,21 @@ impl Shared {
         let inbound = self.inbound.lock().clone();
         if let Some(inbound) = inbound {
             inbound.frame(frame, bytes);
+        }
+    }
+
+    /// The POST of these requests failed: each of their calls ends with the error (one call
+    /// gets it as it is; the calls of a batch get copies).
+    fn requests_failed(&self, ids: &[RequestId], error: Error) {
+        let inbound = self.inbound.lock().clone();
+        let Some(inbound) = inbound else {
+            return;
+        };
+        for id in ids.iter().skip(1) {
+            inbound.request_failed(id, copy_error(&error));
+        }
+        if let Some(first) = ids.first() {
+            inbound.request_failed(first, error);
         }
     }
 

@@ -2,7 +2,7 @@
 //! error status turned into the caller's error.
 
 use std::io;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
@@ -46,18 +46,40 @@ impl Post {
     }
 }
 
-/// Hands the sender the outcome of its POST's status, once.
+/// Hands the outcome of a POST's status, once, to whoever waits for it: the sender (a
+/// notification or response), or the calls of its requests.
 pub(super) struct Reply {
     tx: Option<Sender<Result<()>>>,
+    calls: Option<(Weak<Shared>, Vec<RequestId>)>,
     what: String,
 }
 
 impl Reply {
     pub(super) fn new(tx: Sender<Result<()>>, what: String) -> Reply {
-        Reply { tx: Some(tx), what }
+        Reply {
+            tx: Some(tx),
+            calls: None,
+            what,
+        }
+    }
+
+    /// A reply whose failure ends the calls of `ids`, which nobody else waits for.
+    pub(super) fn to_calls(shared: Weak<Shared>, ids: Vec<RequestId>, what: String) -> Reply {
+        Reply {
+            tx: None,
+            calls: Some((shared, ids)),
+            what,
+        }
     }
 
     pub(super) fn send(&mut self, outcome: Result<()>) {
+        if let Some((shared, ids)) = self.calls.take() {
+            if let (Err(error), Some(shared)) = (outcome, shared.upgrade()) {
+                log::debug!("toolwire: HTTP `{}` failed: {error}", self.what);
+                shared.requests_failed(&ids, error);
+            }
+            return;
+        }
         let Some(tx) = self.tx.take() else {
             if let Err(error) = outcome {
                 log::debug!("toolwire: HTTP `{}`: {error}", self.what);
@@ -206,7 +228,15 @@ impl Shared {
         loop {
             let stamp = self.stamp_for(&post);
             let extra = Shared::route_headers(&post);
-            let response = match self.post_request(&post.body, &extra, &stamp, post.deadline) {
+            // A request's call keeps its own deadline (and tells the peer when it passes); the
+            // POST's own wait is only a backstop past it, for a call nobody abandons.
+            let wait_until = match post.deadline {
+                Some(deadline) if !post.ids.is_empty() => {
+                    Some(deadline + self.config.post_backstop)
+                }
+                other => other,
+            };
+            let response = match self.post_request(&post.body, &extra, &stamp, wait_until) {
                 Ok(response) => response,
                 Err(error) => {
                     let error = if exchange.slot.is_aborted() && !self.is_closed() {
