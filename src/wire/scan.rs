@@ -85,6 +85,22 @@ fn token_end(bytes: &[u8], mut at: usize) -> usize {
     at
 }
 
+/// The value of a JSON integer literal (`-?(0|[1-9][0-9]*)`) that fits `i64`; `None` for
+/// anything else, so `-07` or `+7` (which Rust's parser would take) is not read as an id the
+/// peer never wrote.
+fn json_integer(token: &[u8]) -> Option<i64> {
+    let digits = token.strip_prefix(b"-").unwrap_or(token);
+    let well_formed = match digits {
+        [b'0'] => true,
+        [b'1'..=b'9', rest @ ..] => rest.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    if !well_formed {
+        return None;
+    }
+    std::str::from_utf8(token).ok()?.parse::<i64>().ok()
+}
+
 /// Reads what can be read of a frame the parser refused: its top-level `id` and whether it has
 /// a `method`. `None` when the text does not even start as a JSON object.
 pub(crate) fn recover(bytes: &[u8]) -> Option<Recovered> {
@@ -101,15 +117,22 @@ pub(crate) fn recover(bytes: &[u8]) -> Option<Recovered> {
     let mut depth = 1usize;
     let mut expecting_key = true;
     let mut key: Option<Vec<u8>> = None;
+    // Set by a top-level colon: the next non-blank byte starts the member's value, and only a
+    // token starting there is the id (`"id":x"7"` or `"id":+7` has none).
+    let mut value_next = false;
     while at < bytes.len() && depth > 0 {
         let byte = bytes[at];
+        let starts_value = depth == 1 && value_next;
+        if depth == 1 && !matches!(byte, b' ' | b'\t' | b'\n' | b'\r') {
+            value_next = false;
+        }
         match byte {
             b'"' => {
                 let end = string_end(bytes, at);
                 if depth == 1 {
                     if expecting_key {
                         key = Some(bytes[at..end].to_vec());
-                    } else if key.as_deref() == Some(b"\"id\"") {
+                    } else if starts_value && key.as_deref() == Some(b"\"id\"") {
                         recovered.id = decode_simple(&bytes[at..end]).map(RequestId::String);
                     }
                 }
@@ -118,6 +141,7 @@ pub(crate) fn recover(bytes: &[u8]) -> Option<Recovered> {
             }
             b':' if depth == 1 => {
                 expecting_key = false;
+                value_next = true;
                 if key.as_deref() == Some(b"\"method\"") {
                     recovered.method_present = true;
                 }
@@ -130,11 +154,8 @@ pub(crate) fn recover(bytes: &[u8]) -> Option<Recovered> {
             b'}' | b']' => depth -= 1,
             b'-' | b'0'..=b'9' if depth == 1 && !expecting_key => {
                 let end = token_end(bytes, at);
-                if key.as_deref() == Some(b"\"id\"") {
-                    recovered.id = std::str::from_utf8(&bytes[at..end])
-                        .ok()
-                        .and_then(|text| text.parse::<i64>().ok())
-                        .map(RequestId::Number);
+                if starts_value && key.as_deref() == Some(b"\"id\"") {
+                    recovered.id = json_integer(&bytes[at..end]).map(RequestId::Number);
                 }
                 at = end;
                 continue;
@@ -283,6 +304,29 @@ mod tests {
             None
         );
         assert_eq!(recover(b"not json"), None);
+        // Only a JSON integer is an id: no leading zero, no plus sign, no fraction.
+        for text in [
+            &br#"{"id":-07,"result":1e999}"#[..],
+            br#"{"id":+7,"result":1e999}"#,
+            br#"{"id":00,"result":1e999}"#,
+            br#"{"id":7.0,"result":1e999}"#,
+            br#"{"id":x"7","result":1e999}"#,
+        ] {
+            assert_eq!(
+                recover(text).unwrap().id,
+                None,
+                "{:?}",
+                String::from_utf8_lossy(text)
+            );
+        }
+        assert_eq!(
+            recover(br#"{"id":-0,"result":1e999}"#).unwrap().id,
+            Some(RequestId::Number(0))
+        );
+        assert_eq!(
+            recover(b"{\"id\" :\n \"q\" ,\"result\":1e999}").unwrap().id,
+            Some(RequestId::String("q".into()))
+        );
     }
 
     #[test]
