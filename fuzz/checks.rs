@@ -90,12 +90,19 @@ pub fn jsonrpc_frame(data: &[u8]) {
             let Err(invalid) = &parsed else {
                 panic!("{parsed:?} for text that is not JSON");
             };
-            assert!(
-                matches!(invalid.error, ParseError::NotJson(_)),
-                "{parsed:?} for text that is not JSON"
-            );
-            assert_eq!(invalid.error.code(), ErrorCode::PARSE_ERROR);
             let text = String::from_utf8_lossy(data);
+            // A `result` is kept as text in the parser's pass and built only for a message that
+            // is otherwise valid, so a number out of range in it (which `serde_json` refuses
+            // outright) may meet a -32600 for the rest of the message first.
+            if !matches!(invalid.error, ParseError::NotJson(_)) {
+                assert!(
+                    text.contains("\"result\"")
+                        && invalid.error.code() == ErrorCode::INVALID_REQUEST,
+                    "{parsed:?} for text that is not JSON"
+                );
+                return;
+            }
+            assert_eq!(invalid.error.code(), ErrorCode::PARSE_ERROR);
             if let Some(id) = &invalid.id {
                 // The scan decodes escapes, so an id holding an escaped character is in the
                 // text only in its escaped form (and `\/` has two); check the plain ones.

@@ -2,7 +2,10 @@
 # Builds every fuzz target and runs each for SECONDS (default 60); exits non-zero when any
 # target crashed (the others still run).
 #
-#   fuzz/run.sh [SECONDS]
+#   fuzz/run.sh [SECONDS]          explore: a time limit, a random seed (a new run finds new inputs)
+#   fuzz/run.sh --runs N [SEED]    reproduce: N inputs per target from SEED (default 1); the
+#                                  same inputs on every machine, so a gate (CI) cannot fail on
+#                                  one run and pass on the next
 #
 # Needs cargo-fuzz (`cargo install cargo-fuzz`). Runs on the stable toolchain: cargo-fuzz's
 # nightly flags (-Zsanitizer=address) are allowed by RUSTC_BOOTSTRAP=1.
@@ -15,7 +18,14 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-seconds="${1:-60}"
+runs=""
+seed=1
+if [ "${1:-}" = "--runs" ]; then
+    runs="${2:?fuzz/run.sh: --runs needs a count}"
+    seed="${3:-1}"
+else
+    seconds="${1:-60}"
+fi
 export RUSTC_BOOTSTRAP=1
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -31,12 +41,20 @@ failed=()
 for target in $targets; do
     scratch="target/corpus/$target"
     mkdir -p "$scratch" "corpus/$target"
-    args=(-max_total_time="$seconds" -print_final_stats=1)
+    if [ -n "$runs" ]; then
+        # The scratch corpus is left out too: what an earlier run found would change the inputs.
+        scratch="$(mktemp -d)"
+        args=(-runs="$runs" -seed="$seed" -print_final_stats=1)
+        budget="$runs inputs from seed $seed"
+    else
+        args=(-max_total_time="$seconds" -print_final_stats=1)
+        budget="${seconds}s"
+    fi
     if [ -f "dict/$target.dict" ]; then
         args+=(-dict="dict/$target.dict")
     fi
     echo
-    echo "==> $target for ${seconds}s"
+    echo "==> $target: $budget"
     seeds=("corpus/$target")
     if [ -d "regressions/$target" ]; then
         seeds+=("regressions/$target")
@@ -50,4 +68,8 @@ if [ ${#failed[@]} -gt 0 ]; then
     echo "fuzz/run.sh: crash or failure in: ${failed[*]} (inputs under fuzz/artifacts/)" >&2
     exit 1
 fi
-echo "fuzz/run.sh: every target ran ${seconds}s without a crash"
+if [ -n "$runs" ]; then
+    echo "fuzz/run.sh: every target ran $runs inputs from seed $seed without a crash"
+else
+    echo "fuzz/run.sh: every target ran ${seconds}s without a crash"
+fi
