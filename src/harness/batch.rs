@@ -8,6 +8,7 @@
 //! for side by side, on short-lived scoped threads (one per waiting call but the last, which
 //! the caller's thread takes), so retries and back-off of one call never hold up another; all
 //! of them are joined before the replies are returned, in the calls' order, one per call.
+//! The threads are named `toolwire-batch` (which fits Linux's 15-character thread names).
 
 use std::thread;
 use std::time::Instant;
@@ -81,10 +82,10 @@ impl Inner {
             for &index in &waiting[..others] {
                 let complete = &complete;
                 let spawned = thread::Builder::new()
-                    .name("toolwire-harness-batch".into())
+                    .name("toolwire-batch".into())
                     .spawn_scoped(scope, move || complete(index));
                 match spawned {
-                    Ok(_) => on_threads.push(index),
+                    Ok(handle) => on_threads.push((index, handle)),
                     // Its call stays in its slot, and the caller's thread completes it below.
                     Err(error) => log::warn!(
                         target: HARNESS_LOG_TARGET,
@@ -95,8 +96,19 @@ impl Inner {
                 }
             }
             for index in 0..slots.len() {
-                if !on_threads.contains(&index) {
+                if !on_threads.iter().any(|(taken, _)| *taken == index) {
                     complete(index);
+                }
+            }
+            // Joined one by one (the scope alone waits for the closures, not for the threads
+            // to be gone), so no thread of the batch outlives the call.
+            for (index, handle) in on_threads {
+                if handle.join().is_err() {
+                    log::error!(
+                        target: HARNESS_LOG_TARGET,
+                        "the thread of call {} of a batch panicked",
+                        index + 1
+                    );
                 }
             }
         });
@@ -104,9 +116,14 @@ impl Inner {
             .iter()
             .zip(outcomes)
             .map(|(context, outcome)| {
+                // Only a panic inside the harness itself leaves a call without its outcome;
+                // it is answered all the same.
                 let outcome = outcome.into_inner().unwrap_or_else(|| {
-                    // Unreachable: every slot is completed above, on a thread or here.
-                    Outcome::new(Status::ToolError, "the call was not completed")
+                    Outcome::new(
+                        Status::ToolError,
+                        "the call could not be completed; the details were logged for the \
+                         operator",
+                    )
                 });
                 OpenCall::reply(context, shape, outcome)
             })

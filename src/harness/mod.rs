@@ -242,8 +242,28 @@ impl HarnessConfig {
 /// ends in one [`Outcome`] with one of eight [`Status`]es, and every decision is audited.
 ///
 /// Cheap to clone; clones share everything (workers, budget, audit). `Send + Sync`: calls
-/// may come from many threads at once (e.g. the parallel tool calls of one model turn).
-/// The registry is fixed for the harness's life.
+/// may come from many threads at once. The parallel tool calls of one model turn are best
+/// given together to [`Harness::handle_message`] (the assistant message as the API returned
+/// it) or [`Harness::handle_all`] (its calls): they are admitted in their order and answered
+/// in it. The registry is fixed for the harness's life.
+///
+/// # Shapes
+///
+/// A call arrives in a [`CallShape`] and its reply ([`ToolReply::message`]) leaves in the
+/// same one:
+///
+/// | shape | a call | its reply |
+/// |---|---|---|
+/// | [`CallShape::OpenAi`] | `{"id", "type": "function", "function": {"name", "arguments": "<JSON text>"}}` (and a streamed call's `index`) | `{"role": "tool", "tool_call_id", "content"}` |
+/// | [`CallShape::OpenAiResponses`] | `{"type": "function_call", "call_id", "name", "arguments": "<JSON text>"}` (and `id`, `status`, `caller`) | `{"type": "function_call_output", "call_id", "output"}` |
+/// | [`CallShape::Anthropic`] | `{"type": "tool_use", "id", "name", "input"}` (and `caller`) | `{"type": "tool_result", "tool_use_id", "content", "is_error"}` |
+/// | [`CallShape::Gemini`] | `{"functionCall": {"name", "args", "id"}}` (`args`, `id` and the part's `thoughtSignature` optional) | `{"functionResponse": {"name", "id", "response": {"output"} or {"error"}}}` |
+/// | [`CallShape::Plain`] | `{"tool", "arguments"}` | `{"status", "result", "detail"}` |
+///
+/// The text of a reply is the result for `OK`, and otherwise starts with the status word and
+/// the reason (`INVALID: …` with the repair message), as [`Outcome::model_text`] says. Any
+/// other field in a call is `INVALID`, named; a Responses item that is not `completed` or
+/// names a `namespace` is refused, since it would not run as written.
 ///
 /// ```
 /// use serde_json::json;

@@ -17,7 +17,8 @@ use crate::mcp::CallToolResult;
 pub(crate) const GENERIC_FAILURE: &str =
     "the tool failed; the details were logged for the operator and are not shown here";
 /// What the model reads when the tool (or its server) could not be reached.
-pub(crate) const GENERIC_TRANSPORT: &str = "the tool could not be reached (a transport failure); the \
+pub(crate) const GENERIC_TRANSPORT: &str =
+    "the tool could not be reached (a transport failure); the \
                                  details were logged for the operator";
 
 /// What one admitted attempt produced.
@@ -36,7 +37,9 @@ pub(crate) enum Ran {
     Transport(String),
     /// No answer within the tool's bound, or (`caller_deadline`) before the deadline the
     /// caller set for the call, whichever came first.
-    Timeout { caller_deadline: bool },
+    Timeout {
+        caller_deadline: bool,
+    },
 }
 
 impl Ran {
@@ -79,7 +82,6 @@ impl Ran {
         }
     }
 }
-
 
 /// Runs a local tool, turning its failures and panics into what the model may see.
 pub(crate) fn run_local(handler: &ToolHandler, arguments: &Value, cancel: &CancelFlag) -> Ran {
@@ -181,8 +183,8 @@ pub(crate) fn remote_error(error: Error) -> Ran {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
     use serde_json::json;
+    use std::sync::Arc;
     use std::time::Duration;
 
     fn tool_result(value: Value) -> CallToolResult {

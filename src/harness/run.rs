@@ -688,4 +688,3 @@ impl AttemptJob {
         ran
     }
 }
-

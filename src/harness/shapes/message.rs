@@ -251,14 +251,21 @@ mod tests {
         assert_eq!(calls.len(), 2);
         assert!(calls[0].contains("\"t1\"") && calls[1].contains("\"t2\""));
         let plain_text = r#"{"role":"assistant","content":"no tools"}"#;
-        assert!(calls_of(CallShape::Anthropic, plain_text).unwrap().is_empty());
+        assert!(calls_of(CallShape::Anthropic, plain_text)
+            .unwrap()
+            .is_empty());
 
         let responses = r#"{"id":"resp_1","output":[
             {"type":"reasoning","id":"rs_1","summary":[]},
             {"type":"function_call","call_id":"c1","name":"a","arguments":"{}"},
             {"type":"message","role":"assistant","content":[]},
             {"type":"function_call","call_id":"c2","name":"b","arguments":"{}"}]}"#;
-        assert_eq!(calls_of(CallShape::OpenAiResponses, responses).unwrap().len(), 2);
+        assert_eq!(
+            calls_of(CallShape::OpenAiResponses, responses)
+                .unwrap()
+                .len(),
+            2
+        );
         let error = calls_of(CallShape::OpenAiResponses, r#"{"id":"resp_1"}"#).unwrap_err();
         assert!(error.contains("no \"output\" array"), "{error}");
 

@@ -547,7 +547,9 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            error.reason.contains("\"functionCall.args\" must be a JSON object"),
+            error
+                .reason
+                .contains("\"functionCall.args\" must be a JSON object"),
             "{}",
             error.reason
         );
@@ -558,9 +560,17 @@ mod tests {
             r#"{"functionCall":{"name":"add","args":{},"willContinue":true}}"#,
         )
         .unwrap_err();
-        assert!(error.reason.contains("\"willContinue\""), "{}", error.reason);
+        assert!(
+            error.reason.contains("\"willContinue\""),
+            "{}",
+            error.reason
+        );
         let error = read(CallShape::Gemini, r#"{"name":"add","args":{}}"#).unwrap_err();
-        assert!(error.reason.contains("\"functionCall\""), "{}", error.reason);
+        assert!(
+            error.reason.contains("\"functionCall\""),
+            "{}",
+            error.reason
+        );
     }
 
     #[test]

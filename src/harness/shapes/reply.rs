@@ -82,10 +82,7 @@ impl ToolReply {
         if let Some(id) = &self.call_id {
             response.insert("id".into(), json!(id));
         }
-        response.insert(
-            "response".into(),
-            json!({ key: self.outcome.model_text() }),
-        );
+        response.insert("response".into(), json!({ key: self.outcome.model_text() }));
         json!({ "functionResponse": response })
     }
 }
@@ -120,7 +117,9 @@ pub(crate) fn anthropic_definition(name: &str, description: &str, schema: &Value
 /// The Gemini `tools` array: one tool holding every function declaration. The schema goes in
 /// `parametersJsonSchema` (JSON Schema) rather than `parameters` (an OpenAPI subset that
 /// refuses keywords MCP schemas use, such as `additionalProperties` and `$ref`).
-pub(crate) fn gemini_definitions<'a>(tools: impl Iterator<Item = (&'a str, &'a str, &'a Value)>) -> Value {
+pub(crate) fn gemini_definitions<'a>(
+    tools: impl Iterator<Item = (&'a str, &'a str, &'a Value)>,
+) -> Value {
     let declarations: Vec<Value> = tools
         .map(|(name, description, schema)| {
             json!({"name": name, "description": description, "parametersJsonSchema": schema})
