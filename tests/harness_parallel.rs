@@ -9,8 +9,10 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use serde_json::{json, Value};
-use toolwire::harness::AuditKind;
-use toolwire::{CallShape, Error, Harness, HarnessConfig, LocalTool, Status, ToolRegistry};
+use toolwire::harness::{AuditKind, RetryPolicy, Sleeper, ToolFailure};
+use toolwire::{
+    CallShape, Error, Harness, HarnessConfig, LocalTool, Status, ToolOptions, ToolRegistry,
+};
 
 /// The tests here count the process's `toolwire-batch` threads, so they run one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -518,5 +520,65 @@ fn replies_wait_for_every_call_even_when_one_takes_longer() {
         .map(|reply| reply.message()["content"].clone())
         .collect();
     assert_eq!(texts, vec![json!("first"), json!("held 9"), json!("last")]);
+    harness.close();
+}
+
+/// Records the back-off it is asked to wait, and waits for none of it.
+#[derive(Clone, Default)]
+struct Recorder(std::sync::Arc<Mutex<Vec<Duration>>>);
+
+impl Sleeper for Recorder {
+    fn sleep(&self, delay: Duration) {
+        self.0.lock().unwrap().push(delay);
+    }
+}
+
+#[test]
+fn a_retry_that_would_end_past_the_callers_deadline_is_not_begun() {
+    let _serial = serial();
+    let mut registry = ToolRegistry::new();
+    let policy = RetryPolicy::new()
+        .max_attempts(3)
+        .delays(Duration::from_secs(5), Duration::from_secs(5))
+        .jitter(0.0);
+    registry
+        .register(
+            LocalTool::new(
+                "fetch",
+                "Fetches, over a link that is down.",
+                json!({"type": "object"}),
+                |_, _| Err(ToolFailure::transport("connection refused")),
+            )
+            .options(ToolOptions::new().idempotent(true).retry(policy)),
+        )
+        .unwrap();
+    let recorder = Recorder::default();
+    let harness =
+        Harness::new(registry, HarnessConfig::default().sleeper(recorder.clone())).unwrap();
+    let calls = [r#"{"tool":"fetch","arguments":{}}"#; 2];
+    // Without a deadline both calls take every attempt, each with its back-off.
+    let replies = harness.handle_all(CallShape::Plain, &calls);
+    for reply in &replies {
+        assert_eq!(reply.outcome.status, Status::ToolError);
+        assert_eq!(reply.outcome.attempts, 3);
+    }
+    assert_eq!(recorder.0.lock().unwrap().len(), 4);
+    // With one that a 5 s back-off would pass, each call ends after its first attempt.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let replies = harness.handle_all_until(CallShape::Plain, &calls, deadline);
+    for reply in &replies {
+        assert_eq!(reply.outcome.status, Status::ToolError);
+        assert_eq!(reply.outcome.attempts, 1);
+        assert!(
+            reply
+                .outcome
+                .detail
+                .ends_with("(not retried: the caller's deadline would pass first)"),
+            "{}",
+            reply.outcome.detail
+        );
+    }
+    assert_eq!(recorder.0.lock().unwrap().len(), 4, "no back-off was taken");
+    assert_eq!(harness.budget().used, 8);
     harness.close();
 }
