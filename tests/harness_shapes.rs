@@ -527,3 +527,52 @@ fn tool_definitions_are_exported_for_the_responses_and_gemini_apis() {
         }]}])
     );
 }
+
+#[test]
+fn a_streamed_openai_response_is_put_together_from_its_deltas_and_run() {
+    let harness = harness();
+    // Two parallel calls, their argument text cut anywhere (inside a key, a string, an
+    // escape), interleaved, with chunks that carry no call in between: as the API streams.
+    let first = r#"{"city":"Z\u00fcrich","unit":"celsius"}"#;
+    let second = r#"{"city":"Oslo","unit":"fahrenheit"}"#;
+    let chunk = |deltas: Value| {
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
+               "model": "gpt-x", "choices": [{"index": 0, "delta": {"tool_calls": deltas},
+               "logprobs": null, "finish_reason": null}]})
+        .to_string()
+    };
+    let mut chunks = vec![
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null}}]}"#.to_owned(),
+        chunk(json!([{"index": 0, "id": "call_z", "type": "function",
+                      "function": {"name": "get-weather", "arguments": ""}}])),
+    ];
+    let (head, tail) = first.split_at(13); // inside the \u escape
+    chunks.push(chunk(
+        json!([{"index": 0, "function": {"arguments": head}}]),
+    ));
+    chunks.push(chunk(
+        json!([{"index": 1, "id": "call_o", "type": "function",
+                              "function": {"name": "get-", "arguments": &second[..5]}}]),
+    ));
+    chunks.push(chunk(
+        json!([{"index": 1, "function": {"name": "weather", "arguments": &second[5..]}},
+                             {"index": 0, "function": {"arguments": tail}}]),
+    ));
+    chunks.push(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#.to_owned());
+    let mut deltas = harness.openai_deltas();
+    for text in &chunks {
+        deltas.push_chunk(text).unwrap();
+    }
+    let replies = harness.handle_all(CallShape::OpenAi, &deltas.calls());
+    let messages: Vec<Value> = replies.iter().map(|reply| reply.message()).collect();
+    assert_eq!(
+        messages,
+        vec![
+            json!({"role": "tool", "tool_call_id": "call_z", "content": "21 degrees in Zürich"}),
+            json!({"role": "tool", "tool_call_id": "call_o", "content": "70 degrees in Oslo"}),
+        ]
+    );
+    // A chunk that is not strict JSON is refused, and what was put together is kept.
+    assert!(deltas.push_chunk(r#"{"choices":[],"choices":[]}"#).is_err());
+    assert_eq!(deltas.calls().len(), 2);
+}

@@ -40,7 +40,7 @@ pub use parse::{parse_strict, NameProfile, MAX_SAFE_INTEGER};
 pub use registry::{ToolInfo, ToolRegistry};
 pub use remote::{RemoteErrorText, RemoteTimeoutSlot};
 pub use retry::{RetryPolicy, Sleeper, ThreadSleeper};
-pub use shapes::{CallShape, MessageReply, ToolReply};
+pub use shapes::{CallShape, MessageReply, OpenAiDeltas, ToolReply};
 pub use tool::{CancelFlag, LocalTool, ToolFailure, ToolHandler, ToolOptions, ToolTimeout};
 
 pub(crate) use parse::check_name;
@@ -559,6 +559,19 @@ impl Harness {
         deadline: Instant,
     ) -> Result<MessageReply> {
         self.inner.handle_message(shape, message, Some(deadline))
+    }
+
+    /// A new [`OpenAiDeltas`], to put together the tool calls of a streamed OpenAI Chat
+    /// Completions response for [`Harness::handle_all`], bounded by this harness's
+    /// [`HarnessConfig::max_calls_per_message`], [`HarnessConfig::max_input_chars`] (per
+    /// call) and [`HarnessConfig::max_message_chars`] (per chunk).
+    pub fn openai_deltas(&self) -> OpenAiDeltas {
+        let config = &self.inner.config;
+        OpenAiDeltas::new(
+            config.max_calls_per_message,
+            config.max_input_chars,
+            config.max_message_chars,
+        )
     }
 
     /// Calls a tool by name with arguments, from Rust: the name, registry, schema, budget and

@@ -24,7 +24,8 @@
 //! "result", "detail"}`. The text is always a JSON string built by serde_json, so whatever a
 //! tool returns stays data inside it.
 //!
-//! A whole assistant message (its several calls at once) is read by `message`.
+//! A whole assistant message (its several calls at once) is read by `message`; the calls of a
+//! streamed OpenAI response are put together from their deltas by `stream`.
 
 use serde_json::Value;
 
@@ -33,6 +34,7 @@ use super::parse::{check_size, parse_strict};
 mod message;
 mod read;
 mod reply;
+mod stream;
 
 pub(crate) use message::calls_of;
 pub use message::MessageReply;
@@ -41,6 +43,7 @@ pub use reply::ToolReply;
 pub(crate) use reply::{
     anthropic_definition, gemini_definitions, openai_definition, responses_definition,
 };
+pub use stream::OpenAiDeltas;
 
 /// The shape a raw tool call arrives in (and its result message leaves in).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
