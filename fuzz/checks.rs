@@ -669,6 +669,33 @@ fn raw_call_model(
     fn exactly(object: &serde_json::Map<String, Value>, fields: &[&str]) -> bool {
         object.len() == fields.len() && fields.iter().all(|field| object.contains_key(*field))
     }
+    /// Every field of `required`, and no field outside `required` and `optional`.
+    fn within(
+        object: &serde_json::Map<String, Value>,
+        required: &[&str],
+        optional: &[&str],
+    ) -> bool {
+        required.iter().all(|field| object.contains_key(*field))
+            && object
+                .keys()
+                .all(|key| required.contains(&key.as_str()) || optional.contains(&key.as_str()))
+    }
+    /// Absent, null, or an object with a string `type`.
+    fn caller_ok(object: &serde_json::Map<String, Value>) -> bool {
+        match object.get("caller") {
+            None | Some(Value::Null) => true,
+            Some(Value::Object(caller)) => caller.get("type").is_some_and(Value::is_string),
+            Some(_) => false,
+        }
+    }
+    /// A string holding a JSON object with no repeated key.
+    fn arguments_of(value: &Value) -> Option<Value> {
+        let text = value.as_str()?;
+        if repeats_a_key(text)? {
+            return None;
+        }
+        serde_json::from_str(text).ok()
+    }
     fn id(object: &serde_json::Map<String, Value>) -> Option<String> {
         object["id"]
             .as_str()
@@ -678,31 +705,93 @@ fn raw_call_model(
     let object = strict?.as_object()?;
     let call = match shape {
         CallShape::OpenAi => {
-            if !exactly(object, &["id", "type", "function"]) || object["type"] != "function" {
+            if !within(object, &["id", "type", "function"], &["index"])
+                || object["type"] != "function"
+            {
+                return None;
+            }
+            // A streamed call keeps its index: a non-negative integer.
+            if object
+                .get("index")
+                .is_some_and(|index| index.as_u64().is_none())
+            {
                 return None;
             }
             let function = object["function"].as_object()?;
             if !exactly(function, &["name", "arguments"]) {
                 return None;
             }
-            let text = function["arguments"].as_str()?;
-            if repeats_a_key(text)? {
-                return None;
-            }
             RawCall {
                 call_id: Some(id(object)?),
                 name: function["name"].as_str()?.to_owned(),
-                arguments: serde_json::from_str(text).ok()?,
+                arguments: arguments_of(&function["arguments"])?,
+            }
+        }
+        CallShape::OpenAiResponses => {
+            let optional = ["id", "status", "caller", "namespace"];
+            if !within(object, &["type", "call_id", "name", "arguments"], &optional)
+                || object["type"] != "function_call"
+                || !caller_ok(object)
+            {
+                return None;
+            }
+            let item_id_ok = matches!(
+                object.get("id"),
+                None | Some(Value::Null | Value::String(_))
+            );
+            // Only a completed call runs, and only outside a namespace.
+            let status_ok = match object.get("status") {
+                None | Some(Value::Null) => true,
+                Some(status) => status == "completed",
+            };
+            let namespace_ok = matches!(object.get("namespace"), None | Some(Value::Null));
+            if !(item_id_ok && status_ok && namespace_ok) {
+                return None;
+            }
+            let call_id = object["call_id"]
+                .as_str()
+                .filter(|id| !id.is_empty())?
+                .to_owned();
+            RawCall {
+                call_id: Some(call_id),
+                name: object["name"].as_str()?.to_owned(),
+                arguments: arguments_of(&object["arguments"])?,
             }
         }
         CallShape::Anthropic => {
-            if !exactly(object, &["type", "id", "name", "input"]) || object["type"] != "tool_use" {
+            if !within(object, &["type", "id", "name", "input"], &["caller"])
+                || object["type"] != "tool_use"
+                || !caller_ok(object)
+            {
                 return None;
             }
             RawCall {
                 call_id: Some(id(object)?),
                 name: object["name"].as_str()?.to_owned(),
                 arguments: object["input"].clone(),
+            }
+        }
+        CallShape::Gemini => {
+            if !within(object, &["functionCall"], &["thoughtSignature"])
+                || object
+                    .get("thoughtSignature")
+                    .is_some_and(|s| !s.is_string())
+            {
+                return None;
+            }
+            let call = object["functionCall"].as_object()?;
+            if !within(call, &["name"], &["id", "args"]) {
+                return None;
+            }
+            // The id is optional, but never empty; the arguments default to {}.
+            let call_id = match call.get("id") {
+                None => None,
+                Some(id) => Some(id.as_str().filter(|id| !id.is_empty())?.to_owned()),
+            };
+            RawCall {
+                call_id,
+                name: call["name"].as_str()?.to_owned(),
+                arguments: call.get("args").cloned().unwrap_or_else(|| json!({})),
             }
         }
         _ => {
@@ -728,15 +817,34 @@ fn raw_call_text(shape: CallShape, call: &RawCall) -> String {
             "type": "function",
             "function": {"name": call.name, "arguments": call.arguments.to_string()},
         }),
+        CallShape::OpenAiResponses => json!({
+            "type": "function_call",
+            "call_id": id,
+            "name": call.name,
+            "arguments": call.arguments.to_string(),
+        }),
         CallShape::Anthropic => {
             json!({"type": "tool_use", "id": id, "name": call.name, "input": call.arguments})
         }
+        CallShape::Gemini => match &call.call_id {
+            Some(id) => {
+                json!({"functionCall": {"id": id, "name": call.name, "args": call.arguments}})
+            }
+            None => json!({"functionCall": {"name": call.name, "args": call.arguments}}),
+        },
         _ => json!({"tool": call.name, "arguments": call.arguments}),
     }
     .to_string()
 }
 
-const SHAPES: [CallShape; 3] = [CallShape::OpenAi, CallShape::Anthropic, CallShape::Plain];
+/// In the order of the input layout (see [`raw_call`]).
+const SHAPES: [CallShape; 5] = [
+    CallShape::OpenAi,
+    CallShape::Anthropic,
+    CallShape::Plain,
+    CallShape::OpenAiResponses,
+    CallShape::Gemini,
+];
 const PROFILES: [NameProfile; 2] = [NameProfile::Default, NameProfile::Strict];
 
 /// One harness per name profile, with no tools: `handle` then runs every check and ends in
@@ -755,20 +863,25 @@ fn harnesses() -> &'static [Harness; 2] {
 }
 
 /// The `raw_call` properties, for the harness's reading of a raw tool call: the size check,
-/// the strict JSON parse, the exact fields of the OpenAI, Anthropic and plain shapes, and
-/// the tool-name profiles.
+/// the strict JSON parse, the exact fields of the OpenAI Chat Completions, OpenAI Responses,
+/// Anthropic, Gemini and plain shapes, and the tool-name profiles.
 ///
-/// Input layout: byte 0 picks the shape (`byte % 3`: OpenAI, Anthropic, plain) and the name
-/// profile `Harness::handle` is compared under (`byte / 3 % 2`: default, strict), so the
-/// digits `0` to `5` spell every pair; the rest, read as UTF-8 (lossily), is the raw call,
-/// read in that shape with both profiles. Checked for every input:
+/// Input layout: byte 0 picks the shape (`(byte % 3 + 3 * (byte / 6 % 2)) % 5` indexes
+/// OpenAI, Anthropic, plain, Responses, Gemini) and the name profile `Harness::handle` is
+/// compared under (`byte / 3 % 2`: default, strict), so the digits `0` to `5` spell the first
+/// three shapes with either profile (as before the last two were added), `6` and `7` spell
+/// Responses and Gemini with the default profile, and `9` and `:` with the strict one; the
+/// rest, read as UTF-8 (lossily), is the raw call, read in that shape with both profiles.
+/// Checked for every input:
 /// * nothing panics, and `Harness::handle` (with no tools) agrees: `UNKNOWN_TOOL` with the
 ///   call's id and name for an accepted call, `INVALID` with the same reason and id for a
 ///   rejected one;
 /// * exactly what a model accepts is accepted: one JSON value with no repeated key at any
-///   depth (nor in OpenAI's `arguments` string) and nothing after it, exactly the shape's
-///   fields with their types, a non-empty id, object arguments, a name of the profile's
-///   pattern (written out here independently);
+///   depth (nor in an OpenAI `arguments` string) and nothing after it, the shape's required
+///   fields and no others but its optional ones, with their types (a streamed OpenAI call's
+///   `index` a non-negative integer; a Responses item `completed` or without status, and in no
+///   namespace), a non-empty id (optional for Gemini), object arguments (`args` may be left
+///   out for Gemini), a name of the profile's pattern (written out here independently);
 /// * text with a repeated key is refused, saying "duplicate key";
 /// * a rejection has a non-empty reason, and a call id only when it is not empty;
 /// * an integer outside the 64-bit range is refused by name (only text with a run of 19 or
@@ -780,7 +893,7 @@ pub fn raw_call(data: &[u8]) {
     let [pick, raw @ ..] = data else {
         return;
     };
-    let shape = SHAPES[usize::from(pick % 3)];
+    let shape = SHAPES[usize::from(pick % 3 + 3 * (pick / 6 % 2)) % SHAPES.len()];
     let compared = usize::from(pick / 3 % 2);
     let raw = String::from_utf8_lossy(raw);
     let raw = raw.as_ref();

@@ -40,7 +40,9 @@ pub enum Error {
         /// The configured limit.
         limit: usize,
     },
-    /// The peer sent something that breaks the protocol, e.g. a result of the wrong shape.
+    /// The peer sent something that breaks the protocol, e.g. a result of the wrong shape;
+    /// or an assistant message given to [`crate::Harness::handle_message`] is not a message of
+    /// its shape.
     #[error("protocol error: {0}")]
     Protocol(String),
     /// A frame could not be parsed.

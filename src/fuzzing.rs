@@ -127,7 +127,7 @@ pub fn read_sse(bytes: &[u8], cap: usize, chunk: usize) -> SseRead {
 /// A raw tool call that passed the harness's checks up to the registry, owned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RawCall {
-    /// The call's id (OpenAI and Anthropic shapes; never empty).
+    /// The call's id (every shape but plain; optional for Gemini; never empty).
     pub call_id: Option<String>,
     /// The tool name.
     pub name: String,

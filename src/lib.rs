@@ -147,8 +147,8 @@ pub use crate::client::{CallHandle, CallOptions, Client, ClientConfig};
 pub use crate::config::ServerConfigs;
 pub use crate::error::{Closed, Error, Result};
 pub use crate::harness::{
-    CallShape, Harness, HarnessConfig, LocalTool, McpImport, Outcome, Status, ToolOptions,
-    ToolRegistry, ToolReply,
+    CallShape, Harness, HarnessConfig, LocalTool, McpImport, MessageReply, Outcome, Status,
+    ToolOptions, ToolRegistry, ToolReply,
 };
 pub use crate::mcp::{CallToolResult, Content, McpClient, McpConfig, ProtocolMode, Tool, ToolCall};
 #[cfg(feature = "http")]

@@ -1,8 +1,8 @@
 //! The harness statuses through `@modelcontextprotocol/server-everything` over stdio.
 //!
-//! Runs when `TOOLWIRE_PEERS=1` (with the variables of peers.env) or `TOOLWIRE_PEERS_DIR=DIR`
-//! is set, after `bash tests/peers/install.sh DIR`; otherwise it prints a note and passes,
-//! like the other interop tests.
+//! The tests that need the peers are `#[ignore]`d (a plain `cargo test` lists them as
+//! ignored); `TOOLWIRE_PEERS_DIR=DIR cargo test --features cli --tests -- --ignored` runs them
+//! after `bash tests/peers/install.sh DIR`, and run that way without the peers they fail.
 #[path = "mcp_support.rs"]
 mod support;
 
@@ -22,10 +22,9 @@ const LONG: &str = "mcp__everything__trigger-long-running-operation";
 const HELD: &str = "mcp__held__trigger-long-running-operation";
 
 #[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
 fn the_harness_statuses_through_server_everything() {
-    let Some(peers) = peers("the_harness_statuses_through_server_everything") else {
-        return;
-    };
+    let peers = peers("the_harness_statuses_through_server_everything");
     let stdio = StdioConfig::new(peers.path("TOOLWIRE_NODE"))
         .arg(peers.path("TOOLWIRE_EVERYTHING_JS"))
         .arg("stdio");

@@ -453,3 +453,29 @@ fn transport_failures_are_retried_for_idempotent_remote_tools_only() {
     assert_eq!(recorder.0.lock().unwrap().len(), 2);
     assert_eq!(harness.budget().used, 4);
 }
+
+#[test]
+fn a_callers_deadline_cancels_a_remote_call_on_the_wire_and_frees_its_worker() {
+    // `hang` keeps its standard bound (60 s): only the caller's deadline can end it early.
+    let client = server();
+    let import = McpImport::new("ts").timeout_slot(RemoteTimeoutSlot::Release);
+    let (harness, _events) = harness(&client, import, HarnessConfig::default().workers(2));
+    let calls = [
+        r#"{"tool":"mcp__ts__hang","arguments":{}}"#,
+        r#"{"tool":"mcp__ts__echo","arguments":{"message":"meanwhile"}}"#,
+    ];
+    let started = Instant::now();
+    let replies = harness.handle_all_until(CallShape::Plain, &calls, started + BOUND);
+    assert!(started.elapsed() >= BOUND);
+    assert_eq!(replies[0].outcome.status, Status::Timeout);
+    assert_eq!(
+        replies[0].outcome.detail,
+        "the tool did not answer before the caller's deadline; the request was cancelled"
+    );
+    assert_eq!(replies[1].outcome.status, Status::Ok);
+    // The request was cancelled at the deadline, so the worker is back long before the
+    // tool's own bound.
+    assert!(harness.wait_idle(SOON), "the worker is still held by hang");
+    assert_eq!(cancellations(&client).len(), 1);
+    client.close().unwrap();
+}

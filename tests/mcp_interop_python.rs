@@ -1,9 +1,9 @@
 //! Interop with our server written with the official Python SDK (PyPI `mcp` 2.3.0,
 //! tests/peers/py_server.py) over stdio, in both protocol eras.
 //!
-//! These tests run when `TOOLWIRE_PEERS=1` (with the variables of peers.env in the
-//! environment) or `TOOLWIRE_PEERS_DIR=DIR` is set, after `bash tests/peers/install.sh DIR`;
-//! then missing peers fail them. Without either variable each test prints a note and passes.
+//! The tests that need the peers are `#[ignore]`d (a plain `cargo test` lists them as
+//! ignored); `TOOLWIRE_PEERS_DIR=DIR cargo test --features cli --tests -- --ignored` runs them
+//! after `bash tests/peers/install.sh DIR`, and run that way without the peers they fail.
 #[path = "mcp_support.rs"]
 mod support;
 
@@ -48,10 +48,9 @@ fn finish(client: &McpClient) {
 }
 
 #[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
 fn auto_negotiates_the_stateless_version() {
-    let Some(peers) = peers("auto_negotiates_the_stateless_version") else {
-        return;
-    };
+    let peers = peers("auto_negotiates_the_stateless_version");
     let client = connect(&peers, ProtocolMode::Auto);
     let info = client.session_info().expect("session info");
     assert_eq!(info.era, Era::Stateless);
@@ -70,9 +69,7 @@ fn auto_negotiates_the_stateless_version() {
 
 /// The same calls in both eras.
 fn the_same_calls_pass(mode: ProtocolMode, version: &str) {
-    let Some(peers) = peers(&format!("the_same_calls_pass ({mode:?})")) else {
-        return;
-    };
+    let peers = peers(&format!("the_same_calls_pass ({mode:?})"));
     let client = connect(&peers, mode);
     let info = client.session_info().expect("session info");
     assert_eq!(info.protocol_version, version);
@@ -165,20 +162,21 @@ fn the_same_calls_pass(mode: ProtocolMode, version: &str) {
 }
 
 #[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
 fn the_same_calls_pass_in_modern_mode() {
     the_same_calls_pass(ProtocolMode::Modern, STATELESS_VERSION);
 }
 
 #[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
 fn the_same_calls_pass_in_legacy_mode() {
     the_same_calls_pass(ProtocolMode::Legacy, "2025-11-25");
 }
 
 #[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
 fn reset_on_progress_and_cancel_in_both_eras() {
-    let Some(peers) = peers("reset_on_progress_and_cancel_in_both_eras") else {
-        return;
-    };
+    let peers = peers("reset_on_progress_and_cancel_in_both_eras");
     const TIMEOUT: Duration = Duration::from_millis(500);
     for mode in [ProtocolMode::Modern, ProtocolMode::Legacy] {
         let client = connect(&peers, mode);

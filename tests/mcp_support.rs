@@ -244,19 +244,25 @@ pub fn names(tools: &[toolwire::Tool]) -> Vec<String> {
 
 // ---- interop peers ----
 
-/// The environment of the installed interop peers (tests/peers/install.sh), or `None` when the
-/// interop tests are not asked for. Asked for means `TOOLWIRE_PEERS=1` or `TOOLWIRE_PEERS_DIR`
-/// set; then missing peers fail the test rather than skip it.
-pub fn peers(test: &str) -> Option<Peers> {
+/// The environment of the installed interop peers (tests/peers/install.sh), for a test that
+/// needs them. Such a test is `#[ignore = "needs the MCP peers: …"]`, so a plain `cargo test`
+/// reports it as ignored; it runs under `cargo test -- --ignored` (as CI runs it), and then the
+/// peers must be there: `TOOLWIRE_PEERS_DIR=DIR` (after `bash tests/peers/install.sh DIR`), or
+/// `TOOLWIRE_PEERS=1` with the variables of peers.env in the environment.
+///
+/// # Panics
+///
+/// When neither variable is set, or the folder has no readable peers.env: a peer test that was
+/// asked to run fails, saying what to set, rather than passing without having run.
+pub fn peers(test: &str) -> Peers {
     let asked = std::env::var("TOOLWIRE_PEERS").is_ok_and(|value| value == "1")
         || std::env::var_os("TOOLWIRE_PEERS_DIR").is_some();
-    if !asked {
-        eprintln!(
-            "note: {test} skipped: set TOOLWIRE_PEERS=1 (with the variables of peers.env) or \
-             TOOLWIRE_PEERS_DIR=DIR after `bash tests/peers/install.sh DIR` to run it"
-        );
-        return None;
-    }
+    assert!(
+        asked,
+        "{test} needs the MCP peers and was run without them: set TOOLWIRE_PEERS_DIR=DIR after \
+         `bash tests/peers/install.sh DIR` (or TOOLWIRE_PEERS=1 with the variables of \
+         peers.env); a plain `cargo test` leaves this test ignored"
+    );
     let mut vars = HashMap::new();
     if let Some(dir) = std::env::var_os("TOOLWIRE_PEERS_DIR") {
         let file = Path::new(&dir).join("peers.env");
@@ -276,7 +282,7 @@ pub fn peers(test: &str) -> Option<Peers> {
             vars.insert(key, value);
         }
     }
-    Some(Peers { vars })
+    Peers { vars }
 }
 
 /// The peers' paths, by their peers.env names.

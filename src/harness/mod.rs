@@ -1,14 +1,16 @@
 //! The harness: the layer that decides which tool calls may run at all. See [`Harness`].
 //!
 //! Files: `registry` (the allowlist), `tool` and `import` (local and MCP tools), `parse`
-//! (size, strict JSON, names), `shapes` (LLM shapes in and out), `run` (one call, end to
-//! end), `executor` (admission), `budget`, `retry`, `outcome`, `audit`.
+//! (size, strict JSON, names), `shapes` (LLM shapes in and out, one call or a whole
+//! message), `run` (one call, end to end), `ran` (what an attempt produced), `batch` (the
+//! calls of one message together), `executor` (admission), `budget`, `retry`, `outcome`,
+//! `audit`.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -16,11 +18,13 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 
 mod audit;
+mod batch;
 mod budget;
 mod executor;
 mod import;
 mod outcome;
 mod parse;
+mod ran;
 mod registry;
 mod remote;
 mod retry;
@@ -36,7 +40,7 @@ pub use parse::{parse_strict, NameProfile, MAX_SAFE_INTEGER};
 pub use registry::{ToolInfo, ToolRegistry};
 pub use remote::{RemoteErrorText, RemoteTimeoutSlot};
 pub use retry::{RetryPolicy, Sleeper, ThreadSleeper};
-pub use shapes::{CallShape, ToolReply};
+pub use shapes::{CallShape, MessageReply, OpenAiDeltas, ToolReply};
 pub use tool::{CancelFlag, LocalTool, ToolFailure, ToolHandler, ToolOptions, ToolTimeout};
 
 pub(crate) use parse::check_name;
@@ -56,6 +60,8 @@ pub struct HarnessConfig {
     pub(crate) workers: usize,
     pub(crate) attempt_budget: u32,
     pub(crate) max_input_chars: usize,
+    pub(crate) max_calls_per_message: usize,
+    pub(crate) max_message_chars: usize,
     pub(crate) repair_schema_chars: usize,
     pub(crate) hand_off_grace: Duration,
     pub(crate) remote_grace: Duration,
@@ -71,6 +77,8 @@ impl Default for HarnessConfig {
             workers: 4,
             attempt_budget: 32,
             max_input_chars: 65_536,
+            max_calls_per_message: 64,
+            max_message_chars: 4 * 1024 * 1024,
             repair_schema_chars: 4_000,
             hand_off_grace: Duration::from_secs(1),
             remote_grace: Duration::from_secs(2),
@@ -88,6 +96,8 @@ impl fmt::Debug for HarnessConfig {
             .field("workers", &self.workers)
             .field("attempt_budget", &self.attempt_budget)
             .field("max_input_chars", &self.max_input_chars)
+            .field("max_calls_per_message", &self.max_calls_per_message)
+            .field("max_message_chars", &self.max_message_chars)
             .field("repair_schema_chars", &self.repair_schema_chars)
             .field("hand_off_grace", &self.hand_off_grace)
             .field("remote_grace", &self.remote_grace)
@@ -121,6 +131,21 @@ impl HarnessConfig {
     /// Defaults to 65,536.
     pub fn max_input_chars(mut self, chars: usize) -> Self {
         self.max_input_chars = chars;
+        self
+    }
+
+    /// The most tool calls of one message (or one [`Harness::handle_all`]) that are run; the
+    /// calls past it are answered `INVALID` without running (1 to 1,024). Defaults to 64.
+    pub fn max_calls_per_message(mut self, calls: usize) -> Self {
+        self.max_calls_per_message = calls;
+        self
+    }
+
+    /// The longest assistant message [`Harness::handle_message`] reads, in characters,
+    /// checked before parsing (1 to 256 Mi); each call in it is also held to
+    /// [`HarnessConfig::max_input_chars`]. Defaults to 4 Mi (4,194,304).
+    pub fn max_message_chars(mut self, chars: usize) -> Self {
+        self.max_message_chars = chars;
         self
     }
 
@@ -182,6 +207,18 @@ impl HarnessConfig {
                 self.max_input_chars
             ));
         }
+        if !(1..=1024).contains(&self.max_calls_per_message) {
+            return bad(format!(
+                "max_calls_per_message must be 1 to 1024, not {}",
+                self.max_calls_per_message
+            ));
+        }
+        if !(1..=256 * 1024 * 1024).contains(&self.max_message_chars) {
+            return bad(format!(
+                "max_message_chars must be 1 to 256 Mi, not {}",
+                self.max_message_chars
+            ));
+        }
         let hour = Duration::from_secs(3600);
         for (name, value) in [
             ("hand_off_grace", self.hand_off_grace),
@@ -205,8 +242,28 @@ impl HarnessConfig {
 /// ends in one [`Outcome`] with one of eight [`Status`]es, and every decision is audited.
 ///
 /// Cheap to clone; clones share everything (workers, budget, audit). `Send + Sync`: calls
-/// may come from many threads at once (e.g. the parallel tool calls of one model turn).
-/// The registry is fixed for the harness's life.
+/// may come from many threads at once. The parallel tool calls of one model turn are best
+/// given together to [`Harness::handle_message`] (the assistant message as the API returned
+/// it) or [`Harness::handle_all`] (its calls): they are admitted in their order and answered
+/// in it. The registry is fixed for the harness's life.
+///
+/// # Shapes
+///
+/// A call arrives in a [`CallShape`] and its reply ([`ToolReply::message`]) leaves in the
+/// same one:
+///
+/// | shape | a call | its reply |
+/// |---|---|---|
+/// | [`CallShape::OpenAi`] | `{"id", "type": "function", "function": {"name", "arguments": "<JSON text>"}}` (and a streamed call's `index`) | `{"role": "tool", "tool_call_id", "content"}` |
+/// | [`CallShape::OpenAiResponses`] | `{"type": "function_call", "call_id", "name", "arguments": "<JSON text>"}` (and `id`, `status`, `caller`) | `{"type": "function_call_output", "call_id", "output"}` |
+/// | [`CallShape::Anthropic`] | `{"type": "tool_use", "id", "name", "input"}` (and `caller`) | `{"type": "tool_result", "tool_use_id", "content", "is_error"}` |
+/// | [`CallShape::Gemini`] | `{"functionCall": {"name", "args", "id"}}` (`args`, `id` and the part's `thoughtSignature` optional) | `{"functionResponse": {"name", "id", "response": {"output"} or {"error"}}}` |
+/// | [`CallShape::Plain`] | `{"tool", "arguments"}` | `{"status", "result", "detail"}` |
+///
+/// The text of a reply is the result for `OK`, and otherwise starts with the status word and
+/// the reason (`INVALID: …` with the repair message), as [`Outcome::model_text`] says. Any
+/// other field in a call is `INVALID`, named; a Responses item that is not `completed` or
+/// names a `namespace` is refused, since it would not run as written.
 ///
 /// ```
 /// use serde_json::json;
@@ -372,6 +429,151 @@ impl Harness {
         self.inner.handle(shape, &call.to_string())
     }
 
+    /// Handles the several tool calls of one assistant message (parallel tool calls) as one,
+    /// each raw call in `shape` as [`Harness::handle`] would, and returns one reply per call
+    /// in the calls' order. Never fails.
+    ///
+    /// The calls are admitted in their order, at once: while workers are free each call takes
+    /// one (and one unit of the attempt budget); a call that finds none is `BUSY`, never
+    /// queued behind the others; a call past the spent budget is `BUDGET`. The admitted calls
+    /// then run side by side, and the method returns when every call has its answer: at most
+    /// the longest of their tools' bounds (plus back-off for a tool that retries). At most
+    /// [`HarnessConfig::max_calls_per_message`] calls are run; the others are `INVALID`.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwire::{CallShape, Harness, HarnessConfig, LocalTool, Status, ToolRegistry};
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(LocalTool::new(
+    ///     "echo",
+    ///     "Returns its text.",
+    ///     json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+    ///     |args, _cancel| Ok(Some(args["text"].clone())),
+    /// ))?;
+    /// let harness = Harness::new(registry, HarnessConfig::default().workers(2))?;
+    /// let calls = [
+    ///     r#"{"functionCall": {"id": "a", "name": "echo", "args": {"text": "one"}}}"#,
+    ///     r#"{"functionCall": {"id": "b", "name": "echo", "args": {"text": 2}}}"#,
+    /// ];
+    /// let replies = harness.handle_all(CallShape::Gemini, &calls);
+    /// assert_eq!(replies[0].outcome.status, Status::Ok);
+    /// assert_eq!(replies[1].outcome.status, Status::Invalid); // the schema wants a string
+    /// assert_eq!(
+    ///     replies[0].message(),
+    ///     json!({"functionResponse": {"name": "echo", "id": "a", "response": {"output": "one"}}})
+    /// );
+    /// harness.close();
+    /// # Ok::<(), toolwire::Error>(())
+    /// ```
+    pub fn handle_all<S: AsRef<str>>(&self, shape: CallShape, calls: &[S]) -> Vec<ToolReply> {
+        let calls: Vec<&str> = calls.iter().map(AsRef::as_ref).collect();
+        self.inner.handle_all(shape, &calls, None)
+    }
+
+    /// [`Harness::handle_all`] within the caller's `deadline`: no attempt is started after
+    /// it and none is waited for past it. A call still running then is `TIMEOUT` (its cancel
+    /// flag raised; an MCP request with [`RemoteTimeoutSlot::Release`] is cancelled on the
+    /// wire at the deadline); a call that could not start before it is `TIMEOUT` with nothing
+    /// run and no budget spent; a retry whose back-off would end past it is not begun. Returns
+    /// at the deadline at the latest, give or take the scheduler.
+    pub fn handle_all_until<S: AsRef<str>>(
+        &self,
+        shape: CallShape,
+        calls: &[S],
+        deadline: Instant,
+    ) -> Vec<ToolReply> {
+        let calls: Vec<&str> = calls.iter().map(AsRef::as_ref).collect();
+        self.inner.handle_all(shape, &calls, Some(deadline))
+    }
+
+    /// Handles every tool call of a whole assistant message in `shape`, as
+    /// [`Harness::handle_all`] does, and returns the replies with the message(s) that carry
+    /// them back ([`MessageReply::messages`]). The message is the one the provider's API
+    /// returned, as JSON text:
+    ///
+    /// | shape | the message | its calls |
+    /// |---|---|---|
+    /// | [`CallShape::OpenAi`] | `choices[0].message` (or its `tool_calls`) | every entry of `tool_calls` |
+    /// | [`CallShape::OpenAiResponses`] | the response (or its `output`) | the `function_call` items |
+    /// | [`CallShape::Anthropic`] | the message (or its `content`) | the `tool_use` blocks |
+    /// | [`CallShape::Gemini`] | `candidates[0].content` (or its `parts`) | the parts with a `functionCall` |
+    /// | [`CallShape::Plain`] | an array of plain calls | every entry |
+    ///
+    /// The rest of the message (text, reasoning, other items) is passed over; a message with
+    /// no calls gives no replies. Each call is read as strictly as a single call, so a broken
+    /// call is `INVALID` (answered, addressed by its id when it can be read) and the others
+    /// run.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwire::{CallShape, Harness, HarnessConfig, LocalTool, Status, ToolRegistry};
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(LocalTool::new(
+    ///     "add",
+    ///     "Adds two integers.",
+    ///     json!({"type": "object", "required": ["a", "b"],
+    ///            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}),
+    ///     |args, _cancel| Ok(Some(json!(args["a"].as_i64().unwrap() + args["b"].as_i64().unwrap()))),
+    /// ))?;
+    /// let harness = Harness::new(registry, HarnessConfig::default())?;
+    /// let message = r#"{"role": "assistant", "content": [
+    ///     {"type": "text", "text": "Two sums at once."},
+    ///     {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 1, "b": 2}},
+    ///     {"type": "tool_use", "id": "toolu_2", "name": "add", "input": {"a": 3}}]}"#;
+    /// let reply = harness.handle_message(CallShape::Anthropic, message)?;
+    /// assert_eq!(reply.replies[0].outcome.status, Status::Ok);
+    /// assert_eq!(reply.replies[1].outcome.status, Status::Invalid);
+    /// let answer = &reply.messages()[0]; // one user message with both results, in order
+    /// assert_eq!(answer["role"], "user");
+    /// assert_eq!(answer["content"][0],
+    ///            json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "3",
+    ///                   "is_error": false}));
+    /// assert_eq!(answer["content"][1]["tool_use_id"], "toolu_2");
+    /// harness.close();
+    /// # Ok::<(), toolwire::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Protocol`] when the text is longer than
+    /// [`HarnessConfig::max_message_chars`], is not JSON, or is not a message of the shape
+    /// (the wrong role, a container of the wrong type, a container field given twice). The
+    /// envelope comes from the provider's API rather than the model, so this is a fault in
+    /// the caller's plumbing; nothing was run.
+    pub fn handle_message(&self, shape: CallShape, message: &str) -> Result<MessageReply> {
+        self.inner.handle_message(shape, message, None)
+    }
+
+    /// [`Harness::handle_message`] within the caller's `deadline`, as
+    /// [`Harness::handle_all_until`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Harness::handle_message`].
+    pub fn handle_message_until(
+        &self,
+        shape: CallShape,
+        message: &str,
+        deadline: Instant,
+    ) -> Result<MessageReply> {
+        self.inner.handle_message(shape, message, Some(deadline))
+    }
+
+    /// A new [`OpenAiDeltas`], to put together the tool calls of a streamed OpenAI Chat
+    /// Completions response for [`Harness::handle_all`], bounded by this harness's
+    /// [`HarnessConfig::max_calls_per_message`], [`HarnessConfig::max_input_chars`] (per
+    /// call) and [`HarnessConfig::max_message_chars`] (per chunk).
+    pub fn openai_deltas(&self) -> OpenAiDeltas {
+        let config = &self.inner.config;
+        OpenAiDeltas::new(
+            config.max_calls_per_message,
+            config.max_input_chars,
+            config.max_message_chars,
+        )
+    }
+
     /// Calls a tool by name with arguments, from Rust: the name, registry, schema, budget and
     /// admission checks apply as for a raw call.
     pub fn call(&self, name: &str, arguments: Value) -> Outcome {
@@ -420,6 +622,8 @@ mod tests {
             HarnessConfig::default().workers(0),
             HarnessConfig::default().workers(2000),
             HarnessConfig::default().max_input_chars(0),
+            HarnessConfig::default().max_calls_per_message(0),
+            HarnessConfig::default().max_message_chars(0),
         ] {
             assert!(matches!(
                 Harness::new(ToolRegistry::new(), config),

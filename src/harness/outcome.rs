@@ -25,7 +25,10 @@ pub enum Status {
     /// tool answered with no content blocks and no structured content. (A local `Ok(Some(null))`
     /// is an `OK` whose result is null.)
     NotFound,
-    /// The tool did not answer within its time bound. It may still be running.
+    /// The tool did not answer within its time bound, or before the caller's deadline
+    /// ([`crate::Harness::handle_all_until`]). It may still be running. (A call whose
+    /// caller's deadline had passed before it could start is also `TIMEOUT`, with nothing run
+    /// and [`Outcome::attempts`] 0.)
     Timeout,
     /// The tool ran and failed, could not be reached, or returned a result over its limit
     /// under [`Overflow::Reject`].
@@ -63,7 +66,8 @@ impl Status {
     }
 
     /// True for the statuses of a call the executor admitted (`NOT_FOUND`, `TIMEOUT`,
-    /// `TOOL_ERROR`, `OK`): only those consume the attempt budget.
+    /// `TOOL_ERROR`, `OK`): only those consume the attempt budget ([`Outcome::attempts`] says
+    /// how much; it is 0 for a `TIMEOUT` whose caller's deadline passed before it started).
     pub fn consumes_budget(self) -> bool {
         matches!(
             self,

@@ -10,7 +10,9 @@ use serde_json::Value;
 use super::parse::{check_name, NameProfile};
 use super::remote::RemoteBinding;
 use super::retry::RetryPolicy;
-use super::shapes::{anthropic_definition, openai_definition};
+use super::shapes::{
+    anthropic_definition, gemini_definitions, openai_definition, responses_definition,
+};
 use super::tool::{LocalTool, ToolHandler, ToolOptions};
 use crate::error::{Error, RegistryErrorKind, Result};
 use crate::schema::Schema;
@@ -295,6 +297,30 @@ impl ToolRegistry {
             .values()
             .map(|tool| anthropic_definition(&tool.name, &tool.description, tool.schema.source()))
             .collect()
+    }
+
+    /// The tools for the OpenAI Responses API's `tools` parameter:
+    /// `[{"type": "function", "name", "description", "parameters", "strict": false}]`
+    /// (`strict` off: the API's strict mode takes only a subset of JSON Schema, and the
+    /// harness checks the arguments against the whole schema itself).
+    pub fn responses_tools(&self) -> Value {
+        self.tools
+            .values()
+            .map(|tool| responses_definition(&tool.name, &tool.description, tool.schema.source()))
+            .collect()
+    }
+
+    /// The tools for the Gemini API's `tools` parameter: one tool holding every function,
+    /// `[{"functionDeclarations": [{"name", "description", "parametersJsonSchema"}]}]` (the
+    /// schema as JSON Schema, not the OpenAPI subset of `parameters`).
+    pub fn gemini_tools(&self) -> Value {
+        gemini_definitions(self.tools.values().map(|tool| {
+            (
+                tool.name.as_str(),
+                tool.description.as_str(),
+                tool.schema.source(),
+            )
+        }))
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<RegisteredTool>> {

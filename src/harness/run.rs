@@ -1,12 +1,16 @@
 //! One call through the harness: checks, admission under the budget, the attempt on a
 //! worker, retries, the result limit, and the audit trail.
+//!
+//! A call is opened ([`OpenCall`]: read, checked, ready or already decided), then completed
+//! (its attempts, the result limit, the `finished` event). The two steps are apart so that
+//! the calls of one message can be opened in their order, each admitted at once or refused
+//! `BUSY`, and then completed side by side (`batch`).
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, RecvTimeoutError, Sender};
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use serde_json::Value;
 
 use super::audit::{Audit, AuditEvent, AuditKind};
@@ -14,81 +18,73 @@ use super::budget::Refusal;
 use super::executor::SlotGuard;
 use super::outcome::{value_text, Outcome, Status};
 use super::parse::{check_name, quote, MAX_SAFE_INTEGER};
+use super::ran::{remote_error, remote_result, run_local, Ran, GENERIC_FAILURE, GENERIC_TRANSPORT};
 use super::registry::{Backend, RegisteredTool};
-use super::remote::{RemoteBinding, RemoteErrorText, RemoteTimeoutSlot};
+use super::remote::{RemoteBinding, RemoteTimeoutSlot};
 use super::shapes::{read_raw, CallShape, ToolReply};
-use super::tool::{CancelFlag, FailureKind, ToolHandler};
+use super::tool::CancelFlag;
 use super::{CancelTable, Inner};
 use crate::client::CallOptions;
-use crate::error::Error;
-use crate::mcp::CallToolResult;
 
-/// What the model reads for a failure whose real text stays internal.
-const GENERIC_FAILURE: &str =
-    "the tool failed; the details were logged for the operator and are not shown here";
-/// What the model reads when the tool (or its server) could not be reached.
-const GENERIC_TRANSPORT: &str = "the tool could not be reached (a transport failure); the \
-                                 details were logged for the operator";
 /// The most tool names listed in an `UNKNOWN_TOOL` detail.
 const MAX_LISTED_NAMES: usize = 32;
-
-/// What one admitted attempt produced.
-#[derive(Debug)]
-pub(crate) enum Ran {
-    Result(Value),
-    NoResult,
-    /// The tool failed. `public` is for the model, `answer` the tool's own words for it (a
-    /// safe message, an MCP `isError` text), `internal` for the operator only.
-    Failed {
-        public: String,
-        answer: Value,
-        internal: Option<String>,
-    },
-    /// The tool, or its server, could not be reached; retryable.
-    Transport(String),
-    Timeout,
-}
-
-impl Ran {
-    /// For the operator: what the attempt produced, internal text included.
-    fn summary(&self) -> String {
-        match self {
-            Ran::Result(value) => format!("a result of {} bytes", value_text(value).len()),
-            Ran::NoResult => "no result".into(),
-            Ran::Failed {
-                internal: Some(internal),
-                ..
-            } => internal.clone(),
-            Ran::Failed { answer, .. } => {
-                format!("an error answer for the model: {}", value_text(answer))
-            }
-            Ran::Transport(reason) => reason.clone(),
-            Ran::Timeout => "no answer in time".into(),
-        }
-    }
-
-    /// The status this attempt amounts to, before retries and the result limit.
-    fn status(&self) -> Status {
-        match self {
-            Ran::Result(_) => Status::Ok,
-            Ran::NoResult => Status::NotFound,
-            Ran::Failed { .. } | Ran::Transport(_) => Status::ToolError,
-            Ran::Timeout => Status::Timeout,
-        }
-    }
-
-    fn size(&self) -> Option<usize> {
-        match self {
-            Ran::Result(value) => Some(value_text(value).len()),
-            _ => None,
-        }
-    }
-}
 
 /// How an attempt ended.
 enum Attempt {
     Refused(Refusal),
     Ran(Ran),
+}
+
+/// An attempt admitted onto a worker, not yet answered.
+pub(crate) struct Pending {
+    reply: Receiver<Ran>,
+    cancel: CancelFlag,
+    state: Arc<AtomicU8>,
+    /// When the caller stops waiting: the tool's bound from admission, or the caller's
+    /// deadline when that comes first (`by_caller`). Fixed at admission, so a call whose
+    /// answer is collected late still timed out at the right moment.
+    until: Instant,
+    by_caller: bool,
+}
+
+/// The first attempt of a call, admitted (or refused) before the call is completed.
+pub(crate) type FirstAttempt = Result<Pending, Refusal>;
+
+/// A call read and checked: either decided already, or ready for its attempts.
+pub(crate) struct OpenCall {
+    pub(crate) context: CallContext,
+    started: Instant,
+    pub(crate) stage: Stage,
+}
+
+pub(crate) enum Stage {
+    Decided(Outcome),
+    Ready {
+        tool: Arc<RegisteredTool>,
+        arguments: Value,
+    },
+}
+
+impl OpenCall {
+    /// True when completing the call may take time: an attempt is running, or its tool may
+    /// retry after a refusal.
+    pub(crate) fn may_wait(&self, first: Option<&FirstAttempt>) -> bool {
+        match (&self.stage, first) {
+            (Stage::Decided(_), _) => false,
+            (Stage::Ready { .. }, Some(Ok(_))) => true,
+            (Stage::Ready { tool, .. }, _) => tool.retry_policy().is_some(),
+        }
+    }
+
+    /// The reply in `shape` to a call that has its outcome.
+    pub(crate) fn reply(context: &CallContext, shape: CallShape, outcome: Outcome) -> ToolReply {
+        ToolReply {
+            shape,
+            call_id: context.call_id.clone(),
+            tool: context.tool.clone(),
+            outcome,
+        }
+    }
 }
 
 /// Who answers a call: the worker, or nobody because the caller gave up first. Settled once,
@@ -117,34 +113,67 @@ impl CallContext {
 
 impl Inner {
     pub(crate) fn handle(&self, shape: CallShape, raw: &str) -> ToolReply {
-        let mut context = self.open_call(raw.len());
-        let started = Instant::now();
-        let reply = |context: &CallContext, outcome: Outcome| ToolReply {
-            shape,
-            call_id: context.call_id.clone(),
-            tool: context.tool.clone(),
-            outcome,
-        };
-        let request = match read_raw(shape, raw, self.config.max_input_chars) {
-            Ok(request) => request,
-            Err(error) => {
-                context.call_id = error.call_id;
-                let outcome = Outcome::new(Status::Invalid, error.reason);
-                return reply(&context, self.finish(&context, started, outcome));
-            }
-        };
-        context.call_id = request.call_id;
-        context.tool = Some(request.name.clone());
-        let outcome = self.run(&context, &request.name, request.arguments);
-        reply(&context, self.finish(&context, started, outcome))
+        let call = self.open_raw(shape, raw);
+        let context = call.context.clone();
+        let outcome = self.complete(call, None, None);
+        OpenCall::reply(&context, shape, outcome)
     }
 
     pub(crate) fn call(&self, name: &str, arguments: Value) -> Outcome {
         let mut context = self.open_call(value_text(&arguments).len());
         context.tool = Some(name.to_owned());
         let started = Instant::now();
-        let outcome = self.run(&context, name, arguments);
-        self.finish(&context, started, outcome)
+        let stage = self.check(name, arguments);
+        self.complete(
+            OpenCall {
+                context,
+                started,
+                stage,
+            },
+            None,
+            None,
+        )
+    }
+
+    /// Reads a raw call and runs every check before the attempts.
+    pub(crate) fn open_raw(&self, shape: CallShape, raw: &str) -> OpenCall {
+        let mut context = self.open_call(raw.len());
+        let started = Instant::now();
+        let stage = match read_raw(shape, raw, self.config.max_input_chars) {
+            Ok(request) => {
+                context.call_id = request.call_id;
+                context.tool = Some(request.name.clone());
+                self.check(&request.name, request.arguments)
+            }
+            Err(error) => {
+                context.call_id = error.call_id;
+                context.tool = error.name;
+                Stage::Decided(Outcome::new(Status::Invalid, error.reason))
+            }
+        };
+        OpenCall {
+            context,
+            started,
+            stage,
+        }
+    }
+
+    /// Runs the attempts of a ready call (the first one given, or admitted now), applies the
+    /// result limit, and records the end of the call.
+    pub(crate) fn complete(
+        &self,
+        call: OpenCall,
+        deadline: Option<Instant>,
+        first: Option<FirstAttempt>,
+    ) -> Outcome {
+        let outcome = match call.stage {
+            Stage::Decided(outcome) => outcome,
+            Stage::Ready { tool, arguments } => {
+                let outcome = self.attempts(&call.context, &tool, &arguments, deadline, first);
+                self.limit_result(&tool, outcome)
+            }
+        };
+        self.finish(&call.context, call.started, outcome)
     }
 
     fn open_call(&self, size: usize) -> CallContext {
@@ -176,29 +205,43 @@ impl Inner {
         outcome
     }
 
-    /// The checks that need the registry, then the attempts.
-    fn run(&self, context: &CallContext, name: &str, arguments: Value) -> Outcome {
+    /// The checks that need the registry: a call that passes them is ready for its
+    /// attempts.
+    fn check(&self, name: &str, arguments: Value) -> Stage {
+        match self.checked(name, &arguments) {
+            Ok(tool) => Stage::Ready {
+                tool: Arc::clone(tool),
+                arguments,
+            },
+            Err(outcome) => Stage::Decided(outcome),
+        }
+    }
+
+    fn checked(&self, name: &str, arguments: &Value) -> Result<&Arc<RegisteredTool>, Outcome> {
         if let Err(reason) = check_name(name, self.registry.profile()) {
-            return Outcome::new(Status::Invalid, reason);
+            return Err(Outcome::new(Status::Invalid, reason));
         }
         let Some(tool) = self.registry.get(name) else {
-            return Outcome::new(Status::UnknownTool, self.unknown_tool_detail(name));
+            return Err(Outcome::new(
+                Status::UnknownTool,
+                self.unknown_tool_detail(name),
+            ));
         };
         if !arguments.is_object() {
             let detail = format!(
                 "the arguments of tool {} must be a JSON object, not {}",
                 quote(name),
-                super::parse::kind_of(&arguments)
+                super::parse::kind_of(arguments)
             );
-            return Outcome::new(Status::Invalid, detail);
+            return Err(Outcome::new(Status::Invalid, detail));
         }
         let schema = match tool.schema.get() {
             Ok(schema) => schema,
             // The server's schema is refused (over the schema bounds, or not compilable): the
             // tool cannot be checked, so it cannot be called; the others work.
-            Err(reason) => return Outcome::new(Status::ToolError, reason),
+            Err(reason) => return Err(Outcome::new(Status::ToolError, reason)),
         };
-        if let Err(violations) = schema.validate(&arguments) {
+        if let Err(violations) = schema.validate(arguments) {
             if let Some(budget) = violations.iter().find(|violation| violation.is_budget()) {
                 // Too costly to check: the schema's fault, not the arguments'.
                 let detail = format!(
@@ -207,15 +250,15 @@ impl Inner {
                     quote(name),
                     budget.message
                 );
-                return Outcome::new(Status::ToolError, detail);
+                return Err(Outcome::new(Status::ToolError, detail));
             }
-            return Outcome::new(
+            return Err(Outcome::new(
                 Status::Invalid,
                 schema.repair_message(&tool.name, &violations, self.config.repair_schema_chars),
-            );
+            ));
         }
         if !tool.options.allow_large_integers {
-            if let Some((path, number)) = super::parse::unsafe_integer(&arguments) {
+            if let Some((path, number)) = super::parse::unsafe_integer(arguments) {
                 let detail = format!(
                     "the arguments of tool {} hold the integer {number} at {}, beyond \
                      ±{MAX_SAFE_INTEGER} (2^53 − 1): many JSON readers cannot hold it exactly, \
@@ -224,11 +267,10 @@ impl Inner {
                     quote(name),
                     super::parse::show_pointer(&path)
                 );
-                return Outcome::new(Status::Invalid, detail);
+                return Err(Outcome::new(Status::Invalid, detail));
             }
         }
-        let outcome = self.attempts(context, tool, &arguments);
-        self.limit_result(tool, outcome)
+        Ok(tool)
     }
 
     fn unknown_tool_detail(&self, name: &str) -> String {
@@ -254,9 +296,22 @@ impl Inner {
     /// Runs attempts until one ends the call: the retry policy (if any, and only for an
     /// idempotent tool) decides whether a transport failure, `BUSY` or `TIMEOUT` is tried
     /// again.
-    fn attempts(&self, context: &CallContext, tool: &Arc<RegisteredTool>, args: &Value) -> Outcome {
-        if self.closed.load(Ordering::SeqCst) {
-            return Outcome::new(Status::Busy, "the harness is closed; nothing was run");
+    ///
+    /// `first` is the first attempt when it was admitted already (the calls of a message);
+    /// otherwise it is admitted here. No attempt starts after `deadline`, and none is waited
+    /// for past it.
+    fn attempts(
+        &self,
+        context: &CallContext,
+        tool: &Arc<RegisteredTool>,
+        args: &Value,
+        deadline: Option<Instant>,
+        mut first: Option<FirstAttempt>,
+    ) -> Outcome {
+        if first.is_none() {
+            if let Some(outcome) = self.before_attempts(deadline) {
+                return outcome;
+            }
         }
         let policy = tool.retry_policy();
         let mut rng = policy.map(|policy| policy.rng(context.call));
@@ -266,7 +321,15 @@ impl Inner {
         let mut last: Option<(Status, String)> = None;
         loop {
             tries += 1;
-            let (outcome, retryable) = match self.attempt(context, tool, args, admitted + 1) {
+            let attempt = match first.take() {
+                Some(Ok(pending)) => Attempt::Ran(self.wait(pending)),
+                Some(Err(refusal)) => Attempt::Refused(refusal),
+                None => match self.admit(context, tool, args, admitted + 1, deadline) {
+                    Ok(pending) => Attempt::Ran(self.wait(pending)),
+                    Err(refusal) => Attempt::Refused(refusal),
+                },
+            };
+            let (outcome, retryable) = match attempt {
                 Attempt::Refused(Refusal::Budget) => {
                     let limit = self.budget.state().limit;
                     let detail = match &last {
@@ -291,7 +354,9 @@ impl Inner {
                     admitted += 1;
                     let retry = match &ran {
                         Ran::Transport(_) => true,
-                        Ran::Timeout => policy.is_some_and(|policy| policy.after_timeout),
+                        Ran::Timeout {
+                            caller_deadline: false,
+                        } => policy.is_some_and(|policy| policy.after_timeout),
                         _ => false,
                     };
                     (self.outcome_of(tool, ran), retry)
@@ -301,8 +366,21 @@ impl Inner {
             if admitted > 0 || outcome.status == Status::Busy {
                 last = Some((outcome.status, outcome.detail.clone()));
             }
+            let mut outcome = outcome;
             if let (Some(policy), Some(rng)) = (again, rng.as_mut()) {
                 let delay = policy.delay(tries, rng);
+                // A retry that could not start before the caller's deadline is not begun.
+                let late = deadline.is_some_and(|deadline| Instant::now() + delay >= deadline);
+                if late {
+                    outcome.detail.push_str(if outcome.detail.is_empty() {
+                        "not retried: the caller's deadline would pass first"
+                    } else {
+                        " (not retried: the caller's deadline would pass first)"
+                    });
+                    outcome.attempts = admitted;
+                    outcome.retry_delays = delays;
+                    return outcome;
+                }
                 let mut event = context.event(AuditKind::Retry).detail(format!(
                     "attempt {tries} ended with {}; retrying after {delay:?}",
                     outcome.status
@@ -314,7 +392,6 @@ impl Inner {
                 self.sleeper.sleep(delay);
                 continue;
             }
-            let mut outcome = outcome;
             outcome.attempts = admitted;
             outcome.retry_delays = delays;
             if tries > 1 && outcome.detail.is_empty() {
@@ -340,18 +417,21 @@ impl Inner {
                 outcome
             }
             Ran::Transport(_) => Outcome::new(Status::ToolError, GENERIC_TRANSPORT),
-            Ran::Timeout => {
+            Ran::Timeout { caller_deadline } => {
                 let bound = tool.timeout();
+                let when = if caller_deadline {
+                    "before the caller's deadline".to_owned()
+                } else {
+                    format!("within {bound:?}")
+                };
                 let detail = match &tool.backend {
                     Backend::Remote(RemoteBinding {
                         slot: RemoteTimeoutSlot::Release,
                         ..
-                    }) => format!(
-                        "the tool did not answer within {bound:?}; the request was cancelled"
-                    ),
+                    }) => format!("the tool did not answer {when}; the request was cancelled"),
                     _ => format!(
-                        "the tool did not answer within {bound:?}; it may still be running, \
-                         and a late result will be discarded"
+                        "the tool did not answer {when}; it may still be running, and a late \
+                         result will be discarded"
                     ),
                 };
                 Outcome::new(Status::Timeout, detail)
@@ -383,14 +463,34 @@ impl Inner {
         outcome
     }
 
-    /// One attempt: admission under the budget, then the wait for the worker's answer.
-    fn attempt(
+    /// What stops a call before its first attempt: a closed harness (`BUSY`), or a caller's
+    /// deadline already past (`TIMEOUT`, with nothing run and no budget spent).
+    pub(crate) fn before_attempts(&self, deadline: Option<Instant>) -> Option<Outcome> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Some(Outcome::new(
+                Status::Busy,
+                "the harness is closed; nothing was run",
+            ));
+        }
+        if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            return Some(Outcome::new(
+                Status::Timeout,
+                "the caller's deadline had passed before the call could start; nothing was run",
+            ));
+        }
+        None
+    }
+
+    /// Admits one attempt under the budget onto a free worker, or refuses it at once. Never
+    /// waits for a worker beyond the executor's hand-off grace, and never queues.
+    pub(crate) fn admit(
         &self,
         context: &CallContext,
         tool: &Arc<RegisteredTool>,
         args: &Value,
         attempt: u32,
-    ) -> Attempt {
+        deadline: Option<Instant>,
+    ) -> Result<Pending, Refusal> {
         let (reply_tx, reply_rx) = bounded::<Ran>(1);
         let cancel = CancelFlag::new();
         let state = Arc::new(AtomicU8::new(WAITING));
@@ -401,6 +501,7 @@ impl Inner {
             tool: Arc::clone(tool),
             arguments: args.clone(),
             attempt,
+            deadline,
             cancel: cancel.clone(),
             state: Arc::clone(&state),
             reply: reply_tx,
@@ -419,9 +520,9 @@ impl Inner {
                 event.attempt = attempt;
                 self.audit.emit(event);
             }
-            return Attempt::Refused(refusal);
+            return Err(refusal);
         }
-        let wait = match &tool.backend {
+        let bound = match &tool.backend {
             // The MCP client enforces the bound itself and frees the worker; wait for its
             // answer, with a backstop.
             Backend::Remote(RemoteBinding {
@@ -430,24 +531,45 @@ impl Inner {
             }) => tool.timeout() + self.config.remote_grace,
             _ => tool.timeout(),
         };
-        match reply_rx.recv_timeout(wait) {
-            Ok(ran) => Attempt::Ran(ran),
+        let by_bound = Instant::now() + bound;
+        let (until, by_caller) = match deadline {
+            Some(deadline) if deadline < by_bound => (deadline, true),
+            _ => (by_bound, false),
+        };
+        Ok(Pending {
+            reply: reply_rx,
+            cancel,
+            state,
+            until,
+            by_caller,
+        })
+    }
+
+    /// Waits for an admitted attempt's answer until its time is up; then the attempt is
+    /// abandoned (its cancel flag raised) unless the worker settled first.
+    pub(crate) fn wait(&self, pending: Pending) -> Ran {
+        let timeout = Ran::Timeout {
+            caller_deadline: pending.by_caller,
+        };
+        match pending.reply.recv_deadline(pending.until) {
+            Ok(ran) => ran,
             Err(RecvTimeoutError::Timeout) => {
-                if state
+                if pending
+                    .state
                     .compare_exchange(WAITING, ABANDONED, Ordering::SeqCst, Ordering::SeqCst)
                     .is_ok()
                 {
-                    cancel.cancel();
-                    return Attempt::Ran(Ran::Timeout);
+                    pending.cancel.cancel();
+                    return timeout;
                 }
                 // The worker settled first: its answer is on its way.
-                Attempt::Ran(reply_rx.recv().unwrap_or(Ran::Timeout))
+                pending.reply.recv().unwrap_or(timeout)
             }
-            Err(RecvTimeoutError::Disconnected) => Attempt::Ran(Ran::Failed {
+            Err(RecvTimeoutError::Disconnected) => Ran::Failed {
                 public: GENERIC_FAILURE.into(),
                 answer: Value::Null,
                 internal: Some("the worker dropped the call without an answer".into()),
-            }),
+            },
         }
     }
 }
@@ -458,6 +580,8 @@ struct AttemptJob {
     tool: Arc<RegisteredTool>,
     arguments: Value,
     attempt: u32,
+    /// The caller's deadline, which shortens a remote call's own timeout.
+    deadline: Option<Instant>,
     cancel: CancelFlag,
     state: Arc<AtomicU8>,
     reply: Sender<Ran>,
@@ -509,9 +633,26 @@ impl AttemptJob {
     }
 
     fn run_remote(&self, binding: &RemoteBinding) -> Ran {
-        let bound = match binding.slot {
-            RemoteTimeoutSlot::Release => self.tool.timeout(),
-            RemoteTimeoutSlot::HoldUntilAnswered { limit } => limit,
+        let (bound, cut) = match binding.slot {
+            // The request is cancelled on the wire at the caller's deadline when that comes
+            // before the tool's bound, so the worker is not held past it.
+            RemoteTimeoutSlot::Release => {
+                let bound = self.tool.timeout();
+                match self.deadline {
+                    Some(deadline) => {
+                        let left = deadline
+                            .saturating_duration_since(Instant::now())
+                            .max(Duration::from_millis(1));
+                        if left < bound {
+                            (left, true)
+                        } else {
+                            (bound, false)
+                        }
+                    }
+                    None => (bound, false),
+                }
+            }
+            RemoteTimeoutSlot::HoldUntilAnswered { limit } => (limit, false),
         };
         let mut request = self.context.event(AuditKind::Request).detail(format!(
             "tools/call {:?} with a deadline of {bound:?}",
@@ -534,192 +675,16 @@ impl AttemptJob {
                 response.size = Some(result.raw.to_string().len());
                 remote_result(result, binding.error_text)
             }
-            Err(error) => remote_error(error),
+            Err(error) => match remote_error(error) {
+                Ran::Timeout { .. } => Ran::Timeout {
+                    caller_deadline: cut,
+                },
+                ran => ran,
+            },
         };
         response = response.detail(ran.summary());
         response.status = Some(ran.status());
         self.audit.emit(response);
         ran
-    }
-}
-
-/// Runs a local tool, turning its failures and panics into what the model may see.
-pub(crate) fn run_local(handler: &ToolHandler, arguments: &Value, cancel: &CancelFlag) -> Ran {
-    match catch_unwind(AssertUnwindSafe(|| handler(arguments, cancel))) {
-        Ok(Ok(Some(value))) => Ran::Result(value),
-        Ok(Ok(None)) => Ran::NoResult,
-        Ok(Err(failure)) => match failure.kind() {
-            FailureKind::Safe => Ran::Failed {
-                public: "the tool reported an error".into(),
-                answer: Value::String(failure.message().to_owned()),
-                internal: None,
-            },
-            FailureKind::Internal => Ran::Failed {
-                public: GENERIC_FAILURE.into(),
-                answer: Value::Null,
-                internal: Some(format!("the tool failed: {}", failure.message())),
-            },
-            FailureKind::Transport => {
-                Ran::Transport(format!("transport failure: {}", failure.message()))
-            }
-        },
-        Err(panic) => {
-            let message = crate::sys::panic_message(&*panic);
-            Ran::Failed {
-                public: GENERIC_FAILURE.into(),
-                answer: Value::Null,
-                internal: Some(format!("the tool panicked: {message}")),
-            }
-        }
-    }
-}
-
-/// Maps an MCP tool result: `isError` is the tool's answer; an empty result is `NOT_FOUND`;
-/// structured content is preferred to text, text to raw blocks.
-pub(crate) fn remote_result(result: CallToolResult, error_text: RemoteErrorText) -> Ran {
-    if result.is_error {
-        let text = if result.content.iter().all(|block| block.as_text().is_some()) {
-            Value::String(result.text())
-        } else {
-            result.raw.get("content").cloned().unwrap_or(Value::Null)
-        };
-        return match error_text {
-            RemoteErrorText::Pass => Ran::Failed {
-                public: "the tool reported an error".into(),
-                answer: text,
-                internal: None,
-            },
-            RemoteErrorText::Withhold => Ran::Failed {
-                public: GENERIC_FAILURE.into(),
-                answer: Value::Null,
-                internal: Some(format!("the tool reported an error: {}", value_text(&text))),
-            },
-        };
-    }
-    if let Some(structured) = result.structured_content {
-        return Ran::Result(structured);
-    }
-    if result.content.is_empty() {
-        return Ran::NoResult;
-    }
-    if result.content.iter().all(|block| block.as_text().is_some()) {
-        return Ran::Result(Value::String(result.text()));
-    }
-    Ran::Result(result.raw.get("content").cloned().unwrap_or(Value::Null))
-}
-
-/// Maps an MCP client error: a timeout is `TIMEOUT`; a dead or overloaded connection is a
-/// transport failure (retryable); anything else is a `TOOL_ERROR` whose text stays internal.
-pub(crate) fn remote_error(error: Error) -> Ran {
-    match error {
-        Error::Timeout { .. } => Ran::Timeout,
-        Error::Closed(_) | Error::Io(_) | Error::Busy { .. } | Error::Spawn { .. } => {
-            Ran::Transport(format!("transport failure: {error}"))
-        }
-        Error::Rpc(object) => Ran::Failed {
-            public: format!(
-                "the tool's server refused the call (JSON-RPC error {}); the details were \
-                 logged for the operator",
-                object.code.0
-            ),
-            answer: Value::Null,
-            internal: Some(format!("the server answered with an error: {object}")),
-        },
-        Error::Schema(_) => Ran::Failed {
-            public: "the tool's result does not match its declared output schema".into(),
-            answer: Value::Null,
-            internal: Some(error.to_string()),
-        },
-        other => Ran::Failed {
-            public: GENERIC_FAILURE.into(),
-            answer: Value::Null,
-            internal: Some(other.to_string()),
-        },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-    use std::time::Duration;
-
-    fn tool_result(value: Value) -> CallToolResult {
-        CallToolResult::from_value(value).unwrap()
-    }
-
-    #[test]
-    fn remote_results_map_to_statuses() {
-        let ok = remote_result(
-            tool_result(json!({"content": [{"type": "text", "text": "hi"}]})),
-            RemoteErrorText::Pass,
-        );
-        assert!(matches!(ok, Ran::Result(Value::String(text)) if text == "hi"));
-        let structured = remote_result(
-            tool_result(json!({"content": [], "structuredContent": {"sum": 3}})),
-            RemoteErrorText::Pass,
-        );
-        assert!(matches!(structured, Ran::Result(value) if value == json!({"sum": 3})));
-        let empty = remote_result(tool_result(json!({"content": []})), RemoteErrorText::Pass);
-        assert!(matches!(empty, Ran::NoResult));
-        let image = remote_result(
-            tool_result(
-                json!({"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]}),
-            ),
-            RemoteErrorText::Pass,
-        );
-        assert!(matches!(image, Ran::Result(Value::Array(_))));
-    }
-
-    #[test]
-    fn remote_error_text_is_passed_or_withheld() {
-        let failed = json!({"content": [{"type": "text", "text": "bad city"}], "isError": true});
-        let passed = remote_result(tool_result(failed.clone()), RemoteErrorText::Pass);
-        assert!(
-            matches!(&passed, Ran::Failed { answer: Value::String(text), .. } if text == "bad city")
-        );
-        let withheld = remote_result(tool_result(failed), RemoteErrorText::Withhold);
-        match withheld {
-            Ran::Failed {
-                public,
-                answer,
-                internal,
-            } => {
-                assert!(!public.contains("bad city"));
-                assert!(answer.is_null());
-                assert!(internal.unwrap().contains("bad city"));
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn client_errors_map_to_timeout_transport_or_a_sanitized_failure() {
-        let timeout = Error::Timeout {
-            method: "tools/call".into(),
-            after: Duration::from_millis(5),
-        };
-        assert!(matches!(remote_error(timeout), Ran::Timeout));
-        let closed = Error::closed_because("the server's stdout ended");
-        assert!(matches!(remote_error(closed), Ran::Transport(_)));
-        let protocol = Error::Protocol("secret internals".into());
-        match remote_error(protocol) {
-            Ran::Failed { public, .. } => assert!(!public.contains("secret")),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn local_panics_and_internal_failures_are_sanitized() {
-        let handler: ToolHandler = Arc::new(|_, _| panic!("password=hunter2"));
-        match run_local(&handler, &json!({}), &CancelFlag::new()) {
-            Ran::Failed {
-                public, internal, ..
-            } => {
-                assert!(!public.contains("hunter2"));
-                assert!(internal.unwrap().contains("hunter2"));
-            }
-            other => panic!("{other:?}"),
-        }
     }
 }

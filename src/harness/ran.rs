@@ -1,0 +1,273 @@
+//! What one admitted attempt produced ([`Ran`]), and how a tool's answer becomes one: a local
+//! tool's return value or panic, an MCP tool's result or the MCP client's error. Internal text
+//! (a panic message, a transport error, a JSON-RPC error) never reaches the model: it is kept
+//! for the log and the transcript.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use serde_json::Value;
+
+use super::outcome::{value_text, Status};
+use super::remote::RemoteErrorText;
+use super::tool::{CancelFlag, FailureKind, ToolHandler};
+use crate::error::Error;
+use crate::mcp::CallToolResult;
+
+/// What the model reads for a failure whose real text stays internal.
+pub(crate) const GENERIC_FAILURE: &str =
+    "the tool failed; the details were logged for the operator and are not shown here";
+/// What the model reads when the tool (or its server) could not be reached.
+pub(crate) const GENERIC_TRANSPORT: &str =
+    "the tool could not be reached (a transport failure); the \
+                                 details were logged for the operator";
+
+/// What one admitted attempt produced.
+#[derive(Debug)]
+pub(crate) enum Ran {
+    Result(Value),
+    NoResult,
+    /// The tool failed. `public` is for the model, `answer` the tool's own words for it (a
+    /// safe message, an MCP `isError` text), `internal` for the operator only.
+    Failed {
+        public: String,
+        answer: Value,
+        internal: Option<String>,
+    },
+    /// The tool, or its server, could not be reached; retryable.
+    Transport(String),
+    /// No answer within the tool's bound, or (`caller_deadline`) before the deadline the
+    /// caller set for the call, whichever came first.
+    Timeout {
+        caller_deadline: bool,
+    },
+}
+
+impl Ran {
+    /// For the operator: what the attempt produced, internal text included.
+    pub(crate) fn summary(&self) -> String {
+        match self {
+            Ran::Result(value) => format!("a result of {} bytes", value_text(value).len()),
+            Ran::NoResult => "no result".into(),
+            Ran::Failed {
+                internal: Some(internal),
+                ..
+            } => internal.clone(),
+            Ran::Failed { answer, .. } => {
+                format!("an error answer for the model: {}", value_text(answer))
+            }
+            Ran::Transport(reason) => reason.clone(),
+            Ran::Timeout {
+                caller_deadline: false,
+            } => "no answer in time".into(),
+            Ran::Timeout {
+                caller_deadline: true,
+            } => "no answer before the caller's deadline".into(),
+        }
+    }
+
+    /// The status this attempt amounts to, before retries and the result limit.
+    pub(crate) fn status(&self) -> Status {
+        match self {
+            Ran::Result(_) => Status::Ok,
+            Ran::NoResult => Status::NotFound,
+            Ran::Failed { .. } | Ran::Transport(_) => Status::ToolError,
+            Ran::Timeout { .. } => Status::Timeout,
+        }
+    }
+
+    pub(crate) fn size(&self) -> Option<usize> {
+        match self {
+            Ran::Result(value) => Some(value_text(value).len()),
+            _ => None,
+        }
+    }
+}
+
+/// Runs a local tool, turning its failures and panics into what the model may see.
+pub(crate) fn run_local(handler: &ToolHandler, arguments: &Value, cancel: &CancelFlag) -> Ran {
+    match catch_unwind(AssertUnwindSafe(|| handler(arguments, cancel))) {
+        Ok(Ok(Some(value))) => Ran::Result(value),
+        Ok(Ok(None)) => Ran::NoResult,
+        Ok(Err(failure)) => match failure.kind() {
+            FailureKind::Safe => Ran::Failed {
+                public: "the tool reported an error".into(),
+                answer: Value::String(failure.message().to_owned()),
+                internal: None,
+            },
+            FailureKind::Internal => Ran::Failed {
+                public: GENERIC_FAILURE.into(),
+                answer: Value::Null,
+                internal: Some(format!("the tool failed: {}", failure.message())),
+            },
+            FailureKind::Transport => {
+                Ran::Transport(format!("transport failure: {}", failure.message()))
+            }
+        },
+        Err(panic) => {
+            let message = crate::sys::panic_message(&*panic);
+            Ran::Failed {
+                public: GENERIC_FAILURE.into(),
+                answer: Value::Null,
+                internal: Some(format!("the tool panicked: {message}")),
+            }
+        }
+    }
+}
+
+/// Maps an MCP tool result: `isError` is the tool's answer; an empty result is `NOT_FOUND`;
+/// structured content is preferred to text, text to raw blocks.
+pub(crate) fn remote_result(result: CallToolResult, error_text: RemoteErrorText) -> Ran {
+    if result.is_error {
+        let text = if result.content.iter().all(|block| block.as_text().is_some()) {
+            Value::String(result.text())
+        } else {
+            result.raw.get("content").cloned().unwrap_or(Value::Null)
+        };
+        return match error_text {
+            RemoteErrorText::Pass => Ran::Failed {
+                public: "the tool reported an error".into(),
+                answer: text,
+                internal: None,
+            },
+            RemoteErrorText::Withhold => Ran::Failed {
+                public: GENERIC_FAILURE.into(),
+                answer: Value::Null,
+                internal: Some(format!("the tool reported an error: {}", value_text(&text))),
+            },
+        };
+    }
+    if let Some(structured) = result.structured_content {
+        return Ran::Result(structured);
+    }
+    if result.content.is_empty() {
+        return Ran::NoResult;
+    }
+    if result.content.iter().all(|block| block.as_text().is_some()) {
+        return Ran::Result(Value::String(result.text()));
+    }
+    Ran::Result(result.raw.get("content").cloned().unwrap_or(Value::Null))
+}
+
+/// Maps an MCP client error: a timeout is `TIMEOUT`; a dead or overloaded connection is a
+/// transport failure (retryable); anything else is a `TOOL_ERROR` whose text stays internal.
+pub(crate) fn remote_error(error: Error) -> Ran {
+    match error {
+        Error::Timeout { .. } => Ran::Timeout {
+            caller_deadline: false,
+        },
+        Error::Closed(_) | Error::Io(_) | Error::Busy { .. } | Error::Spawn { .. } => {
+            Ran::Transport(format!("transport failure: {error}"))
+        }
+        Error::Rpc(object) => Ran::Failed {
+            public: format!(
+                "the tool's server refused the call (JSON-RPC error {}); the details were \
+                 logged for the operator",
+                object.code.0
+            ),
+            answer: Value::Null,
+            internal: Some(format!("the server answered with an error: {object}")),
+        },
+        Error::Schema(_) => Ran::Failed {
+            public: "the tool's result does not match its declared output schema".into(),
+            answer: Value::Null,
+            internal: Some(error.to_string()),
+        },
+        other => Ran::Failed {
+            public: GENERIC_FAILURE.into(),
+            answer: Value::Null,
+            internal: Some(other.to_string()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn tool_result(value: Value) -> CallToolResult {
+        CallToolResult::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn remote_results_map_to_statuses() {
+        let ok = remote_result(
+            tool_result(json!({"content": [{"type": "text", "text": "hi"}]})),
+            RemoteErrorText::Pass,
+        );
+        assert!(matches!(ok, Ran::Result(Value::String(text)) if text == "hi"));
+        let structured = remote_result(
+            tool_result(json!({"content": [], "structuredContent": {"sum": 3}})),
+            RemoteErrorText::Pass,
+        );
+        assert!(matches!(structured, Ran::Result(value) if value == json!({"sum": 3})));
+        let empty = remote_result(tool_result(json!({"content": []})), RemoteErrorText::Pass);
+        assert!(matches!(empty, Ran::NoResult));
+        let image = remote_result(
+            tool_result(
+                json!({"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]}),
+            ),
+            RemoteErrorText::Pass,
+        );
+        assert!(matches!(image, Ran::Result(Value::Array(_))));
+    }
+
+    #[test]
+    fn remote_error_text_is_passed_or_withheld() {
+        let failed = json!({"content": [{"type": "text", "text": "bad city"}], "isError": true});
+        let passed = remote_result(tool_result(failed.clone()), RemoteErrorText::Pass);
+        assert!(
+            matches!(&passed, Ran::Failed { answer: Value::String(text), .. } if text == "bad city")
+        );
+        let withheld = remote_result(tool_result(failed), RemoteErrorText::Withhold);
+        match withheld {
+            Ran::Failed {
+                public,
+                answer,
+                internal,
+            } => {
+                assert!(!public.contains("bad city"));
+                assert!(answer.is_null());
+                assert!(internal.unwrap().contains("bad city"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn client_errors_map_to_timeout_transport_or_a_sanitized_failure() {
+        let timeout = Error::Timeout {
+            method: "tools/call".into(),
+            after: Duration::from_millis(5),
+        };
+        assert!(matches!(
+            remote_error(timeout),
+            Ran::Timeout {
+                caller_deadline: false
+            }
+        ));
+        let closed = Error::closed_because("the server's stdout ended");
+        assert!(matches!(remote_error(closed), Ran::Transport(_)));
+        let protocol = Error::Protocol("secret internals".into());
+        match remote_error(protocol) {
+            Ran::Failed { public, .. } => assert!(!public.contains("secret")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn local_panics_and_internal_failures_are_sanitized() {
+        let handler: ToolHandler = Arc::new(|_, _| panic!("password=hunter2"));
+        match run_local(&handler, &json!({}), &CancelFlag::new()) {
+            Ran::Failed {
+                public, internal, ..
+            } => {
+                assert!(!public.contains("hunter2"));
+                assert!(internal.unwrap().contains("hunter2"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

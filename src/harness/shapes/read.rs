@@ -1,0 +1,591 @@
+//! Reading one strictly parsed call in each shape: the exact field set (required fields and
+//! the few optional ones each API documents), the types, and the arguments object.
+//!
+//! The optional fields are the ones the providers' own SDK types declare on a tool call, so
+//! that a call copied straight from an API response is accepted: OpenAI's streamed `index`,
+//! the Responses item's `id`, `status`, `caller` and `namespace`, Anthropic's `caller`, and
+//! Gemini's `id`, `args` and the part's `thoughtSignature`. Anything else is `INVALID`, named.
+//! An optional field that would change what runs is read, not ignored: a Responses item that
+//! is not `completed` (its arguments may be cut off) or names a `namespace` (the registry has
+//! none) is refused.
+
+use serde_json::{Map, Value};
+
+use super::super::parse::{kind_of, parse_strict, quote};
+use super::{CallShape, ShapeError, ToolRequest};
+
+/// Reads a strictly parsed value as a call of `shape`.
+pub(crate) fn extract(shape: CallShape, value: &Value) -> Result<ToolRequest, ShapeError> {
+    let address = address_of(shape, value);
+    let fail = |reason: String| ShapeError {
+        reason,
+        call_id: address.call_id.clone(),
+        name: address.name.clone(),
+    };
+    let what = shape.describe();
+    let Value::Object(object) = value else {
+        return Err(fail(format!(
+            "{what} must be a JSON object, not {}",
+            kind_of(value)
+        )));
+    };
+    let read = match shape {
+        CallShape::OpenAi => openai(object, what),
+        CallShape::OpenAiResponses => responses(object, what),
+        CallShape::Anthropic => anthropic(object, what),
+        CallShape::Gemini => gemini(object, what),
+        CallShape::Plain => plain(object, what),
+    };
+    let (name, arguments) = read.map_err(fail)?;
+    Ok(ToolRequest {
+        call_id: address.call_id.clone(),
+        name,
+        arguments,
+    })
+}
+
+/// Where a reply goes: the call's id, and (for Gemini, whose replies are matched by name
+/// when the call has no id) its name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Address {
+    pub(crate) call_id: Option<String>,
+    pub(crate) name: Option<String>,
+}
+
+/// Reads the address of a call from any value, however broken the rest of it is: only to
+/// answer it, never to run it.
+pub(crate) fn address_of(shape: CallShape, value: &Value) -> Address {
+    let text = |value: Option<&Value>| {
+        value
+            .and_then(Value::as_str)
+            .filter(|text| !text.is_empty())
+            .map(str::to_owned)
+    };
+    match shape {
+        CallShape::OpenAi | CallShape::Anthropic => Address {
+            call_id: text(value.get("id")),
+            name: None,
+        },
+        CallShape::OpenAiResponses => Address {
+            call_id: text(value.get("call_id")),
+            name: None,
+        },
+        CallShape::Gemini => {
+            let call = value.get("functionCall");
+            Address {
+                call_id: text(call.and_then(|call| call.get("id"))),
+                name: text(call.and_then(|call| call.get("name"))),
+            }
+        }
+        CallShape::Plain => Address::default(),
+    }
+}
+
+type Read = Result<(String, Value), String>;
+
+/// `{"id", "type": "function", "function": {"name", "arguments"}}`, plus the `index` a
+/// streamed call keeps after its deltas are put together.
+fn openai(object: &Map<String, Value>, what: &str) -> Read {
+    fields(object, what, &["id", "type", "function"], &["index"])?;
+    need_id(object, "id", what)?;
+    need_tag(object, "type", "function", what)?;
+    if let Some(index) = object.get("index") {
+        if index.as_u64().is_none() {
+            return Err(format!(
+                "\"index\" in {what} must be a non-negative integer, not {}",
+                describe(index)
+            ));
+        }
+    }
+    let function = match &object["function"] {
+        Value::Object(function) => function,
+        other => {
+            return Err(format!(
+                "\"function\" in {what} must be an object, not {}",
+                kind_of(other)
+            ))
+        }
+    };
+    let inner = "the \"function\" object of an OpenAI tool call";
+    fields(function, inner, &["name", "arguments"], &[])?;
+    let name = need_string(function, "name", inner)?;
+    let arguments = arguments_text(&function["arguments"], "function.arguments")?;
+    Ok((name, arguments))
+}
+
+/// `{"type": "function_call", "call_id", "name", "arguments"}` with the optional `id`,
+/// `status`, `caller` and `namespace` of an item returned by the API.
+fn responses(object: &Map<String, Value>, what: &str) -> Read {
+    fields(
+        object,
+        what,
+        &["type", "call_id", "name", "arguments"],
+        &["id", "status", "caller", "namespace"],
+    )?;
+    need_tag(object, "type", "function_call", what)?;
+    need_id(object, "call_id", what)?;
+    let name = need_string(object, "name", what)?;
+    if let Some(id) = object.get("id") {
+        if !id.is_string() && !id.is_null() {
+            return Err(format!(
+                "\"id\" in {what} must be a string, not {}",
+                kind_of(id)
+            ));
+        }
+    }
+    match object.get("status") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(status)) if status == "completed" => {}
+        Some(Value::String(status)) => {
+            return Err(format!(
+                "{what} has the status {}: its arguments may be incomplete, so nothing was \
+                 run; only a \"completed\" function call runs",
+                quote(status)
+            ))
+        }
+        Some(other) => {
+            return Err(format!(
+                "\"status\" in {what} must be a string, not {}",
+                kind_of(other)
+            ))
+        }
+    }
+    need_caller(object, what)?;
+    match object.get("namespace") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(namespace)) => {
+            return Err(format!(
+                "{what} names the namespace {}, and the tools here have no namespaces; \
+                 nothing was run. Call the tool by its name alone",
+                quote(namespace)
+            ))
+        }
+        Some(other) => {
+            return Err(format!(
+                "\"namespace\" in {what} must be a string, not {}",
+                kind_of(other)
+            ))
+        }
+    }
+    let arguments = arguments_text(&object["arguments"], "arguments")?;
+    Ok((name, arguments))
+}
+
+/// `{"type": "tool_use", "id", "name", "input"}`, with the optional `caller` the API adds.
+fn anthropic(object: &Map<String, Value>, what: &str) -> Read {
+    fields(object, what, &["type", "id", "name", "input"], &["caller"])?;
+    need_tag(object, "type", "tool_use", what)?;
+    need_id(object, "id", what)?;
+    let name = need_string(object, "name", what)?;
+    need_caller(object, what)?;
+    need_object(&object["input"], "input")?;
+    Ok((name, object["input"].clone()))
+}
+
+/// A part `{"functionCall": {"name", "args"?, "id"?}, "thoughtSignature"?}`. `args` is
+/// optional in the API (a function without parameters is called without it) and reads as
+/// `{}` then.
+fn gemini(object: &Map<String, Value>, what: &str) -> Read {
+    fields(object, what, &["functionCall"], &["thoughtSignature"])?;
+    if let Some(signature) = object.get("thoughtSignature") {
+        if !signature.is_string() {
+            return Err(format!(
+                "\"thoughtSignature\" in {what} must be a string, not {}",
+                kind_of(signature)
+            ));
+        }
+    }
+    let call = match &object["functionCall"] {
+        Value::Object(call) => call,
+        other => {
+            return Err(format!(
+                "\"functionCall\" in {what} must be an object, not {}",
+                kind_of(other)
+            ))
+        }
+    };
+    let inner = "the \"functionCall\" object of a Gemini part";
+    fields(call, inner, &["name"], &["id", "args"])?;
+    let name = need_string(call, "name", inner)?;
+    if call.contains_key("id") {
+        need_id(call, "id", inner)?;
+    }
+    let arguments = match call.get("args") {
+        None => Value::Object(Map::new()),
+        Some(args) => {
+            need_object(args, "functionCall.args")?;
+            args.clone()
+        }
+    };
+    Ok((name, arguments))
+}
+
+/// `{"tool", "arguments"}`.
+fn plain(object: &Map<String, Value>, what: &str) -> Read {
+    fields(object, what, &["tool", "arguments"], &[])?;
+    let name = need_string(object, "tool", what)?;
+    need_object(&object["arguments"], "arguments")?;
+    Ok((name, object["arguments"].clone()))
+}
+
+/// The arguments of the OpenAI shapes: a string holding a JSON object, read as strictly as
+/// the call itself.
+fn arguments_text(value: &Value, field: &str) -> Result<Value, String> {
+    let text = match value {
+        Value::String(text) => text,
+        other => {
+            return Err(format!(
+                "{field:?} must be a string holding a JSON object, not {}",
+                kind_of(other)
+            ))
+        }
+    };
+    let arguments =
+        parse_strict(text).map_err(|error| format!("{field:?} is not strict JSON: {error}"))?;
+    need_object(&arguments, field)?;
+    Ok(arguments)
+}
+
+/// Requires every field of `required`, allows those of `optional`, and names every extra and
+/// missing one.
+fn fields(
+    object: &Map<String, Value>,
+    what: &str,
+    required: &[&str],
+    optional: &[&str],
+) -> Result<(), String> {
+    let extra: Vec<String> = object
+        .keys()
+        .filter(|key| !required.contains(&key.as_str()) && !optional.contains(&key.as_str()))
+        .map(|key| quote(key))
+        .collect();
+    let missing: Vec<String> = required
+        .iter()
+        .filter(|field| !object.contains_key(**field))
+        .map(|field| format!("{field:?}"))
+        .collect();
+    if extra.is_empty() && missing.is_empty() {
+        return Ok(());
+    }
+    let mut problems = Vec::new();
+    if !extra.is_empty() {
+        problems.push(format!("has the unexpected field(s) {}", extra.join(", ")));
+    }
+    if !missing.is_empty() {
+        problems.push(format!("lacks the field(s) {}", missing.join(", ")));
+    }
+    let may = if optional.is_empty() {
+        String::new()
+    } else {
+        format!(" (and may have {})", optional.join(", "))
+    };
+    Err(format!(
+        "{what} {}; it must have exactly the fields {}{may}",
+        problems.join(" and "),
+        required.join(", ")
+    ))
+}
+
+fn need_string(object: &Map<String, Value>, field: &str, what: &str) -> Result<String, String> {
+    match &object[field] {
+        Value::String(text) => Ok(text.clone()),
+        other => Err(format!(
+            "{field:?} in {what} must be a string, not {}",
+            kind_of(other)
+        )),
+    }
+}
+
+fn need_id(object: &Map<String, Value>, field: &str, what: &str) -> Result<(), String> {
+    let id = need_string(object, field, what)?;
+    if id.is_empty() {
+        return Err(format!("{field:?} in {what} must not be empty"));
+    }
+    Ok(())
+}
+
+fn need_tag(object: &Map<String, Value>, field: &str, tag: &str, what: &str) -> Result<(), String> {
+    match &object[field] {
+        Value::String(text) if text == tag => Ok(()),
+        Value::String(text) => Err(format!(
+            "{field:?} in {what} must be {tag:?}, not {}",
+            quote(text)
+        )),
+        other => Err(format!(
+            "{field:?} in {what} must be the string {tag:?}, not {}",
+            kind_of(other)
+        )),
+    }
+}
+
+/// Who made the call (the model, or a program the provider ran for it): only its form is
+/// checked, since the tool runs the same either way.
+fn need_caller(object: &Map<String, Value>, what: &str) -> Result<(), String> {
+    match object.get("caller") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::Object(caller)) if caller.get("type").is_some_and(Value::is_string) => Ok(()),
+        Some(other) => Err(format!(
+            "\"caller\" in {what} must be an object with a string \"type\", not {}",
+            describe(other)
+        )),
+    }
+}
+
+fn need_object(value: &Value, field: &str) -> Result<(), String> {
+    if value.is_object() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{field:?} must be a JSON object of named arguments, not {}",
+            kind_of(value)
+        ))
+    }
+}
+
+/// A value's type, and the value itself when it is a short scalar ("the number -1").
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Number(number) => format!("the number {number}"),
+        Value::String(text) => format!("the string {}", quote(text)),
+        Value::Object(_) => "an object without a string \"type\"".into(),
+        other => kind_of(other).into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read(shape: CallShape, text: &str) -> Result<ToolRequest, ShapeError> {
+        extract(shape, &parse_strict(text).unwrap())
+    }
+
+    #[test]
+    fn openai_calls_are_read_with_their_arguments_parsed_strictly() {
+        let call = read(
+            CallShape::OpenAi,
+            r#"{"id":"call_1","type":"function","function":{"name":"add","arguments":"{\"a\":1}"}}"#,
+        )
+        .unwrap();
+        assert_eq!(call.call_id.as_deref(), Some("call_1"));
+        assert_eq!(call.name, "add");
+        assert_eq!(call.arguments, json!({"a": 1}));
+        let error = read(
+            CallShape::OpenAi,
+            r#"{"id":"c","type":"function","function":{"name":"add","arguments":"{\"a\":1,\"a\":2}"}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            error.reason.contains("duplicate key \"a\""),
+            "{}",
+            error.reason
+        );
+        assert_eq!(error.call_id.as_deref(), Some("c"));
+        let error = read(
+            CallShape::OpenAi,
+            r#"{"id":"c","type":"function","function":{"name":"add","arguments":{"a":1}}}"#,
+        )
+        .unwrap_err();
+        assert!(error
+            .reason
+            .contains("must be a string holding a JSON object, not an object"));
+        let error = read(
+            CallShape::OpenAi,
+            r#"{"id":"c","type":"function","function":{"name":"add","arguments":"[1]"}}"#,
+        )
+        .unwrap_err();
+        assert!(error.reason.contains("not an array"), "{}", error.reason);
+    }
+
+    #[test]
+    fn a_streamed_openai_call_keeps_its_index() {
+        let call = read(
+            CallShape::OpenAi,
+            r#"{"index":1,"id":"c","type":"function","function":{"name":"a","arguments":"{}"}}"#,
+        )
+        .unwrap();
+        assert_eq!(call.name, "a");
+        for bad in ["-1", "1.5", "\"1\"", "null"] {
+            let text = format!(
+                r#"{{"index":{bad},"id":"c","type":"function","function":{{"name":"a","arguments":"{{}}"}}}}"#
+            );
+            let error = read(CallShape::OpenAi, &text).unwrap_err();
+            assert!(
+                error.reason.contains("\"index\"") && error.reason.contains("non-negative"),
+                "{bad}: {}",
+                error.reason
+            );
+        }
+    }
+
+    #[test]
+    fn every_extra_and_missing_field_is_named() {
+        let error = read(CallShape::Plain, r#"{"tool":"a","args":{},"x":1}"#).unwrap_err();
+        assert_eq!(
+            error.reason,
+            "a plain tool call has the unexpected field(s) \"args\", \"x\" and lacks the \
+             field(s) \"arguments\"; it must have exactly the fields tool, arguments"
+        );
+        let error = read(
+            CallShape::OpenAi,
+            r#"{"id":"c","type":"function","function":{"name":"a","arguments":"{}","strict":true}}"#,
+        )
+        .unwrap_err();
+        assert!(error.reason.contains("\"strict\""), "{}", error.reason);
+        let error = read(CallShape::OpenAi, r#"{"id":"c","type":"function"}"#).unwrap_err();
+        assert!(
+            error
+                .reason
+                .ends_with("exactly the fields id, type, function (and may have index)"),
+            "{}",
+            error.reason
+        );
+    }
+
+    #[test]
+    fn anthropic_blocks_need_the_tool_use_tag_and_an_object_input() {
+        let call = read(
+            CallShape::Anthropic,
+            r#"{"type":"tool_use","id":"toolu_1","name":"echo","input":{"m":"hi"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (call.call_id.as_deref(), call.name.as_str()),
+            (Some("toolu_1"), "echo")
+        );
+        let with_caller = read(
+            CallShape::Anthropic,
+            r#"{"type":"tool_use","id":"t","name":"echo","input":{},"caller":{"type":"direct"}}"#,
+        );
+        assert!(with_caller.is_ok(), "{with_caller:?}");
+        let error = read(
+            CallShape::Anthropic,
+            r#"{"type":"tool_use","id":"t","name":"echo","input":{},"caller":"me"}"#,
+        )
+        .unwrap_err();
+        assert!(error.reason.contains("\"caller\""), "{}", error.reason);
+        let error = read(
+            CallShape::Anthropic,
+            r#"{"type":"tool_result","id":"t","name":"echo","input":{}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            error.reason.contains("must be \"tool_use\""),
+            "{}",
+            error.reason
+        );
+        let error = read(
+            CallShape::Anthropic,
+            r#"{"type":"tool_use","id":"t","name":"echo","input":"hi"}"#,
+        )
+        .unwrap_err();
+        assert!(
+            error.reason.contains("\"input\" must be a JSON object"),
+            "{}",
+            error.reason
+        );
+    }
+
+    #[test]
+    fn responses_items_are_read_with_their_optional_fields() {
+        let call = read(
+            CallShape::OpenAiResponses,
+            r#"{"type":"function_call","id":"fc_1","call_id":"call_1","name":"add",
+                "arguments":"{\"a\":1}","status":"completed","caller":{"type":"direct"},
+                "namespace":null}"#,
+        )
+        .unwrap();
+        assert_eq!(call.call_id.as_deref(), Some("call_1"));
+        assert_eq!(call.arguments, json!({"a": 1}));
+        let minimal = read(
+            CallShape::OpenAiResponses,
+            r#"{"type":"function_call","call_id":"c","name":"add","arguments":"{}"}"#,
+        );
+        assert!(minimal.is_ok(), "{minimal:?}");
+        for (text, part) in [
+            (
+                r#"{"type":"function_call","call_id":"c","name":"a","arguments":"{","status":"incomplete"}"#,
+                "status \"incomplete\"",
+            ),
+            (
+                r#"{"type":"function_call","call_id":"c","name":"a","arguments":"{}","namespace":"crm"}"#,
+                "namespace \"crm\"",
+            ),
+            (
+                r#"{"type":"function_call","call_id":"c","name":"a","arguments":{}}"#,
+                "\"arguments\" must be a string holding a JSON object",
+            ),
+            (
+                r#"{"type":"function_call_output","call_id":"c","name":"a","arguments":"{}"}"#,
+                "must be \"function_call\"",
+            ),
+            (
+                r#"{"type":"function_call","call_id":"","name":"a","arguments":"{}"}"#,
+                "must not be empty",
+            ),
+        ] {
+            let error = read(CallShape::OpenAiResponses, text).unwrap_err();
+            assert!(error.reason.contains(part), "{part}: {}", error.reason);
+        }
+    }
+
+    #[test]
+    fn gemini_parts_are_read_with_optional_id_and_args() {
+        let call = read(
+            CallShape::Gemini,
+            r#"{"functionCall":{"id":"fc_1","name":"add","args":{"a":1}},"thoughtSignature":"c2ln"}"#,
+        )
+        .unwrap();
+        assert_eq!(call.call_id.as_deref(), Some("fc_1"));
+        assert_eq!(call.arguments, json!({"a": 1}));
+        let bare = read(CallShape::Gemini, r#"{"functionCall":{"name":"now"}}"#).unwrap();
+        assert_eq!((bare.call_id, bare.arguments), (None, json!({})));
+        let error = read(
+            CallShape::Gemini,
+            r#"{"functionCall":{"name":"add","args":[1]}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            error
+                .reason
+                .contains("\"functionCall.args\" must be a JSON object"),
+            "{}",
+            error.reason
+        );
+        // The name addresses the reply even when the call is refused.
+        assert_eq!(error.name.as_deref(), Some("add"));
+        let error = read(
+            CallShape::Gemini,
+            r#"{"functionCall":{"name":"add","args":{},"willContinue":true}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            error.reason.contains("\"willContinue\""),
+            "{}",
+            error.reason
+        );
+        let error = read(CallShape::Gemini, r#"{"name":"add","args":{}}"#).unwrap_err();
+        assert!(
+            error.reason.contains("\"functionCall\""),
+            "{}",
+            error.reason
+        );
+    }
+
+    #[test]
+    fn wrong_types_are_named() {
+        let error = read(CallShape::Plain, r#"{"tool":5,"arguments":{}}"#).unwrap_err();
+        assert!(error
+            .reason
+            .contains("\"tool\" in a plain tool call must be a string, not a number"));
+        let error = read(CallShape::Plain, r#"[1]"#).unwrap_err();
+        assert!(error.reason.contains("must be a JSON object, not an array"));
+        let error = read(
+            CallShape::OpenAi,
+            r#"{"id":"","type":"function","function":{"name":"a","arguments":"{}"}}"#,
+        )
+        .unwrap_err();
+        assert!(error.reason.contains("must not be empty"));
+    }
+}
