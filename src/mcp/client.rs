@@ -24,6 +24,9 @@ use crate::transport::{Connector, StdioConfig, Transport};
 #[cfg(feature = "http")]
 use crate::transport::HttpConfig;
 
+/// -32020: a 2026-07-28 server found the routing headers inconsistent with the body.
+const HEADER_MISMATCH: crate::wire::ErrorCode = crate::wire::ErrorCode(-32020);
+
 impl McpClient {
     /// Starts a stdio server and connects to it. With a restart policy, a dead server is
     /// started again from the same config.
@@ -176,7 +179,30 @@ impl McpClient {
         options: CallOptions,
     ) -> Result<CallToolResult> {
         let params = tool_params(name, arguments)?;
-        let value = self.inner.request(methods::TOOLS_CALL, params, options)?;
+        let session = self.inner.session()?;
+        let headers = self.param_headers(&session, name, &params)?;
+        let value = match self.inner.request_with(
+            methods::TOOLS_CALL,
+            params.clone(),
+            options.clone(),
+            headers,
+        ) {
+            // -32020: the server found the Mcp-Param headers wrong, perhaps because the tool's
+            // schema changed since it was listed: list again and retry once (SEP-2243).
+            Err(error)
+                if session.is_stateless()
+                    && error.rpc().is_some_and(|rpc| rpc.code == HEADER_MISMATCH) =>
+            {
+                log::debug!(
+                    "toolwire: `{name}` refused for its headers ({error}); listing the tools again"
+                );
+                self.refresh_tools()?;
+                let headers = self.param_headers(&session, name, &params)?;
+                self.inner
+                    .request_with(methods::TOOLS_CALL, params, options, headers)?
+            }
+            other => other?,
+        };
         self.finish_tool_result(name, value)
     }
 

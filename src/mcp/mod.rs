@@ -29,6 +29,7 @@ mod client;
 mod config;
 mod connect;
 mod dialect;
+mod headers;
 pub mod methods;
 mod paging;
 mod requests;
@@ -46,7 +47,7 @@ pub use config::{
     RootsHandler, SamplingHandler, HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, STATELESS_VERSION,
 };
 pub use dialect::McpDialect;
-pub use tool_types::{CallToolResult, Content, Tool, ToolAnnotations};
+pub use tool_types::{CallToolResult, Content, TaskSupport, Tool, ToolAnnotations};
 pub use tools::ToolCall;
 pub use types::{ElicitRequest, ElicitResult, Era, Implementation, LogMessage, Root, SessionInfo};
 
@@ -121,6 +122,8 @@ struct Shared {
 #[derive(Default)]
 struct ToolsCache {
     tools: Option<Arc<Vec<Tool>>>,
+    /// The tools of the last list left out for invalid `x-mcp-header` designations, with why.
+    rejected: Vec<(String, String)>,
     /// Each called tool's compiled output schema: none, the schema, or why it is refused.
     schemas: HashMap<String, std::result::Result<Option<Arc<Schema>>, String>>,
 }

@@ -5,6 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::config::{ElicitationHandler, McpConfig, RootsHandler, SamplingHandler};
+use super::session::refused_for_stateless;
 use super::types::{ElicitRequest, LogMessage, Root};
 use super::{methods, McpInner, Session};
 use crate::client::CallOptions;
@@ -46,9 +47,11 @@ impl McpInner {
         method: &str,
         params: Value,
         options: CallOptions,
+        param_headers: Vec<(String, String)>,
     ) -> (Value, CallOptions, Rounds) {
         let level = self.log_level.lock().clone();
-        let meta = session.frame_meta(method, &params);
+        let mut meta = session.frame_meta(method, &params);
+        meta.param_headers = param_headers;
         let kept = session.is_stateless().then(|| params.clone());
         let stamped = session.stamp(params, level.as_deref());
         let options = options.frame_meta(meta);
@@ -67,10 +70,48 @@ impl McpInner {
         params: Value,
         options: CallOptions,
     ) -> Result<Value> {
+        self.request_with(method, params, options, Vec::new())
+    }
+
+    /// [`McpInner::request`] with parameters mirrored into headers.
+    pub(super) fn request_with(
+        &self,
+        method: &str,
+        params: Value,
+        options: CallOptions,
+        param_headers: Vec<(String, String)>,
+    ) -> Result<Value> {
         let session = self.session()?;
-        let (stamped, options, rounds) = self.prepare(&session, method, params, options);
-        let result = session.rpc.call_with(method, stamped, options)?;
+        let (stamped, options, rounds) =
+            self.prepare(&session, method, params, options, param_headers);
+        let result = self.send_stamped(&session, method, stamped, &options)?;
         self.follow_rounds(&session, rounds, result)
+    }
+
+    /// Sends one stamped request and waits. When a 2026-07-28 server refuses it with -32022
+    /// while naming the version it was sent under among those it supports (a server may
+    /// refuse a client's first request whatever it carries), it is sent once more, as a new
+    /// request (so under a new id), with the same version in its header and `_meta`.
+    pub(super) fn send_stamped(
+        &self,
+        session: &Session,
+        method: &str,
+        params: Value,
+        options: &CallOptions,
+    ) -> Result<Value> {
+        if !session.is_stateless() {
+            return session.rpc.call_with(method, params, options.clone());
+        }
+        match session
+            .rpc
+            .call_with(method, params.clone(), options.clone())
+        {
+            Err(error) if refused_for_stateless(&error) => {
+                log::debug!("toolwire: `{method}` was refused ({error}); sending it again");
+                session.rpc.call_with(method, params, options.clone())
+            }
+            other => other,
+        }
     }
 
     /// Answers the server's input requests and asks again, a new request (so a new id) each
@@ -101,10 +142,11 @@ impl McpInner {
                     if let Some(state) = result.get("requestState") {
                         retry.insert("requestState".into(), state.clone());
                     }
-                    result = session.rpc.call_with(
+                    result = self.send_stamped(
+                        session,
                         &rounds.method,
                         Value::Object(retry),
-                        rounds.options.clone(),
+                        &rounds.options,
                     )?;
                 }
             }

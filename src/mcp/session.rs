@@ -74,7 +74,7 @@ pub(super) struct RestartLedger {
 
 /// True for the -32022 "unsupported protocol version" refusal of a server that names
 /// 2026-07-28 among the versions it supports.
-fn refused_for_stateless(error: &Error) -> bool {
+pub(super) fn refused_for_stateless(error: &Error) -> bool {
     error.rpc().is_some_and(|error| {
         error.code == ErrorCode(-32022)
             && error
@@ -119,6 +119,7 @@ impl Session {
                 .and_then(Value::as_str)
                 .map(str::to_owned),
             lifecycle: Lifecycle::Ordinary,
+            param_headers: Vec::new(),
         }
     }
 
@@ -278,14 +279,27 @@ impl McpInner {
             ..FrameMeta::default()
         };
         // The probe is answered or abandoned as a whole: never cancelled on the wire.
-        let result = rpc.call_with(
-            methods::SERVER_DISCOVER,
-            json!({"_meta": Value::Object(stamp.clone())}),
-            CallOptions::new()
-                .timeout(timeout)
-                .notify_cancel(false)
-                .frame_meta(meta),
-        )?;
+        let options = CallOptions::new()
+            .timeout(timeout)
+            .notify_cancel(false)
+            .frame_meta(meta);
+        let params = json!({"_meta": Value::Object(stamp.clone())});
+        let started = Instant::now();
+        let result = match rpc.call_with(methods::SERVER_DISCOVER, params.clone(), options.clone())
+        {
+            // Refused for its version while the server names that very version as supported:
+            // ask once more (a new request, so a new id), within what is left of the timeout.
+            Err(error) if refused_for_stateless(&error) => {
+                log::debug!("toolwire: server/discover was refused ({error}); asking again");
+                let left = timeout.saturating_sub(started.elapsed());
+                rpc.call_with(
+                    methods::SERVER_DISCOVER,
+                    params,
+                    options.timeout(left.max(Duration::from_millis(1))),
+                )?
+            }
+            other => other?,
+        };
         check_result_type(&result)?;
         let supported: Vec<&str> = result
             .get("supportedVersions")

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::requests::{check_result_type, ResultType, Rounds};
+use super::session::refused_for_stateless;
 use super::tool_types::{CallToolResult, Tool};
 use super::{methods, McpClient, Session};
 use crate::client::CallHandle;
@@ -51,7 +52,25 @@ impl ToolCall {
     ///
     /// As [`McpClient::call_tool`], plus [`Error::Cancelled`] after a cancel.
     pub fn wait(self) -> Result<CallToolResult> {
-        let value = self.handle.wait()?;
+        let value = match (self.handle.wait(), &self.rounds.params) {
+            // Refused for its version by a server that supports it: once more, as a new
+            // request (see `McpInner::send_stamped`).
+            (Err(error), Some(original)) if refused_for_stateless(&error) => {
+                log::debug!(
+                    "toolwire: `{}` was refused ({error}); sending it again",
+                    self.name
+                );
+                let params = self
+                    .session
+                    .stamp(original.clone(), self.rounds.level.as_deref());
+                self.session.rpc.call_with(
+                    methods::TOOLS_CALL,
+                    params,
+                    self.rounds.options.clone(),
+                )?
+            }
+            (outcome, _) => outcome?,
+        };
         let value = match check_result_type(&value)? {
             ResultType::Complete => value,
             ResultType::InputRequired => {
@@ -120,21 +139,90 @@ impl McpClient {
     pub fn refresh_tools(&self) -> Result<Arc<Vec<Tool>>> {
         let shared = &self.inner.shared;
         let generation = shared.tools_generation.load(Ordering::SeqCst);
-        let tools = self
+        let listed = self
             .inner
             .list_all(methods::TOOLS_LIST, "tools")?
             .into_iter()
             .map(Tool::from_raw)
             .collect::<Result<Vec<Tool>>>()?;
+        // A tool whose header designations break the rules is left out, so that the others
+        // stay usable (SEP-2243): a client must not call it with headers it cannot build.
+        let mut rejected = Vec::new();
+        let tools: Vec<Tool> = listed
+            .into_iter()
+            .filter(|tool| match tool.header_problem() {
+                Some(problem) => {
+                    log::warn!(
+                        "toolwire: leaving tool `{}` out of the list: {problem}",
+                        tool.name
+                    );
+                    rejected.push((tool.name.clone(), problem.to_owned()));
+                    false
+                }
+                None => true,
+            })
+            .collect();
         let tools = Arc::new(tools);
         let mut cache = shared.tools.lock();
         // A list_changed that arrived while we fetched (even before the reply) means this list
         // may already be stale: hand it back, but do not cache it.
         if shared.tools_generation.load(Ordering::SeqCst) == generation {
             cache.tools = Some(Arc::clone(&tools));
+            cache.rejected = rejected;
             cache.schemas.clear();
         }
         Ok(tools)
+    }
+
+    /// The tools the last listing left out because their `x-mcp-header` designations are
+    /// invalid, with the reason for each (they are also logged at warn level when listed).
+    pub fn rejected_tools(&self) -> Vec<(String, String)> {
+        self.inner.shared.tools.lock().rejected.clone()
+    }
+
+    /// The `Mcp-Param-*` values of a call of tool `name` (2026-07-28 only: the handshake era
+    /// has no such headers). The tool list is fetched once when it is not known yet, since
+    /// the designations are in it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Protocol`] for a tool the list left out for invalid designations: it cannot
+    /// be called with the headers it asks for.
+    pub(super) fn param_headers(
+        &self,
+        session: &Session,
+        name: &str,
+        params: &Value,
+    ) -> Result<Vec<(String, String)>> {
+        if !session.is_stateless() {
+            return Ok(Vec::new());
+        }
+        let tools = match self.list_tools() {
+            Ok(tools) => tools,
+            Err(error) => {
+                log::debug!("toolwire: no tool list for the headers of `{name}`: {error}");
+                return Ok(Vec::new());
+            }
+        };
+        if let Some((_, problem)) = self
+            .inner
+            .shared
+            .tools
+            .lock()
+            .rejected
+            .iter()
+            .find(|(rejected, _)| rejected == name)
+        {
+            return Err(Error::Protocol(format!(
+                "tool `{name}` was left out of the tool list: {problem}"
+            )));
+        }
+        let arguments = params.get("arguments").unwrap_or(&Value::Null);
+        Ok(tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .map(|tool| super::headers::values(tool.param_headers(), arguments))
+            .unwrap_or_default())
     }
 
     pub(super) fn start_tool_call(
@@ -145,9 +233,10 @@ impl McpClient {
     ) -> Result<ToolCall> {
         let session = self.inner.session()?;
         let params = tool_params(name, arguments)?;
+        let headers = self.param_headers(&session, name, &params)?;
         let (stamped, options, rounds) =
             self.inner
-                .prepare(&session, methods::TOOLS_CALL, params, options);
+                .prepare(&session, methods::TOOLS_CALL, params, options, headers);
         let handle = session.rpc.start(methods::TOOLS_CALL, stamped, options)?;
         Ok(ToolCall {
             client: self.clone(),

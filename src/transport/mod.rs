@@ -110,6 +110,11 @@ pub struct FrameMeta {
     pub target: Option<String>,
     /// The frame's role in opening a session. Defaults to [`Lifecycle::Ordinary`].
     pub lifecycle: Lifecycle,
+    /// Parameters of the request mirrored into headers for intermediaries (HTTP's
+    /// `Mcp-Param-{name}` of a stateless frame), as (name, value) pairs: the value is the
+    /// parameter's plain text, which the transport encodes for the header itself. Defaults to
+    /// none.
+    pub param_headers: Vec<(String, String)>,
 }
 
 /// The messages of one outbound frame: one message, or a batch sent as one JSON array.

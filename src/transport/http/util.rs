@@ -19,6 +19,16 @@ pub(super) fn header_value(text: &str) -> String {
     }
 }
 
+/// A mirrored parameter's header value: as [`header_value`], except that an empty value is
+/// sent plain (an empty header is well-formed, and the parameter was present).
+pub(super) fn param_value(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        header_value(text)
+    }
+}
+
 /// Standard base64 with padding.
 pub(super) fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -90,6 +100,10 @@ mod tests {
         assert_eq!(header_value(" lead"), "=?base64?IGxlYWQ=?=");
         assert_eq!(header_value("héllo"), "=?base64?aMOpbGxv?=");
         assert_eq!(header_value("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
+        assert_eq!(param_value(""), "");
+        assert_eq!(param_value("\tindented"), "=?base64?CWluZGVudGVk?=");
+        assert_eq!(param_value("line1\r\nline2"), "=?base64?bGluZTENCmxpbmUy?=");
+        assert_eq!(param_value("us west 1"), "us west 1");
         assert_eq!(base64(b""), "");
         assert_eq!(base64(b"f"), "Zg==");
         assert_eq!(base64(b"fo"), "Zm8=");
