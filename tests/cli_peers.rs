@@ -318,3 +318,30 @@ fn python_server_ctrl_c_cancels_the_call_in_both_eras() {
         }
     }
 }
+
+#[test]
+fn everything_task_status_while_waiting_and_the_task_id_in_json() {
+    let Some(peers) = peers("everything_task_status_while_waiting_and_the_task_id_in_json") else {
+        return;
+    };
+    // A tool that requires a task: its status is shown while the command waits.
+    let run = everything(
+        &peers,
+        &["call", "simulate-research-query", "topic=tasks", "--json"],
+    )
+    .expect(0);
+    let result: Value = serde_json::from_str(&run.stdout).expect("JSON on stdout");
+    let task_id = result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"]
+        .as_str()
+        .expect("the task id in --json");
+    assert!(
+        run.stderr
+            .contains(&format!("task {task_id} working: Gathering sources")),
+        "{}",
+        run.stderr
+    );
+    assert!(result["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Research Report: tasks"));
+}

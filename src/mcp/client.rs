@@ -8,13 +8,13 @@ use parking_lot::Mutex;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use super::call::ToolCall;
 use super::catalog::{
     Completion, GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate,
 };
 use super::config::McpConfig;
 use super::requests::{check_result_type, ResultType};
 use super::tool_types::{CallToolResult, Tool};
-use super::tools::{tool_params, ToolCall};
 use super::types::{Era, SessionInfo};
 use super::{methods, McpClient, McpInner, Shared};
 use crate::client::{CallOptions, Client};
@@ -23,9 +23,6 @@ use crate::transport::{Connector, StdioConfig, Transport};
 
 #[cfg(feature = "http")]
 use crate::transport::HttpConfig;
-
-/// -32020: a 2026-07-28 server found the routing headers inconsistent with the body.
-const HEADER_MISMATCH: crate::wire::ErrorCode = crate::wire::ErrorCode(-32020);
 
 impl McpClient {
     /// Starts a stdio server and connects to it. With a restart policy, a dead server is
@@ -178,32 +175,7 @@ impl McpClient {
         arguments: impl Serialize,
         options: CallOptions,
     ) -> Result<CallToolResult> {
-        let params = tool_params(name, arguments)?;
-        let session = self.inner.session()?;
-        let headers = self.param_headers(&session, name, &params)?;
-        let value = match self.inner.request_with(
-            methods::TOOLS_CALL,
-            params.clone(),
-            options.clone(),
-            headers,
-        ) {
-            // -32020: the server found the Mcp-Param headers wrong, perhaps because the tool's
-            // schema changed since it was listed: list again and retry once (SEP-2243).
-            Err(error)
-                if session.is_stateless()
-                    && error.rpc().is_some_and(|rpc| rpc.code == HEADER_MISMATCH) =>
-            {
-                log::debug!(
-                    "toolwire: `{name}` refused for its headers ({error}); listing the tools again"
-                );
-                self.refresh_tools()?;
-                let headers = self.param_headers(&session, name, &params)?;
-                self.inner
-                    .request_with(methods::TOOLS_CALL, params, options, headers)?
-            }
-            other => other?,
-        };
-        self.finish_tool_result(name, value)
+        self.start_tool_call(name, arguments, options)?.wait()
     }
 
     /// Starts a tool call and returns at once, to cancel or wait on it; waiting follows
@@ -230,6 +202,12 @@ impl McpClient {
     /// [`Error::Protocol`] for a malformed result or a `resultType` other than complete;
     /// [`Error::Schema`] naming the failing path.
     pub fn check_tool_result(&self, name: &str, value: Value) -> Result<CallToolResult> {
+        if matches!(check_result_type(&value)?, ResultType::Task) {
+            return Err(Error::Protocol(format!(
+                "the result of tool `{name}` is a task; wait on the ToolCall, or use \
+                 McpClient::call_tool, to follow it"
+            )));
+        }
         if !matches!(check_result_type(&value)?, ResultType::Complete) {
             return Err(Error::Protocol(format!(
                 "the result of tool `{name}` asks for input (resultType input_required); \

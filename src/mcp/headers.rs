@@ -79,10 +79,12 @@ fn visit(
                             "{KEYWORD} on the schema's root, which is not a parameter"
                         ))
                     }
-                    None => return Err(format!(
+                    None => {
+                        return Err(format!(
                         "{KEYWORD} on a property that is not reachable through `properties` alone \
                              (under items, a composition, a condition, a definition or a $ref)"
-                    )),
+                    ))
+                    }
                 };
                 let chain: &[String] = path.as_deref().map_or(&[], Vec::as_slice);
                 found.push(check(name, object, &at, chain)?);

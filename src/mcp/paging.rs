@@ -186,3 +186,9 @@ impl McpInner {
         }
     }
 }
+
+/// One listed item's text as a `Value`.
+pub(super) fn item_text(raw: &RawValue) -> Result<Value> {
+    serde_json::from_str(raw.get())
+        .map_err(|error| Error::Protocol(format!("a listed item that cannot be read: {error}")))
+}

@@ -16,6 +16,9 @@ use crate::wire::{ErrorCode, ErrorObject, Notification};
 pub(super) enum ResultType {
     Complete,
     InputRequired,
+    /// A task was created for the request (the 2026-07-28 tasks extension; `tools/call`
+    /// only).
+    Task,
 }
 
 /// Reads `resultType`: absent or "complete" is complete; "input_required" asks for input;
@@ -25,6 +28,7 @@ pub(super) fn check_result_type(result: &Value) -> Result<ResultType> {
         None | Some(Value::Null) => Ok(ResultType::Complete),
         Some(Value::String(kind)) if kind == "complete" => Ok(ResultType::Complete),
         Some(Value::String(kind)) if kind == "input_required" => Ok(ResultType::InputRequired),
+        Some(Value::String(kind)) if kind == "task" => Ok(ResultType::Task),
         Some(other) => Err(Error::Protocol(format!("unknown resultType {other}"))),
     }
 }
@@ -126,6 +130,13 @@ impl McpInner {
         for _round in 0..self.config.max_input_rounds {
             match check_result_type(&result)? {
                 ResultType::Complete => return Ok(result),
+                ResultType::Task if rounds.method == methods::TOOLS_CALL => return Ok(result),
+                ResultType::Task => {
+                    return Err(Error::Protocol(format!(
+                        "`{}` answered with resultType task, which only tools/call may",
+                        rounds.method
+                    )))
+                }
                 ResultType::InputRequired => {
                     let Some(original) = &rounds.params else {
                         return Err(Error::Protocol(format!(
@@ -152,7 +163,7 @@ impl McpInner {
             }
         }
         match check_result_type(&result)? {
-            ResultType::Complete => Ok(result),
+            ResultType::Complete | ResultType::Task => Ok(result),
             ResultType::InputRequired => Err(Error::Protocol(format!(
                 "`{}` still needs input after {} rounds",
                 rounds.method, self.config.max_input_rounds

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use super::config::{ProtocolMode, HANDSHAKE_VERSIONS, STATELESS_VERSION};
+use super::config::{ProtocolMode, TaskPolicy, HANDSHAKE_VERSIONS, STATELESS_VERSION};
 use super::dialect::McpDialect;
 use super::requests::{check_result_type, forward_to_log, log_message, ServerRequests};
 use super::types::{Era, SessionInfo};
@@ -256,10 +256,18 @@ impl McpInner {
     fn stateless_stamp(&self) -> Map<String, Value> {
         let mut stamp = Map::new();
         stamp.insert(META_PROTOCOL_VERSION.into(), json!(STATELESS_VERSION));
-        stamp.insert(
-            META_CLIENT_CAPABILITIES.into(),
-            self.config.client_capabilities(),
-        );
+        let mut capabilities = self.config.client_capabilities();
+        if self.config.tasks != TaskPolicy::Never {
+            // The tasks extension is declared on every request: a server may then answer a
+            // tool call with a task, which the client follows (and `tasks/*` need it too).
+            if let Some(object) = capabilities.as_object_mut() {
+                object.insert(
+                    "extensions".into(),
+                    json!({super::tasks::TASKS_EXTENSION: {}}),
+                );
+            }
+        }
+        stamp.insert(META_CLIENT_CAPABILITIES.into(), capabilities);
         stamp.insert(
             META_CLIENT_INFO.into(),
             json!({"name": self.config.client_name, "version": self.config.client_version}),
@@ -379,6 +387,11 @@ impl McpInner {
         rpc.set_notification_tap(Arc::new(move |notification: &Notification| {
             if notification.method == methods::TOOLS_LIST_CHANGED {
                 shared.tools_changed();
+            }
+            if notification.method == methods::TASKS_STATUS
+                || notification.method == methods::TASKS_NOTIFICATION
+            {
+                shared.task_changed(notification.params.as_ref());
             }
         }));
         let on_notification = self.config.on_notification.clone();

@@ -415,6 +415,8 @@ pub struct CallToolResult {
     pub is_error: bool,
     /// The whole result as the server sent it.
     pub raw: Value,
+    /// The task the call ran as, when it ran as one.
+    pub task_id: Option<String>,
 }
 
 impl CallToolResult {
@@ -443,7 +445,15 @@ impl CallToolResult {
             Some(Value::Bool(flag)) => *flag,
             Some(_) => return Err(Error::Protocol("`isError` must be a boolean".into())),
         };
+        // A task's result names its task (2025-11-25 `tasks/result`).
+        let task_id = object
+            .get("_meta")
+            .and_then(|meta| meta.get("io.modelcontextprotocol/related-task"))
+            .and_then(|task| task.get("taskId"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         Ok(CallToolResult {
+            task_id,
             content,
             structured_content: object.get("structuredContent").cloned(),
             is_error,

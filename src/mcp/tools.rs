@@ -3,30 +3,18 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::requests::{check_result_type, ResultType, Rounds};
-use super::session::refused_for_stateless;
-use super::tool_types::{CallToolResult, Tool};
+use super::call::ToolCall;
+use super::config::TaskPolicy;
+use super::requests::Rounds;
+use super::tool_types::{CallToolResult, TaskSupport, Tool};
+use super::types::Era;
 use super::{methods, McpClient, Session};
-use crate::client::CallHandle;
 use crate::error::{Error, Result, SchemaError};
 use crate::schema::{Schema, SchemaViolation};
-use crate::wire::RequestId;
-
-/// A tool call in flight, from [`McpClient::start_tool`]. It follows 2026-07-28 input rounds
-/// when waited on, as [`McpClient::call_tool`] does.
-#[derive(Debug)]
-pub struct ToolCall {
-    client: McpClient,
-    name: String,
-    handle: CallHandle,
-    session: Arc<Session>,
-    rounds: Rounds,
-}
 
 impl std::fmt::Debug for Rounds {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -41,72 +29,6 @@ impl std::fmt::Debug for Session {
         f.debug_struct("Session")
             .field("info", &self.info)
             .finish_non_exhaustive()
-    }
-}
-
-impl ToolCall {
-    /// Waits for the result, answers the server's input requests when it asks for any (each
-    /// round a new request), and checks the result as [`McpClient::call_tool`] does.
-    ///
-    /// # Errors
-    ///
-    /// As [`McpClient::call_tool`], plus [`Error::Cancelled`] after a cancel.
-    pub fn wait(self) -> Result<CallToolResult> {
-        let value = match (self.handle.wait(), &self.rounds.params) {
-            // Refused for its version by a server that supports it: once more, as a new
-            // request (see `McpInner::send_stamped`).
-            (Err(error), Some(original)) if refused_for_stateless(&error) => {
-                log::debug!(
-                    "toolwire: `{}` was refused ({error}); sending it again",
-                    self.name
-                );
-                let params = self
-                    .session
-                    .stamp(original.clone(), self.rounds.level.as_deref());
-                self.session.rpc.call_with(
-                    methods::TOOLS_CALL,
-                    params,
-                    self.rounds.options.clone(),
-                )?
-            }
-            (outcome, _) => outcome?,
-        };
-        let value = match check_result_type(&value)? {
-            ResultType::Complete => value,
-            ResultType::InputRequired => {
-                self.client
-                    .inner
-                    .follow_rounds(&self.session, self.rounds, value)?
-            }
-        };
-        self.client.finish_tool_result(&self.name, value)
-    }
-
-    /// Cancels the call: the server is told; progress and a response that arrive later are
-    /// ignored. Returns false when it had already completed.
-    pub fn cancel(&self) -> bool {
-        self.handle.cancel()
-    }
-
-    /// The tool's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The request's id (of the first round).
-    pub fn id(&self) -> &RequestId {
-        self.handle.id()
-    }
-
-    /// The call's current deadline (of the first round).
-    pub fn deadline(&self) -> Instant {
-        self.handle.deadline()
-    }
-
-    /// The underlying call handle, to poll or select over. A result obtained through it has
-    /// not been checked: pass it to [`McpClient::check_tool_result`].
-    pub fn handle(&mut self) -> &mut CallHandle {
-        &mut self.handle
     }
 }
 
@@ -232,19 +154,49 @@ impl McpClient {
         options: crate::client::CallOptions,
     ) -> Result<ToolCall> {
         let session = self.inner.session()?;
-        let params = tool_params(name, arguments)?;
+        let mut params = tool_params(name, arguments)?;
         let headers = self.param_headers(&session, name, &params)?;
+        if self.runs_as_task(&session, name) {
+            let ttl = u64::try_from(self.inner.config.task_ttl.as_millis()).unwrap_or(u64::MAX);
+            params["task"] = json!({"ttl": ttl});
+        }
         let (stamped, options, rounds) =
             self.inner
                 .prepare(&session, methods::TOOLS_CALL, params, options, headers);
-        let handle = session.rpc.start(methods::TOOLS_CALL, stamped, options)?;
-        Ok(ToolCall {
-            client: self.clone(),
-            name: name.to_owned(),
-            handle,
-            session,
-            rounds,
-        })
+        ToolCall::start(self, name, session, stamped, options, rounds)
+    }
+
+    /// Whether a 2025-11-25 call of `name` asks for a task: the server must offer tasks for
+    /// `tools/call`, and the tool must require them (or allow them, with
+    /// [`TaskPolicy::WhenAllowed`]). 2026-07-28 servers decide for themselves.
+    fn runs_as_task(&self, session: &Session, name: &str) -> bool {
+        let policy = self.inner.config.tasks;
+        let offered = session.info.era == Era::Handshake
+            && policy != TaskPolicy::Never
+            && session
+                .info
+                .capabilities
+                .pointer("/tasks/requests/tools/call")
+                .is_some_and(Value::is_object);
+        if !offered {
+            return false;
+        }
+        let support = match self.list_tools() {
+            Ok(tools) => tools
+                .iter()
+                .find(|tool| tool.name == name)
+                .map(Tool::task_support)
+                .unwrap_or_default(),
+            Err(error) => {
+                log::debug!("toolwire: no tool list to learn whether `{name}` is a task: {error}");
+                TaskSupport::Forbidden
+            }
+        };
+        match support {
+            TaskSupport::Required => true,
+            TaskSupport::Optional => policy == TaskPolicy::WhenAllowed,
+            _ => false,
+        }
     }
 
     pub(super) fn finish_tool_result(&self, name: &str, value: Value) -> Result<CallToolResult> {

@@ -319,6 +319,18 @@ fn render_table(header: &[&str], rows: &[Vec<String>]) -> String {
 
 /// `call --json`: the whole result.
 pub fn print_result_json(result: &CallToolResult) {
+    // A call that ran as a task names it where the protocol does: the related-task `_meta`.
+    if let (Some(task_id), Value::Object(raw)) = (&result.task_id, &result.raw) {
+        let mut raw = raw.clone();
+        let meta = raw
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Value::Object(meta) = meta {
+            meta.entry("io.modelcontextprotocol/related-task")
+                .or_insert_with(|| serde_json::json!({"taskId": task_id}));
+        }
+        return emit_json(&Value::Object(raw));
+    }
     emit_json(&result.raw);
 }
 
