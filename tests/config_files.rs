@@ -209,7 +209,7 @@ fn every_bad_entry_names_its_server_and_field() {
     let vscode = isolated().format(ConfigFormat::VsCode);
     let cases: &[(&str, &LoadOptions, &str, &str)] = &[
         (
-            r#"{"mcpServers": {"a": {"type": "sse", "url": "http://x/sse"}}}"#,
+            r#"{"mcpServers": {"a": {"type": "grpc", "url": "http://x/sse"}}}"#,
             &code,
             "`a`",
             "`type`",
@@ -300,10 +300,10 @@ fn every_bad_entry_names_its_server_and_field() {
             "`command`",
         ),
         (
-            r#"{"servers": {"q": {"type": "sse", "url": "http://x"}}}"#,
+            r#"{"servers": {"q": {"type": "sse", "url": "ftp://x"}}}"#,
             &vscode,
             "`q`",
-            "`type`",
+            "`url`",
         ),
     ];
     for (text, options, server, field) in cases {
@@ -317,11 +317,8 @@ fn every_bad_entry_names_its_server_and_field() {
             "{text}: {message}"
         );
     }
-    let sse = config_error(cases[0].0, &code);
-    assert!(
-        sse.contains("legacy") && sse.contains("not supported yet"),
-        "{sse}"
-    );
+    let unknown = config_error(cases[0].0, &code);
+    assert!(unknown.contains("\"sse\""), "{unknown}");
 }
 
 #[test]
@@ -385,4 +382,23 @@ fn connect_opens_an_http_session_with_the_configured_headers() {
             req.label()
         );
     }
+}
+
+#[test]
+fn an_sse_entry_routes_to_the_legacy_transport() {
+    let configs = ServerConfigs::parse(
+        r#"{"servers": {"old": {"type": "sse", "url": "http://127.0.0.1:9/sse",
+            "headers": {"Authorization": "Bearer s3cret"}}}}"#,
+        &isolated().format(ConfigFormat::VsCode),
+    )
+    .unwrap();
+    match configs.get("old") {
+        Some(ServerEntry::Sse { url, headers }) => {
+            assert_eq!(url, "http://127.0.0.1:9/sse");
+            assert_eq!(headers[0].0, "Authorization");
+        }
+        other => panic!("expected an SSE entry, got {other:?}"),
+    }
+    assert!(!format!("{:?}", configs.get("old")).contains("s3cret"));
+    assert!(configs.connector("old").is_ok());
 }

@@ -69,11 +69,10 @@ impl EntryReader<'_> {
         let has_command = object.contains_key("command");
         let has_url = object.contains_key("url");
         match kind {
-            Some("sse") => Err(self.error(
-                "type",
-                "\"sse\" is the legacy HTTP+SSE transport, which is not supported yet; \
-                 use the server's Streamable HTTP endpoint with type \"http\"",
-            )),
+            Some("sse") => match self.http(object)? {
+                ServerEntry::Http { url, headers } => Ok(ServerEntry::Sse { url, headers }),
+                other => Ok(other),
+            },
             Some("stdio") => self.stdio(object),
             Some("http" | "streamable-http" | "streamableHttp") => self.http(object),
             Some(other) => Err(self.error(

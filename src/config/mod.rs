@@ -1,5 +1,6 @@
 //! Server lists from the config files users already have, routed to a transport: a
-//! `command` starts a stdio server, a `url` speaks Streamable HTTP.
+//! `command` starts a stdio server, a `url` speaks Streamable HTTP, and a `url` of `type:
+//! "sse"` the legacy HTTP+SSE transport of 2024-11-05.
 //!
 //! | format | file | key | variables |
 //! |---|---|---|---|
@@ -12,8 +13,7 @@
 //! `headers`. `${workspaceFolder}` (and the base of a relative `envFile` or `cwd`) is the
 //! folder holding `.vscode` / `.cursor`, or the file's own folder, as a real absolute path
 //! even when the file was named relatively ([`LoadOptions::workspace_folder`]). `${input:id}` (VS Code asks the user) is an error unless the value is supplied
-//! with [`LoadOptions::input`]. An entry of type `sse` (the legacy HTTP+SSE transport) is an
-//! error: it is not supported yet. A bad entry is an error naming the file, the server and
+//! with [`LoadOptions::input`]. A bad entry is an error naming the file, the server and
 //! the field; a field this reader does not know is ignored with a `log` warning. The
 //! document is read strictly: a key written twice in any object (a server name, `command`
 //! in one entry, anywhere) is an error naming the key, the object's JSON pointer, the line
@@ -105,6 +105,13 @@ pub enum ServerEntry {
         /// Headers sent with every request (e.g. `Authorization`).
         headers: Vec<(String, String)>,
     },
+    /// A `url` with `type: "sse"`: the legacy HTTP+SSE transport of 2024-11-05.
+    Sse {
+        /// The event stream's URL (e.g. `http://127.0.0.1:8000/sse`).
+        url: String,
+        /// Headers sent with every request.
+        headers: Vec<(String, String)>,
+    },
 }
 
 impl fmt::Debug for ServerEntry {
@@ -113,6 +120,11 @@ impl fmt::Debug for ServerEntry {
             ServerEntry::Stdio(stdio) => f.debug_tuple("Stdio").field(stdio).finish(),
             ServerEntry::Http { url, headers } => f
                 .debug_struct("Http")
+                .field("url", &mask_url(url))
+                .field("headers", &MaskedHeaders(headers))
+                .finish(),
+            ServerEntry::Sse { url, headers } => f
+                .debug_struct("Sse")
                 .field("url", &mask_url(url))
                 .field("headers", &MaskedHeaders(headers))
                 .finish(),
@@ -374,24 +386,29 @@ impl ServerConfigs {
     pub fn connector(&self, name: &str) -> Result<Connector> {
         match self.entry(name)? {
             ServerEntry::Stdio(stdio) => Ok(stdio.clone().connector()),
-            ServerEntry::Http { url, headers } => http_connector(url, headers),
+            ServerEntry::Http { url, headers } => http_connector(url, headers, false),
+            ServerEntry::Sse { url, headers } => http_connector(url, headers, true),
         }
     }
 }
 
 #[cfg(feature = "http")]
-fn http_connector(url: &str, headers: &[(String, String)]) -> Result<Connector> {
+fn http_connector(url: &str, headers: &[(String, String)], legacy: bool) -> Result<Connector> {
     let mut config = crate::transport::HttpConfig::new(url);
     for (name, value) in headers {
         config = config.header(name.clone(), value.clone());
     }
     // Check the URL and headers now, not at the first connection.
     crate::transport::HttpTransport::new(config.clone())?;
-    Ok(config.connector())
+    Ok(if legacy {
+        config.legacy_sse_connector()
+    } else {
+        config.connector()
+    })
 }
 
 #[cfg(not(feature = "http"))]
-fn http_connector(url: &str, _headers: &[(String, String)]) -> Result<Connector> {
+fn http_connector(url: &str, _headers: &[(String, String)], _legacy: bool) -> Result<Connector> {
     Err(Error::Config(format!(
         "`{}` is an HTTP server: toolwire was built without its `http` feature",
         mask_url(url)

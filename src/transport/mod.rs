@@ -19,6 +19,8 @@ use crate::wire::{self, IncomingFrame, Invalid, Message, RequestId};
 
 #[cfg(feature = "http")]
 pub(crate) mod http;
+#[cfg(feature = "http")]
+pub(crate) mod legacy_sse;
 pub(crate) mod lines;
 pub(crate) mod memory;
 #[cfg(feature = "http")]
@@ -28,6 +30,8 @@ pub(crate) mod stdio;
 pub use crate::mask::mask_url;
 #[cfg(feature = "http")]
 pub use http::{HttpConfig, HttpTransport};
+#[cfg(feature = "http")]
+pub use legacy_sse::LegacySseTransport;
 pub use memory::{MemoryPeer, MemoryTransport};
 pub use stdio::{StdioConfig, StdioTransport, DEFAULT_INHERITED_ENV};
 

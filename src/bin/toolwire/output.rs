@@ -91,6 +91,11 @@ pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
                     mask_url(url),
                     Some(headers.iter().map(|(name, _)| name.clone()).collect()),
                 ),
+                Some(ServerEntry::Sse { url, headers }) => (
+                    "sse",
+                    mask_url(url),
+                    Some(headers.iter().map(|(name, _)| name.clone()).collect()),
+                ),
                 _ => ("?", String::new(), None),
             };
             ServerRow {
@@ -105,7 +110,11 @@ pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
         let servers: Vec<Value> = rows
             .iter()
             .map(|row| {
-                let key = if row.kind == "http" { "url" } else { "command" };
+                let key = if row.kind == "stdio" {
+                    "command"
+                } else {
+                    "url"
+                };
                 let mut entry = json!({"name": row.name, "transport": row.kind, key: row.detail});
                 if let Some(headers) = &row.headers {
                     let masked: serde_json::Map<String, Value> = headers

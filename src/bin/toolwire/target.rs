@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 use toolwire::config::{LoadOptions, ServerEntry};
-use toolwire::transport::{mask_url, Connector, HttpTransport, StdioTransport, Transport};
+use toolwire::transport::{
+    mask_url, Connector, HttpTransport, LegacySseTransport, StdioTransport, Transport,
+};
 use toolwire::{HttpConfig, McpClient, McpConfig, ServerConfigs, StdioConfig};
 
 use crate::cli::TargetOptions;
@@ -211,6 +213,17 @@ pub fn connect(
                 })?;
                 http.connector()
             }
+            // The legacy HTTP+SSE transport, with the same close bounds.
+            Some(ServerEntry::Sse { url, headers }) => {
+                let mut http = cli_http(url);
+                for (name, value) in headers {
+                    http = http.header(name.clone(), value.clone());
+                }
+                LegacySseTransport::new(http.clone()).map_err(|error| {
+                    Failure::from_error(&format!("connecting to {describe}"), &error)
+                })?;
+                http.legacy_sse_connector()
+            }
             _ => configs.connector(server).map_err(|error| {
                 Failure::from_error(&format!("connecting to {describe}"), &error)
             })?,
@@ -235,6 +248,7 @@ pub fn connect(
                     configs, server, ..
                 } => match configs.get(server) {
                     Some(ServerEntry::Http { .. }) => "http",
+                    Some(ServerEntry::Sse { .. }) => "sse",
                     _ => "stdio",
                 },
                 Target::Url(_) => "http",
