@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use toolwire::config::{ConfigFormat, LoadOptions, ServerEntry};
-use toolwire::{Error, McpConfig, ProtocolMode, ServerConfigs};
+use toolwire::{Error, McpClient, McpConfig, ProtocolMode, ServerConfigs};
 
 fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -401,4 +401,38 @@ fn an_sse_entry_routes_to_the_legacy_transport() {
     }
     assert!(!format!("{:?}", configs.get("old")).contains("s3cret"));
     assert!(configs.connector("old").is_ok());
+}
+
+#[test]
+fn websocket_tcp_and_unix_urls_route_to_their_transports() {
+    let configs = ServerConfigs::parse(
+        r#"{"mcpServers": {
+            "ws": {"url": "ws://127.0.0.1:9/rpc", "headers": {"Authorization": "Bearer s3cret"}},
+            "tcp": {"url": "tcp://127.0.0.1:9"},
+            "unix": {"url": "unix:/run/peer.sock"}}}"#,
+        &isolated().format(ConfigFormat::ClaudeCode),
+    )
+    .unwrap();
+    assert!(
+        matches!(configs.get("ws"), Some(ServerEntry::WebSocket { url, .. }) if url == "ws://127.0.0.1:9/rpc")
+    );
+    assert_eq!(configs.get("ws").unwrap().transport(), "websocket");
+    assert!(!format!("{:?}", configs.get("ws")).contains("s3cret"));
+    match configs.get("tcp") {
+        Some(ServerEntry::Socket(socket)) => assert_eq!(
+            socket.address(),
+            &toolwire::transport::SocketAddress::Tcp("127.0.0.1:9".into())
+        ),
+        other => panic!("{other:?}"),
+    }
+    match configs.get("unix") {
+        Some(ServerEntry::Socket(socket)) => {
+            assert_eq!(socket.address().to_string(), "unix:/run/peer.sock")
+        }
+        other => panic!("{other:?}"),
+    }
+    // Connecting to nothing fails at connect time, naming the address.
+    let error = McpClient::connect_with(configs.connector("tcp").unwrap(), McpConfig::default())
+        .unwrap_err();
+    assert!(error.to_string().contains("tcp://127.0.0.1:9"), "{error}");
 }

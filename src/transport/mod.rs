@@ -23,9 +23,12 @@ pub(crate) mod http;
 pub(crate) mod legacy_sse;
 pub(crate) mod lines;
 pub(crate) mod memory;
+pub(crate) mod socket;
 #[cfg(feature = "http")]
 pub(crate) mod sse;
 pub(crate) mod stdio;
+#[cfg(all(feature = "websocket", unix))]
+pub(crate) mod websocket;
 
 pub use crate::mask::mask_url;
 #[cfg(feature = "http")]
@@ -33,7 +36,10 @@ pub use http::{HttpConfig, HttpTransport};
 #[cfg(feature = "http")]
 pub use legacy_sse::LegacySseTransport;
 pub use memory::{MemoryPeer, MemoryTransport};
+pub use socket::{SocketAddress, SocketConfig, SocketTransport};
 pub use stdio::{StdioConfig, StdioTransport, DEFAULT_INHERITED_ENV};
+#[cfg(all(feature = "websocket", unix))]
+pub use websocket::{WebSocketConfig, WebSocketTransport};
 
 /// Where a transport delivers what it reads. Implemented by the client.
 pub trait Inbound: Send + Sync {

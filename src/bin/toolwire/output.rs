@@ -96,6 +96,12 @@ pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
                     mask_url(url),
                     Some(headers.iter().map(|(name, _)| name.clone()).collect()),
                 ),
+                Some(ServerEntry::WebSocket { url, headers }) => (
+                    "websocket",
+                    mask_url(url),
+                    Some(headers.iter().map(|(name, _)| name.clone()).collect()),
+                ),
+                Some(ServerEntry::Socket(socket)) => ("socket", socket.address().to_string(), None),
                 _ => ("?", String::new(), None),
             };
             ServerRow {

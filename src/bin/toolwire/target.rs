@@ -27,6 +27,8 @@ pub enum Target {
     },
     /// A Streamable HTTP endpoint.
     Url(HttpConfig),
+    /// A `--url` of another transport: `ws://`/`wss://`, `tcp://host:port`, `unix:/path`.
+    Plain(ServerEntry, String),
     /// A stdio server started from the command line.
     Command(StdioConfig),
 }
@@ -40,6 +42,7 @@ impl Target {
             }
             // The URL's password is a secret: messages and the transcript show it masked.
             Target::Url(http) => mask_url(http.url()),
+            Target::Plain(_, url) => mask_url(url),
             Target::Command(stdio) => stdio.command_line(),
         }
     }
@@ -127,6 +130,31 @@ pub fn resolve(options: &TargetOptions, command: &[String]) -> Result<Target, Fa
         return Ok(Target::Command(stdio));
     }
     if let Some(url) = &options.url {
+        let entry = ServerEntry::from_url(url);
+        if !matches!(entry, ServerEntry::Http { .. }) {
+            let entry = match entry {
+                ServerEntry::WebSocket { url, .. } => {
+                    let mut headers = Vec::new();
+                    for header in &options.headers {
+                        let (name, value) = split_pair(header, ':').ok_or_else(|| {
+                            Failure::usage(
+                                "--header: expected 'Name: value' (a name, then `:`, then the value)",
+                            )
+                        })?;
+                        headers.push((name, value));
+                    }
+                    ServerEntry::WebSocket { url, headers }
+                }
+                other if !options.headers.is_empty() => {
+                    return Err(Failure::usage(format!(
+                        "--header applies to HTTP and WebSocket URLs, not to a {} URL",
+                        other.transport()
+                    )))
+                }
+                other => other,
+            };
+            return Ok(Target::Plain(entry, url.clone()));
+        }
         let mut http = cli_http(url);
         for header in &options.headers {
             // A header's value is often a token: a malformed one is not echoed.
@@ -234,6 +262,9 @@ pub fn connect(
                 .map_err(|error| Failure::from_error(&format!("--url {describe}"), &error))?;
             http.clone().connector()
         }
+        Target::Plain(entry, _) => entry
+            .connector()
+            .map_err(|error| Failure::from_error(&format!("--url {describe}"), &error))?,
         Target::Command(stdio) => {
             let stdio = stdio.clone();
             Box::new(move || {
@@ -246,12 +277,9 @@ pub fn connect(
             let kind = match target {
                 Target::Config {
                     configs, server, ..
-                } => match configs.get(server) {
-                    Some(ServerEntry::Http { .. }) => "http",
-                    Some(ServerEntry::Sse { .. }) => "sse",
-                    _ => "stdio",
-                },
+                } => configs.get(server).map_or("stdio", ServerEntry::transport),
                 Target::Url(_) => "http",
+                Target::Plain(entry, _) => entry.transport(),
                 Target::Command(_) => "stdio",
             };
             transcript.decision(
