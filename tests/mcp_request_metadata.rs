@@ -26,6 +26,8 @@ fn tools() -> Value {
             "data": {"type": "object", "x-mcp-header": "Data"}}}},
         {"name": "bad_name", "inputSchema": {"type": "object", "properties": {
             "v": {"type": "string", "x-mcp-header": "My Region"}}}},
+        {"name": "old_dialect", "inputSchema": {"$schema": "http://json-schema.org/draft-04/schema#",
+            "type": "object", "properties": {"n": {"type": "number", "maximum": 5, "exclusiveMaximum": true}}}},
     ])
 }
 
@@ -79,7 +81,7 @@ fn every_request_carries_the_version_and_meta_and_a_refused_one_is_sent_again_un
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
     assert_eq!(
         names,
-        ["mirror"],
+        ["mirror", "old_dialect"],
         "the tools with invalid designations are left out"
     );
     // A blocking call, then a handle: both refused once, both answered.
@@ -183,5 +185,53 @@ fn a_tool_schema_is_kept_byte_for_byte() {
     assert!(mirror
         .input_schema_json()
         .contains(r##""$ref":"#/$defs/place""##));
+    client.close().unwrap();
+}
+
+#[test]
+fn a_schema_is_validated_in_the_dialect_it_declares() {
+    let server = server();
+    let client = connect(&server);
+    let tools = client.list_tools().unwrap();
+    let old = tools
+        .iter()
+        .find(|tool| tool.name == "old_dialect")
+        .unwrap();
+    // Draft 4's boolean exclusiveMaximum: 5 is out, 4.5 is in (2020-12 has no boolean form).
+    let schema = toolwire::schema::Schema::compile(&old.input_schema()).unwrap();
+    assert!(schema.validate(&json!({"n": 5})).is_err());
+    assert!(schema.validate(&json!({"n": 4.5})).is_ok());
+    client.close().unwrap();
+}
+
+#[test]
+fn a_batch_is_stamped_and_each_refused_request_sent_again() {
+    let server = server();
+    let client = connect(&server);
+    let results = client
+        .batch(
+            vec![
+                ("resources/list".into(), json!({})),
+                ("prompts/list".into(), Value::Null),
+            ],
+            CallOptions::new(),
+        )
+        .unwrap();
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    for method in ["resources/list", "prompts/list"] {
+        let sent: Vec<Req> = posts(&server)
+            .into_iter()
+            .filter(|post| post.rpc() == method)
+            .collect();
+        assert_eq!(sent.len(), 2, "{method}: refused once, then answered");
+        assert_ne!(sent[0].id(), sent[1].id());
+        for post in sent {
+            assert_eq!(post.header("MCP-Protocol-Version"), Some("2026-07-28"));
+            assert_eq!(
+                post.json()["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+                "2026-07-28"
+            );
+        }
+    }
     client.close().unwrap();
 }

@@ -117,6 +117,21 @@ impl McpClient {
         self.inner.request(method, params, options)
     }
 
+    /// Sends several requests together, each stamped for the session's era: as one JSON-RPC
+    /// batch in a 2025-03-26 session (the only revision with batches), otherwise all in flight
+    /// at once as separate requests. Results come back in the order of `requests`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Closed`] without a session; each request's own failure is in its result.
+    pub fn batch(
+        &self,
+        requests: Vec<(String, Value)>,
+        options: CallOptions,
+    ) -> Result<Vec<Result<Value>>> {
+        self.inner.batch(requests, options)
+    }
+
     /// `ping` (2026-07-28 has none: `server/discover` is the cheap request every server
     /// answers).
     ///

@@ -92,6 +92,63 @@ impl McpInner {
         self.follow_rounds(&session, rounds, result)
     }
 
+    /// Sends requests together: each stamped for the session's era, as one JSON-RPC batch in a
+    /// 2025-03-26 session (the only revision that has batches), otherwise each as its own
+    /// request, all in flight at once. A stateless server's version refusal of one of them
+    /// is answered as [`McpInner::send_stamped`] does. Results come back in order.
+    pub(super) fn batch(
+        &self,
+        requests: Vec<(String, Value)>,
+        options: CallOptions,
+    ) -> Result<Vec<Result<Value>>> {
+        let session = self.session()?;
+        let prepared: Vec<(String, Value, CallOptions, Rounds)> = requests
+            .into_iter()
+            .map(|(method, params)| {
+                let (stamped, options, rounds) =
+                    self.prepare(&session, &method, params, options.clone(), Vec::new());
+                (method, stamped, options, rounds)
+            })
+            .collect();
+        if session.info.protocol_version == "2025-03-26" {
+            let entries = prepared
+                .iter()
+                .map(
+                    |(method, params, _, _)| crate::client::BatchEntry::Request {
+                        method: method.clone(),
+                        params: params.clone(),
+                    },
+                )
+                .collect();
+            let results = session.rpc.batch(entries, options)?;
+            return Ok(results
+                .into_iter()
+                .zip(prepared)
+                .map(|(result, (_, _, _, rounds))| {
+                    result.and_then(|value| self.follow_rounds(&session, rounds, value))
+                })
+                .collect());
+        }
+        let mut handles = Vec::with_capacity(prepared.len());
+        for (method, params, options, rounds) in prepared {
+            let handle = session.rpc.start(&method, params.clone(), options.clone());
+            handles.push((method, params, options, rounds, handle));
+        }
+        Ok(handles
+            .into_iter()
+            .map(|(method, params, options, rounds, handle)| {
+                let result = match handle.and_then(crate::client::CallHandle::wait) {
+                    Err(error) if session.is_stateless() && refused_for_stateless(&error) => {
+                        log::debug!("toolwire: `{method}` was refused ({error}); sending it again");
+                        session.rpc.call_with(&method, params, options)
+                    }
+                    other => other,
+                };
+                result.and_then(|value| self.follow_rounds(&session, rounds, value))
+            })
+            .collect())
+    }
+
     /// Sends one stamped request and waits. When a 2026-07-28 server refuses it with -32022
     /// while naming the version it was sent under among those it supports (a server may
     /// refuse a client's first request whatever it carries), it is sent once more, as a new
