@@ -82,7 +82,9 @@ impl ToolCall {
     }
 
     /// Waits at most `limit` for the checked result; `None` while the call (or its task) is
-    /// still running. Progress callbacks run on this thread meanwhile.
+    /// still running. Progress callbacks run on this thread meanwhile. Once a 2026-07-28
+    /// server asks for input, the input rounds are followed to their end here, each within
+    /// the call's own deadline, whatever `limit` says.
     pub fn wait_timeout(&mut self, limit: Duration) -> Option<Result<CallToolResult>> {
         let until = Instant::now() + limit;
         loop {
@@ -187,7 +189,9 @@ impl ToolCall {
             "toolwire: `{}` was refused ({error}); sending it again",
             self.name
         );
-        let params = self.session.stamp(original, self.rounds.level.as_deref());
+        let params =
+            self.session
+                .stamp(methods::TOOLS_CALL, original, self.rounds.level.as_deref());
         self.handle = self
             .session
             .rpc

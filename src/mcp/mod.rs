@@ -114,6 +114,8 @@ struct Session {
     version: Arc<str>,
     /// The `_meta` stamped on every request of a 2026-07-28 session.
     stamp: Option<Map<String, Value>>,
+    /// Tool calls and `tasks/*` declare the tasks extension.
+    tasks_extension: bool,
 }
 
 /// State the notification tap (on the reader thread) shares with the client.

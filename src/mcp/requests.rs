@@ -57,7 +57,7 @@ impl McpInner {
         let mut meta = session.frame_meta(method, &params);
         meta.param_headers = param_headers;
         let kept = session.is_stateless().then(|| params.clone());
-        let stamped = session.stamp(params, level.as_deref());
+        let stamped = session.stamp(method, params, level.as_deref());
         let options = options.frame_meta(meta);
         let rounds = Rounds {
             method: method.to_owned(),
@@ -202,7 +202,11 @@ impl McpInner {
                         )));
                     };
                     let responses = handlers.answer_input_requests(&result)?;
-                    let mut retry = match session.stamp(original.clone(), rounds.level.as_deref()) {
+                    let mut retry = match session.stamp(
+                        &rounds.method,
+                        original.clone(),
+                        rounds.level.as_deref(),
+                    ) {
                         Value::Object(object) => object,
                         _ => Map::new(),
                     };

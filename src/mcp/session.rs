@@ -87,11 +87,16 @@ pub(super) fn refused_for_stateless(error: &Error) -> bool {
 }
 
 impl Session {
-    /// Adds the 2026-07-28 `_meta` entries to a request's params.
-    pub(super) fn stamp(&self, params: Value, log_level: Option<&str>) -> Value {
+    /// Adds the 2026-07-28 `_meta` entries to a request's params. A `tools/call` and the
+    /// `tasks/*` requests also declare the tasks extension (unless the policy is
+    /// [`TaskPolicy::Never`]): a server may then answer the call with a task, which the
+    /// client follows.
+    pub(super) fn stamp(&self, method: &str, params: Value, log_level: Option<&str>) -> Value {
         let Some(stamp) = &self.stamp else {
             return params;
         };
+        let tasks =
+            self.tasks_extension && (method == methods::TOOLS_CALL || method.starts_with("tasks/"));
         let mut params = match params {
             Value::Object(object) => object,
             _ => Map::new(),
@@ -100,6 +105,17 @@ impl Session {
         if let Some(meta) = meta.as_object_mut() {
             for (key, value) in stamp {
                 meta.insert(key.clone(), value.clone());
+            }
+            if tasks {
+                if let Some(capabilities) = meta
+                    .get_mut(META_CLIENT_CAPABILITIES)
+                    .and_then(Value::as_object_mut)
+                {
+                    capabilities.insert(
+                        "extensions".into(),
+                        json!({super::tasks::TASKS_EXTENSION: {}}),
+                    );
+                }
             }
             if let Some(level) = log_level {
                 meta.insert(META_LOG_LEVEL.into(), json!(level));
@@ -241,6 +257,7 @@ impl McpInner {
                 );
                 Ok(Session {
                     rpc,
+                    tasks_extension: self.config.tasks != TaskPolicy::Never,
                     version: Arc::from(info.protocol_version.as_str()),
                     info,
                     stamp,
@@ -256,18 +273,10 @@ impl McpInner {
     fn stateless_stamp(&self) -> Map<String, Value> {
         let mut stamp = Map::new();
         stamp.insert(META_PROTOCOL_VERSION.into(), json!(STATELESS_VERSION));
-        let mut capabilities = self.config.client_capabilities();
-        if self.config.tasks != TaskPolicy::Never {
-            // The tasks extension is declared on every request: a server may then answer a
-            // tool call with a task, which the client follows (and `tasks/*` need it too).
-            if let Some(object) = capabilities.as_object_mut() {
-                object.insert(
-                    "extensions".into(),
-                    json!({super::tasks::TASKS_EXTENSION: {}}),
-                );
-            }
-        }
-        stamp.insert(META_CLIENT_CAPABILITIES.into(), capabilities);
+        stamp.insert(
+            META_CLIENT_CAPABILITIES.into(),
+            self.config.client_capabilities(),
+        );
         stamp.insert(
             META_CLIENT_INFO.into(),
             json!({"name": self.config.client_name, "version": self.config.client_version}),

@@ -103,8 +103,9 @@ impl McpClient {
     }
 
     /// The `Mcp-Param-*` values of a call of tool `name` (2026-07-28 only: the handshake era
-    /// has no such headers). The tool list is fetched once when it is not known yet, since
-    /// the designations are in it.
+    /// has no such headers), from the tool list when it is known. A call made before any
+    /// listing sends none; a server that requires them answers -32020, and the call lists
+    /// the tools and is sent once more with them (see `ToolCall`).
     ///
     /// # Errors
     ///
@@ -119,30 +120,17 @@ impl McpClient {
         if !session.is_stateless() {
             return Ok(Vec::new());
         }
-        let tools = match self.list_tools() {
-            Ok(tools) => tools,
-            Err(error) => {
-                log::debug!("toolwire: no tool list for the headers of `{name}`: {error}");
-                return Ok(Vec::new());
-            }
-        };
-        if let Some((_, problem)) = self
-            .inner
-            .shared
-            .tools
-            .lock()
-            .rejected
-            .iter()
-            .find(|(rejected, _)| rejected == name)
-        {
+        let cache = self.inner.shared.tools.lock();
+        if let Some((_, problem)) = cache.rejected.iter().find(|(rejected, _)| rejected == name) {
             return Err(Error::Protocol(format!(
                 "tool `{name}` was left out of the tool list: {problem}"
             )));
         }
         let arguments = params.get("arguments").unwrap_or(&Value::Null);
-        Ok(tools
-            .iter()
-            .find(|tool| tool.name == name)
+        Ok(cache
+            .tools
+            .as_ref()
+            .and_then(|tools| tools.iter().find(|tool| tool.name == name))
             .map(|tool| super::headers::values(tool.param_headers(), arguments))
             .unwrap_or_default())
     }
