@@ -16,15 +16,20 @@
 //! stream), `elicitation-sep1034-client-defaults` (accept elicitations with the schema's
 //! defaults); any other scenario connects, lists the tools and closes.
 //!
-//! `TOOLWIRE_MODE=legacy|auto|modern` picks the protocol mode (default: auto, which probes
-//! with `server/discover` and falls back to `initialize`). `TOOLWIRE_LOG=debug` logs to
-//! stderr.
+//! The 2026-07-28 scenarios have their own functions below (`request-metadata`,
+//! `sep-2322-client-request-state`, `http-standard-headers`, `http-custom-headers`,
+//! `http-invalid-tool-headers`, `json-schema-2020-12-preservation`).
+//!
+//! `TOOLWIRE_MODE=legacy|auto|modern` picks the protocol mode (default: modern when the
+//! suite's `MCP_CONFORMANCE_PROTOCOL_VERSION` is 2026-07-28, else auto, which probes with
+//! `server/discover` and falls back to `initialize`). `TOOLWIRE_LOG=debug` logs to stderr.
 
 use std::process::ExitCode;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolwire::mcp::ElicitResult;
+use toolwire::mcp::{ElicitRequest, ElicitResult};
 use toolwire::{CallOptions, HttpConfig, McpClient, McpConfig, ProtocolMode, Tool};
 
 fn main() -> ExitCode {
@@ -51,7 +56,13 @@ fn run(scenario: &str, url: &str) -> Result<(), Box<dyn std::error::Error>> {
         // A non-interactive client can only answer with the defaults the form declares.
         config = config.elicitation(ElicitResult::accept_defaults);
     }
+    // Filled once connected, for handlers that call back into the client.
+    let slot: Arc<OnceLock<McpClient>> = Arc::new(OnceLock::new());
+    if scenario == "sep-2322-client-request-state" {
+        config = mrtr_config(config, Arc::clone(&slot));
+    }
     let client = McpClient::connect_with(HttpConfig::new(url).connector(), config)?;
+    let _ = slot.set(client.clone());
     let info = client.session_info()?;
     eprintln!(
         "conformance_client: connected to {} {} with protocol {} ({})",
@@ -83,6 +94,14 @@ fn run(scenario: &str, url: &str) -> Result<(), Box<dyn std::error::Error>> {
         "elicitation-sep1034-client-defaults" => {
             call("test_client_elicitation_defaults", json!({}))?;
         }
+        // ---- 2026-07-28 scenarios (issue 13): each in its own function below ----
+        "request-metadata" => {}
+        "sep-2322-client-request-state" => mrtr_script(&client)?,
+        "http-standard-headers" => standard_headers(&client)?,
+        "http-custom-headers" => custom_headers(&client)?,
+        "http-invalid-tool-headers" => call_listed_tools(&client, &tools)?,
+        "json-schema-2020-12-preservation" => schema_echo(&client, &tools)?,
+        // ---- end of the 2026-07-28 scenarios ----
         _ => {
             // Unknown scenarios: call every tool that needs no arguments.
             for tool in tools.iter().filter(|tool| needs_no_arguments(tool)) {
@@ -102,7 +121,9 @@ fn needs_no_arguments(tool: &Tool) -> bool {
 }
 
 fn mode() -> Result<ProtocolMode, String> {
+    let wire = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_default();
     match std::env::var("TOOLWIRE_MODE").as_deref() {
+        Err(_) | Ok("") if wire == "2026-07-28" => Ok(ProtocolMode::Modern),
         Err(_) | Ok("" | "auto") => Ok(ProtocolMode::Auto),
         Ok("legacy") => Ok(ProtocolMode::Legacy),
         Ok("modern") => Ok(ProtocolMode::Modern),
@@ -111,6 +132,137 @@ fn mode() -> Result<ProtocolMode, String> {
         )),
     }
 }
+
+// ---- 2026-07-28 scenario functions (issue 13) ----
+
+type Outcome = Result<(), Box<dyn std::error::Error>>;
+
+/// sep-2322: the elicitation of `test_mrtr_echo_state` is answered only after an unrelated
+/// call went out in between (its isolation is what the scenario checks); every boolean the
+/// form asks for is confirmed.
+fn mrtr_config(config: McpConfig, slot: Arc<OnceLock<McpClient>>) -> McpConfig {
+    let unrelated_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    config.elicitation(move |request: &ElicitRequest| {
+        if !unrelated_done.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            if let Some(client) = slot.get() {
+                match client.call_tool("test_mrtr_unrelated", json!({})) {
+                    Ok(result) => eprintln!(
+                        "conformance_client: test_mrtr_unrelated → {}",
+                        result.text()
+                    ),
+                    Err(error) => {
+                        eprintln!("conformance_client: test_mrtr_unrelated failed: {error}")
+                    }
+                }
+            }
+        }
+        let mut content = serde_json::Map::new();
+        if let Some(properties) = request
+            .requested_schema
+            .as_ref()
+            .and_then(|schema| schema.get("properties"))
+            .and_then(Value::as_object)
+        {
+            for (name, property) in properties {
+                if property.get("type").and_then(Value::as_str) == Some("boolean") {
+                    content.insert(name.clone(), json!(true));
+                }
+            }
+        }
+        ElicitResult::Accept(Value::Object(content))
+    })
+}
+
+/// sep-2322: echo-state (with the unrelated call between its rounds), no-state, then a
+/// result without `resultType`.
+fn mrtr_script(client: &McpClient) -> Outcome {
+    for name in [
+        "test_mrtr_echo_state",
+        "test_mrtr_no_state",
+        "test_mrtr_no_result_type",
+    ] {
+        let result = client.call_tool(name, json!({}))?;
+        eprintln!("conformance_client: {name} → {}", result.text());
+    }
+    Ok(())
+}
+
+/// http-standard-headers: one request of each kind the scenario records.
+fn standard_headers(client: &McpClient) -> Outcome {
+    for tool in client.list_tools()?.iter() {
+        client.call_tool(&tool.name, json!({}))?;
+    }
+    for resource in client.list_resources()? {
+        client.read_resource(&resource.uri)?;
+    }
+    for prompt in client.list_prompts()? {
+        client.get_prompt(&prompt.name, json!({}))?;
+    }
+    Ok(())
+}
+
+/// http-custom-headers: the calls the scenario's context lists, as they are.
+fn custom_headers(client: &McpClient) -> Outcome {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
+    let calls = context
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for call in calls {
+        let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+        let arguments = call.get("arguments").cloned().unwrap_or(json!({}));
+        let result = client.call_tool(name, arguments)?;
+        eprintln!("conformance_client: {name} → {}", result.text());
+    }
+    Ok(())
+}
+
+/// http-invalid-tool-headers: every tool the list kept (the invalid ones were left out and
+/// reported), each with a placeholder for every required string.
+fn call_listed_tools(client: &McpClient, tools: &[Tool]) -> Outcome {
+    for (name, reason) in client.rejected_tools() {
+        eprintln!("conformance_client: rejected tool {name}: {reason}");
+    }
+    for tool in tools {
+        let schema = tool.input_schema();
+        let mut arguments = serde_json::Map::new();
+        for required in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            arguments.insert(required.to_owned(), json!("us-west1"));
+        }
+        let result = client.call_tool(&tool.name, Value::Object(arguments))?;
+        eprintln!("conformance_client: {} → {}", tool.name, result.text());
+    }
+    Ok(())
+}
+
+/// json-schema-2020-12-preservation: the focal tool's input schema handed back byte for byte
+/// as it was received.
+fn schema_echo(client: &McpClient, tools: &[Tool]) -> Outcome {
+    let focal = tools
+        .iter()
+        .find(|tool| tool.name == "json_schema_2020_12_tool")
+        .ok_or("no json_schema_2020_12_tool in the list")?;
+    let schema = serde_json::value::RawValue::from_string(focal.input_schema_json().to_owned())?;
+    #[derive(serde::Serialize)]
+    struct Echo {
+        schema: Box<serde_json::value::RawValue>,
+    }
+    let result = client.call_tool("json_schema_echo", Echo { schema })?;
+    eprintln!("conformance_client: json_schema_echo → {}", result.text());
+    Ok(())
+}
+
+// ---- end of the 2026-07-28 scenario functions ----
 
 /// A minimal `log` sink on stderr, on when `TOOLWIRE_LOG` names a level.
 fn init_log() {

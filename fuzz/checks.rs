@@ -1079,13 +1079,11 @@ fn check_configs(
             return;
         }
     };
-    // One entry with both `command` and `url` (or of the unsupported type `sse`) fails the
-    // whole file.
+    // One entry with both `command` and `url` fails the whole file.
     let doomed = servers.values().any(|entry| {
-        entry.as_object().is_some_and(|object| {
-            (object.contains_key("command") && object.contains_key("url"))
-                || object.get("type") == Some(&json!("sse"))
-        })
+        entry
+            .as_object()
+            .is_some_and(|object| object.contains_key("command") && object.contains_key("url"))
     });
     let configs =
         match parsed {
@@ -1103,7 +1101,7 @@ fn check_configs(
         };
     assert!(
         !doomed,
-        "an entry with both `command` and `url`, or `sse`, was accepted"
+        "an entry with both `command` and `url` was accepted"
     );
     assert_eq!(configs.format(), format);
     let names: Vec<&str> = configs.names().collect();
@@ -1211,6 +1209,41 @@ fn check_configs(
                     }
                 }
             }
+            ServerEntry::Sse { url, .. } => {
+                assert!(object.contains_key("url") && !object.contains_key("command"));
+                assert_eq!(
+                    kind,
+                    Some("sse"),
+                    "{kind:?} read as the legacy SSE transport"
+                );
+                let lower = url.to_ascii_lowercase();
+                assert!(
+                    lower.starts_with("http://") || lower.starts_with("https://"),
+                    "{url:?} accepted for sse"
+                );
+            }
+            ServerEntry::WebSocket { url, .. } => {
+                assert!(object.contains_key("url") && !object.contains_key("command"));
+                assert_ne!(kind, Some("sse"), "a WebSocket URL read as sse");
+                let lower = url.to_ascii_lowercase();
+                assert!(
+                    lower.starts_with("ws://") || lower.starts_with("wss://"),
+                    "{url:?} read as WebSocket"
+                );
+            }
+            ServerEntry::Socket(_) => {
+                assert!(object.contains_key("url") && !object.contains_key("command"));
+                let url = object["url"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_ascii_lowercase();
+                if literal {
+                    assert!(
+                        url.starts_with("tcp://") || url.starts_with("unix:"),
+                        "{url:?} read as a socket"
+                    );
+                }
+            }
             other => panic!("an entry of an unknown kind: {other:?}"),
         }
     }
@@ -1231,9 +1264,10 @@ fn check_configs(
 ///   model's own scan) is refused with "duplicate key", and only text with a run of 19 or
 ///   more digits is refused for an integer outside the 64-bit range;
 /// * an accepted file lists exactly the servers of its servers key (`servers` for VS Code,
-///   else `mcpServers`); each entry is stdio or HTTP, never both: a stdio entry comes from an
-///   object with `command` and neither `url` nor `headers`, an HTTP one from an object with a
-///   `url` and no `command`; a file with an entry that has both, or the type `sse`, fails;
+///   else `mcpServers`); each entry is stdio or a URL's, never both: a stdio entry comes from
+///   an object with `command` and neither `url` nor `headers`, an HTTP, SSE (`type: "sse"`),
+///   WebSocket (`ws://`, `wss://`) or socket (`tcp://`, `unix:`) one from an object with a
+///   `url` and no `command`; a file with an entry that has both fails;
 /// * a stdio entry has a non-empty command, one argument per `args` element, the file's
 ///   `env` keys (each a name the OS can take: not empty, no `=` or NUL; no NUL in a value),
 ///   a `cwd` exactly when the file has one, and the default bounds; an HTTP entry

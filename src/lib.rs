@@ -76,7 +76,8 @@
 //! - [`mcp`]: the Model Context Protocol client, both eras ([`McpClient`]).
 //! - [`jsonrpc`]: the JSON-RPC 2.0 client ([`Client`]): ids, the pending table, deadlines on
 //!   one timer wheel, call handles and call sets, the peer's requests.
-//! - [`transport`]: stdio child processes, Streamable HTTP, an in-memory pair for tests; typed
+//! - [`transport`]: stdio child processes, Streamable HTTP, the legacy HTTP+SSE transport,
+//!   WebSocket (feature `websocket`), TCP and Unix sockets, an in-memory pair for tests; typed
 //!   frames across the seam.
 //! - [`config`]: the server lists of the config files hosts already have.
 //!

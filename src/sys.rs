@@ -200,6 +200,43 @@ pub(crate) fn group_alive(_pid: u32) -> bool {
     false
 }
 
+/// Waits until `socket` is readable (or writable, with `write`) or `wake` is readable, at
+/// most `timeout`. A thread that owns a non-blocking socket (a WebSocket, whose one state
+/// machine reads and writes) sleeps here, and another thread wakes it by writing a byte to
+/// the other end of `wake`.
+#[cfg(all(unix, feature = "websocket"))]
+pub(crate) fn wait_socket(
+    socket: std::os::fd::RawFd,
+    write: bool,
+    wake: std::os::fd::RawFd,
+    timeout: std::time::Duration,
+) -> io::Result<()> {
+    let events = libc::POLLIN | if write { libc::POLLOUT } else { 0 };
+    let mut fds = [
+        libc::pollfd {
+            fd: socket,
+            events,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: wake,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    let millis = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `fds` is a valid array of two pollfd structs for the duration of the call, and
+    // its length is passed with it; poll only writes their `revents`.
+    let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, millis) };
+    if rc < 0 {
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -316,3 +316,79 @@ fn python_server_ctrl_c_cancels_the_call_in_both_eras() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn everything_task_status_while_waiting_and_the_task_id_in_json() {
+    let peers = peers("everything_task_status_while_waiting_and_the_task_id_in_json");
+    // A tool that requires a task: its status is shown while the command waits.
+    let run = everything(
+        &peers,
+        &["call", "simulate-research-query", "topic=tasks", "--json"],
+    )
+    .expect(0);
+    let result: Value = serde_json::from_str(&run.stdout).expect("JSON on stdout");
+    let task_id = result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"]
+        .as_str()
+        .expect("the task id in --json");
+    assert!(
+        run.stderr
+            .contains(&format!("task {task_id} working: Gathering sources")),
+        "{}",
+        run.stderr
+    );
+    assert!(result["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Research Report: tasks"));
+}
+
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn everything_in_sse_mode_from_a_config_entry_of_type_sse() {
+    let peers = peers("everything_in_sse_mode_from_a_config_entry_of_type_sse");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let dir = scratch("everything-sse");
+    let preload = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/loopback.cjs");
+    let mut child = Command::new(peers.path("TOOLWIRE_NODE"))
+        .arg("--require")
+        .arg(preload)
+        .arg(peers.path("TOOLWIRE_EVERYTHING_JS"))
+        .arg("sse")
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("stderr.log")).unwrap())
+        .spawn()
+        .expect("start server-everything");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "server-everything did not listen on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let config = dir.join(".mcp.json");
+    std::fs::write(
+        &config,
+        format!(r#"{{"mcpServers": {{"old": {{"type": "sse", "url": "http://127.0.0.1:{port}/sse"}}}}}}"#),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap().to_owned();
+    let servers = run_args(&["servers", "--config", &config]).expect(0);
+    assert!(servers.stdout.contains("sse"), "{}", servers.stdout);
+    let tools = run_args(&["tools", "--config", &config]).expect(0);
+    assert!(tools.stdout.contains("echo"), "{}", tools.stdout);
+    assert!(
+        tools.stdout.lines().last().unwrap_or("").ends_with("tools"),
+        "{}",
+        tools.stdout
+    );
+    let call = run_args(&["call", "echo", "message=over sse", "--config", &config]).expect(0);
+    assert_eq!(call.stdout, "Echo: over sse\n");
+    let _ = child.kill();
+    let _ = child.wait();
+}

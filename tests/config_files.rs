@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use toolwire::config::{ConfigFormat, LoadOptions, ServerEntry};
-use toolwire::{Error, McpConfig, ProtocolMode, ServerConfigs};
+use toolwire::{Error, McpClient, McpConfig, ProtocolMode, ServerConfigs};
 
 fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -209,7 +209,7 @@ fn every_bad_entry_names_its_server_and_field() {
     let vscode = isolated().format(ConfigFormat::VsCode);
     let cases: &[(&str, &LoadOptions, &str, &str)] = &[
         (
-            r#"{"mcpServers": {"a": {"type": "sse", "url": "http://x/sse"}}}"#,
+            r#"{"mcpServers": {"a": {"type": "grpc", "url": "http://x/sse"}}}"#,
             &code,
             "`a`",
             "`type`",
@@ -300,10 +300,10 @@ fn every_bad_entry_names_its_server_and_field() {
             "`command`",
         ),
         (
-            r#"{"servers": {"q": {"type": "sse", "url": "http://x"}}}"#,
+            r#"{"servers": {"q": {"type": "sse", "url": "ftp://x"}}}"#,
             &vscode,
             "`q`",
-            "`type`",
+            "`url`",
         ),
     ];
     for (text, options, server, field) in cases {
@@ -317,11 +317,8 @@ fn every_bad_entry_names_its_server_and_field() {
             "{text}: {message}"
         );
     }
-    let sse = config_error(cases[0].0, &code);
-    assert!(
-        sse.contains("legacy") && sse.contains("not supported yet"),
-        "{sse}"
-    );
+    let unknown = config_error(cases[0].0, &code);
+    assert!(unknown.contains("\"sse\""), "{unknown}");
 }
 
 #[test]
@@ -385,4 +382,57 @@ fn connect_opens_an_http_session_with_the_configured_headers() {
             req.label()
         );
     }
+}
+
+#[test]
+fn an_sse_entry_routes_to_the_legacy_transport() {
+    let configs = ServerConfigs::parse(
+        r#"{"servers": {"old": {"type": "sse", "url": "http://127.0.0.1:9/sse",
+            "headers": {"Authorization": "Bearer s3cret"}}}}"#,
+        &isolated().format(ConfigFormat::VsCode),
+    )
+    .unwrap();
+    match configs.get("old") {
+        Some(ServerEntry::Sse { url, headers }) => {
+            assert_eq!(url, "http://127.0.0.1:9/sse");
+            assert_eq!(headers[0].0, "Authorization");
+        }
+        other => panic!("expected an SSE entry, got {other:?}"),
+    }
+    assert!(!format!("{:?}", configs.get("old")).contains("s3cret"));
+    assert!(configs.connector("old").is_ok());
+}
+
+#[test]
+fn websocket_tcp_and_unix_urls_route_to_their_transports() {
+    let configs = ServerConfigs::parse(
+        r#"{"mcpServers": {
+            "ws": {"url": "ws://127.0.0.1:9/rpc", "headers": {"Authorization": "Bearer s3cret"}},
+            "tcp": {"url": "tcp://127.0.0.1:9"},
+            "unix": {"url": "unix:/run/peer.sock"}}}"#,
+        &isolated().format(ConfigFormat::ClaudeCode),
+    )
+    .unwrap();
+    assert!(
+        matches!(configs.get("ws"), Some(ServerEntry::WebSocket { url, .. }) if url == "ws://127.0.0.1:9/rpc")
+    );
+    assert_eq!(configs.get("ws").unwrap().transport(), "websocket");
+    assert!(!format!("{:?}", configs.get("ws")).contains("s3cret"));
+    match configs.get("tcp") {
+        Some(ServerEntry::Socket(socket)) => assert_eq!(
+            socket.address(),
+            &toolwire::transport::SocketAddress::Tcp("127.0.0.1:9".into())
+        ),
+        other => panic!("{other:?}"),
+    }
+    match configs.get("unix") {
+        Some(ServerEntry::Socket(socket)) => {
+            assert_eq!(socket.address().to_string(), "unix:/run/peer.sock")
+        }
+        other => panic!("{other:?}"),
+    }
+    // Connecting to nothing fails at connect time, naming the address.
+    let error = McpClient::connect_with(configs.connector("tcp").unwrap(), McpConfig::default())
+        .unwrap_err();
+    assert!(error.to_string().contains("tcp://127.0.0.1:9"), "{error}");
 }

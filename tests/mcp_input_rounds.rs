@@ -95,7 +95,10 @@ fn input_required_is_answered_and_retried_with_a_new_id() {
         retry["inputResponses"]["k2"],
         json!({"roots": [{"uri": "file:///srv", "name": "srv"}]})
     );
-    assert_stamped(&retry, &capabilities);
+    // A tool call also declares the tasks extension (a server may answer with a task).
+    let mut with_tasks = capabilities.clone();
+    with_tasks["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
+    assert_stamped(&retry, &with_tasks);
 
     let asked = asked.lock().unwrap();
     assert_eq!(asked.len(), 1);

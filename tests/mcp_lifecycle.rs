@@ -413,7 +413,10 @@ fn auto_picks_the_stateless_era_and_stamps_every_later_request() {
         Some(json!({"sum": 3}))
     );
     let call = params(&call);
-    assert_stamped(&call, &capabilities);
+    // A tool call also declares the tasks extension (a server may answer with a task).
+    let mut with_tasks = capabilities.clone();
+    with_tasks["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
+    assert_stamped(&call, &with_tasks);
     assert_eq!(call["name"], "add");
     assert_eq!(call["arguments"], json!({"a": 1, "b": 2}));
     assert!(call["_meta"]["progressToken"].is_number(), "{call}");

@@ -69,11 +69,10 @@ impl EntryReader<'_> {
         let has_command = object.contains_key("command");
         let has_url = object.contains_key("url");
         match kind {
-            Some("sse") => Err(self.error(
-                "type",
-                "\"sse\" is the legacy HTTP+SSE transport, which is not supported yet; \
-                 use the server's Streamable HTTP endpoint with type \"http\"",
-            )),
+            Some("sse") => match self.http(object)? {
+                ServerEntry::Http { url, headers } => Ok(ServerEntry::Sse { url, headers }),
+                _ => Err(self.error("url", "an sse server needs an http:// or https:// URL")),
+            },
             Some("stdio") => self.stdio(object),
             Some("http" | "streamable-http" | "streamableHttp") => self.http(object),
             Some(other) => Err(self.error(
@@ -173,13 +172,34 @@ impl EntryReader<'_> {
             None => return Err(self.error("url", "missing: an HTTP server needs one")),
         };
         let lower = url.to_ascii_lowercase();
+        let headers = self.string_map(object, "headers")?;
+        // A WebSocket URL, a TCP address or a Unix socket: plain JSON-RPC transports.
+        if lower.starts_with("ws://") || lower.starts_with("wss://") {
+            return Ok(ServerEntry::WebSocket { url, headers });
+        }
+        if let Some(address) = lower.strip_prefix("tcp://").map(|_| &url[6..]) {
+            let address = address.trim_end_matches('/');
+            return Ok(ServerEntry::Socket(crate::transport::SocketConfig::tcp(
+                address,
+            )));
+        }
+        if let Some(path) = url
+            .strip_prefix("unix://")
+            .or_else(|| url.strip_prefix("unix:"))
+        {
+            return Ok(ServerEntry::Socket(crate::transport::SocketConfig::unix(
+                self.resolve(PathBuf::from(path)),
+            )));
+        }
         if !(lower.starts_with("http://") || lower.starts_with("https://")) {
             return Err(self.error(
                 "url",
-                format!("{:?} is not an http:// or https:// URL", mask_url(&url)),
+                format!(
+                    "{:?} is not an http://, https://, ws://, wss://, tcp:// or unix: URL",
+                    mask_url(&url)
+                ),
             ));
         }
-        let headers = self.string_map(object, "headers")?;
         for field in ["args", "env", "envFile", "cwd"] {
             if object.contains_key(field) {
                 log::warn!(

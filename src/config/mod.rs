@@ -1,5 +1,8 @@
 //! Server lists from the config files users already have, routed to a transport: a
-//! `command` starts a stdio server, a `url` speaks Streamable HTTP.
+//! `command` starts a stdio server, a `url` speaks Streamable HTTP, a `url` of `type:
+//! "sse"` the legacy HTTP+SSE transport of 2024-11-05, a `ws://`/`wss://` `url` WebSocket
+//! (feature `websocket`), and a `tcp://host:port` or `unix:/path` `url` newline-delimited
+//! JSON-RPC over a socket.
 //!
 //! | format | file | key | variables |
 //! |---|---|---|---|
@@ -12,8 +15,7 @@
 //! `headers`. `${workspaceFolder}` (and the base of a relative `envFile` or `cwd`) is the
 //! folder holding `.vscode` / `.cursor`, or the file's own folder, as a real absolute path
 //! even when the file was named relatively ([`LoadOptions::workspace_folder`]). `${input:id}` (VS Code asks the user) is an error unless the value is supplied
-//! with [`LoadOptions::input`]. An entry of type `sse` (the legacy HTTP+SSE transport) is an
-//! error: it is not supported yet. A bad entry is an error naming the file, the server and
+//! with [`LoadOptions::input`]. A bad entry is an error naming the file, the server and
 //! the field; a field this reader does not know is ignored with a `log` warning. The
 //! document is read strictly: a key written twice in any object (a server name, `command`
 //! in one entry, anywhere) is an error naming the key, the object's JSON pointer, the line
@@ -105,6 +107,22 @@ pub enum ServerEntry {
         /// Headers sent with every request (e.g. `Authorization`).
         headers: Vec<(String, String)>,
     },
+    /// A `ws://` or `wss://` `url`: JSON-RPC over WebSocket (feature `websocket`).
+    WebSocket {
+        /// The WebSocket URL.
+        url: String,
+        /// Headers sent with the opening handshake.
+        headers: Vec<(String, String)>,
+    },
+    /// A `tcp://host:port` or `unix:/path` `url`: newline-delimited JSON-RPC over a socket.
+    Socket(crate::transport::SocketConfig),
+    /// A `url` with `type: "sse"`: the legacy HTTP+SSE transport of 2024-11-05.
+    Sse {
+        /// The event stream's URL (e.g. `http://127.0.0.1:8000/sse`).
+        url: String,
+        /// Headers sent with every request.
+        headers: Vec<(String, String)>,
+    },
 }
 
 impl fmt::Debug for ServerEntry {
@@ -113,6 +131,17 @@ impl fmt::Debug for ServerEntry {
             ServerEntry::Stdio(stdio) => f.debug_tuple("Stdio").field(stdio).finish(),
             ServerEntry::Http { url, headers } => f
                 .debug_struct("Http")
+                .field("url", &mask_url(url))
+                .field("headers", &MaskedHeaders(headers))
+                .finish(),
+            ServerEntry::WebSocket { url, headers } => f
+                .debug_struct("WebSocket")
+                .field("url", &mask_url(url))
+                .field("headers", &MaskedHeaders(headers))
+                .finish(),
+            ServerEntry::Socket(socket) => f.debug_tuple("Socket").field(socket.address()).finish(),
+            ServerEntry::Sse { url, headers } => f
+                .debug_struct("Sse")
                 .field("url", &mask_url(url))
                 .field("headers", &MaskedHeaders(headers))
                 .finish(),
@@ -372,26 +401,99 @@ impl ServerConfigs {
     ///
     /// [`Error::Config`] for an unknown name, or an HTTP server without the `http` feature.
     pub fn connector(&self, name: &str) -> Result<Connector> {
-        match self.entry(name)? {
+        self.entry(name)?.connector()
+    }
+}
+
+impl ServerEntry {
+    /// A connector for this entry: every call starts a new stdio process, a new HTTP session
+    /// or a new connection, so a restart policy can use it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for a URL that cannot be used, or a transport whose feature is off.
+    pub fn connector(&self) -> Result<Connector> {
+        match self {
             ServerEntry::Stdio(stdio) => Ok(stdio.clone().connector()),
-            ServerEntry::Http { url, headers } => http_connector(url, headers),
+            ServerEntry::Http { url, headers } => http_connector(url, headers, false),
+            ServerEntry::Sse { url, headers } => http_connector(url, headers, true),
+            ServerEntry::WebSocket { url, headers } => websocket_connector(url, headers),
+            ServerEntry::Socket(socket) => Ok(socket.clone().connector()),
+        }
+    }
+
+    /// The entry's transport in one word: `stdio`, `http`, `sse`, `websocket` or `socket`.
+    pub fn transport(&self) -> &'static str {
+        match self {
+            ServerEntry::Stdio(_) => "stdio",
+            ServerEntry::Http { .. } => "http",
+            ServerEntry::Sse { .. } => "sse",
+            ServerEntry::WebSocket { .. } => "websocket",
+            ServerEntry::Socket(_) => "socket",
+        }
+    }
+
+    /// Reads a `url` the way a config entry's is routed: `ws://`/`wss://` is WebSocket,
+    /// `tcp://host:port` and `unix:/path` a socket, anything else Streamable HTTP.
+    pub fn from_url(url: &str) -> ServerEntry {
+        let lower = url.to_ascii_lowercase();
+        if lower.starts_with("ws://") || lower.starts_with("wss://") {
+            ServerEntry::WebSocket {
+                url: url.to_owned(),
+                headers: Vec::new(),
+            }
+        } else if lower.starts_with("tcp://") {
+            ServerEntry::Socket(crate::transport::SocketConfig::tcp(
+                url[6..].trim_end_matches('/'),
+            ))
+        } else if let Some(path) = url
+            .strip_prefix("unix://")
+            .or_else(|| url.strip_prefix("unix:"))
+        {
+            ServerEntry::Socket(crate::transport::SocketConfig::unix(path))
+        } else {
+            ServerEntry::Http {
+                url: url.to_owned(),
+                headers: Vec::new(),
+            }
         }
     }
 }
 
+#[cfg(all(feature = "websocket", unix))]
+fn websocket_connector(url: &str, headers: &[(String, String)]) -> Result<Connector> {
+    let mut config = crate::transport::WebSocketConfig::new(url);
+    for (name, value) in headers {
+        config = config.header(name.clone(), value.clone());
+    }
+    Ok(config.connector())
+}
+
+#[cfg(not(all(feature = "websocket", unix)))]
+fn websocket_connector(url: &str, _headers: &[(String, String)]) -> Result<Connector> {
+    Err(Error::Config(format!(
+        "`{}` is a WebSocket server: toolwire was built without its `websocket` feature",
+        mask_url(url)
+    )))
+}
+
 #[cfg(feature = "http")]
-fn http_connector(url: &str, headers: &[(String, String)]) -> Result<Connector> {
+fn http_connector(url: &str, headers: &[(String, String)], legacy: bool) -> Result<Connector> {
     let mut config = crate::transport::HttpConfig::new(url);
     for (name, value) in headers {
         config = config.header(name.clone(), value.clone());
     }
     // Check the URL and headers now, not at the first connection.
     crate::transport::HttpTransport::new(config.clone())?;
-    Ok(config.connector())
+    Ok(if legacy {
+        config.legacy_sse_connector()
+    } else {
+        config.connector()
+    })
 }
 
 #[cfg(not(feature = "http"))]
-fn http_connector(url: &str, _headers: &[(String, String)]) -> Result<Connector> {
+fn http_connector(url: &str, _headers: &[(String, String)], _legacy: bool) -> Result<Connector> {
     Err(Error::Config(format!(
         "`{}` is an HTTP server: toolwire was built without its `http` feature",
         mask_url(url)

@@ -8,13 +8,13 @@ use parking_lot::Mutex;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use super::call::ToolCall;
 use super::catalog::{
     Completion, GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate,
 };
 use super::config::McpConfig;
 use super::requests::{check_result_type, ResultType};
 use super::tool_types::{CallToolResult, Tool};
-use super::tools::{tool_params, ToolCall};
 use super::types::{Era, SessionInfo};
 use super::{methods, McpClient, McpInner, Shared};
 use crate::client::{CallOptions, Client};
@@ -117,6 +117,21 @@ impl McpClient {
         self.inner.request(method, params, options)
     }
 
+    /// Sends several requests together, each stamped for the session's era: as one JSON-RPC
+    /// batch in a 2025-03-26 session (the only revision with batches), otherwise all in flight
+    /// at once as separate requests. Results come back in the order of `requests`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Closed`] without a session; each request's own failure is in its result.
+    pub fn batch(
+        &self,
+        requests: Vec<(String, Value)>,
+        options: CallOptions,
+    ) -> Result<Vec<Result<Value>>> {
+        self.inner.batch(requests, options)
+    }
+
     /// `ping` (2026-07-28 has none: `server/discover` is the cheap request every server
     /// answers).
     ///
@@ -175,9 +190,7 @@ impl McpClient {
         arguments: impl Serialize,
         options: CallOptions,
     ) -> Result<CallToolResult> {
-        let params = tool_params(name, arguments)?;
-        let value = self.inner.request(methods::TOOLS_CALL, params, options)?;
-        self.finish_tool_result(name, value)
+        self.start_tool_call(name, arguments, options)?.wait()
     }
 
     /// Starts a tool call and returns at once, to cancel or wait on it; waiting follows
@@ -204,6 +217,12 @@ impl McpClient {
     /// [`Error::Protocol`] for a malformed result or a `resultType` other than complete;
     /// [`Error::Schema`] naming the failing path.
     pub fn check_tool_result(&self, name: &str, value: Value) -> Result<CallToolResult> {
+        if matches!(check_result_type(&value)?, ResultType::Task) {
+            return Err(Error::Protocol(format!(
+                "the result of tool `{name}` is a task; wait on the ToolCall, or use \
+                 McpClient::call_tool, to follow it"
+            )));
+        }
         if !matches!(check_result_type(&value)?, ResultType::Complete) {
             return Err(Error::Protocol(format!(
                 "the result of tool `{name}` asks for input (resultType input_required); \

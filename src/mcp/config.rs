@@ -30,6 +30,22 @@ pub enum ProtocolMode {
     Auto,
 }
 
+/// When a tool call runs as a task (the 2025-11-25 tasks utility; with the 2026-07-28
+/// extension the server decides, and the client only declares that it can follow one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TaskPolicy {
+    /// Never: tools that require a task cannot be called, and the 2026-07-28 extension is not
+    /// declared.
+    Never,
+    /// For tools that require it (`execution.taskSupport: "required"`), and whenever a
+    /// 2026-07-28 server chooses to.
+    #[default]
+    WhenRequired,
+    /// Also for tools that merely allow it (`"optional"`).
+    WhenAllowed,
+}
+
 /// Answers the server's `roots/list`.
 pub type RootsHandler = Arc<dyn Fn() -> Vec<Root> + Send + Sync>;
 /// Answers the server's `sampling/createMessage` with a `CreateMessageResult`.
@@ -112,6 +128,12 @@ pub struct McpConfig {
     pub(crate) on_log: Option<LogHandler>,
     pub(crate) restart: Option<RestartPolicy>,
     pub(crate) rpc: ClientConfig,
+    pub(crate) tasks: TaskPolicy,
+    pub(crate) task_ttl: Duration,
+    pub(crate) task_poll_interval: Duration,
+    pub(crate) min_task_poll: Duration,
+    pub(crate) max_task_poll: Duration,
+    pub(crate) task_cancel_timeout: Duration,
 }
 
 impl Default for McpConfig {
@@ -136,6 +158,12 @@ impl Default for McpConfig {
             on_log: None,
             restart: None,
             rpc: ClientConfig::default(),
+            tasks: TaskPolicy::WhenRequired,
+            task_ttl: Duration::from_secs(300),
+            task_poll_interval: Duration::from_secs(1),
+            min_task_poll: Duration::from_millis(100),
+            max_task_poll: Duration::from_secs(30),
+            task_cancel_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -155,6 +183,7 @@ impl fmt::Debug for McpConfig {
             .field("sampling", &self.sampling.is_some())
             .field("elicitation", &self.elicitation.is_some())
             .field("restart", &self.restart)
+            .field("tasks", &self.tasks)
             .field("rpc", &self.rpc)
             .finish()
     }
@@ -316,6 +345,48 @@ impl McpConfig {
     /// [`McpConfig::rpc`]). Defaults to 60 s.
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.rpc = self.rpc.request_timeout(timeout);
+        self
+    }
+
+    /// When tool calls run as tasks. A call that runs as one is waited for transparently,
+    /// within the call's deadline, by polling the task; on timeout or cancel the task is
+    /// cancelled on the server. Defaults to [`TaskPolicy::WhenRequired`].
+    pub fn tasks(mut self, policy: TaskPolicy) -> Self {
+        self.tasks = policy;
+        self
+    }
+
+    /// The `ttl` asked for a task (2025-11-25): how long the server keeps it. Defaults to
+    /// 5 minutes.
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_ttl = ttl;
+        self
+    }
+
+    /// How often a task is polled when the server suggests no interval. Defaults to 1 s.
+    pub fn task_poll_interval(mut self, interval: Duration) -> Self {
+        self.task_poll_interval = interval;
+        self
+    }
+
+    /// The shortest wait between two polls of a task, whatever the server suggests.
+    /// Defaults to 100 ms.
+    pub fn min_task_poll(mut self, floor: Duration) -> Self {
+        self.min_task_poll = floor;
+        self
+    }
+
+    /// The longest wait between two polls of a task, whatever the server suggests. Defaults
+    /// to 30 s.
+    pub fn max_task_poll(mut self, cap: Duration) -> Self {
+        self.max_task_poll = cap;
+        self
+    }
+
+    /// How long the `tasks/cancel` sent when a task's call times out or is cancelled may
+    /// take. Defaults to 5 s.
+    pub fn task_cancel_timeout(mut self, timeout: Duration) -> Self {
+        self.task_cancel_timeout = timeout;
         self
     }
 

@@ -47,11 +47,27 @@ pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
 /// The server asks the user for input.
 pub const ELICITATION_CREATE: &str = "elicitation/create";
 
+/// A task's state (tasks utility of 2025-11-25, and the 2026-07-28 tasks extension).
+pub const TASKS_GET: &str = "tasks/get";
+/// A task's result, blocking until it is terminal (2025-11-25 only).
+pub const TASKS_RESULT: &str = "tasks/result";
+/// Asks the server to stop a task.
+pub const TASKS_CANCEL: &str = "tasks/cancel";
+/// Lists tasks (paged; 2025-11-25 only).
+pub const TASKS_LIST: &str = "tasks/list";
+/// Answers a task's input requests (the 2026-07-28 tasks extension).
+pub const TASKS_UPDATE: &str = "tasks/update";
+/// A task's status changed (2025-11-25).
+pub const TASKS_STATUS: &str = "notifications/tasks/status";
+/// A task's state, pushed (the 2026-07-28 tasks extension).
+pub const TASKS_NOTIFICATION: &str = "notifications/tasks";
+
 /// The target a request names, for routing headers (`Mcp-Name`): the param that holds it.
 pub(crate) fn target_param(method: &str) -> Option<&'static str> {
     match method {
         TOOLS_CALL | PROMPTS_GET => Some("name"),
         RESOURCES_READ => Some("uri"),
+        TASKS_GET | TASKS_UPDATE | TASKS_CANCEL => Some("taskId"),
         _ => None,
     }
 }

@@ -24,30 +24,35 @@ use crate::client::Client;
 use crate::schema::Schema;
 use crate::transport::Connector;
 
+mod call;
 mod catalog;
 mod client;
 mod config;
 mod connect;
 mod dialect;
+mod headers;
 pub mod methods;
 mod paging;
 mod requests;
 mod session;
+mod tasks;
 mod tool_types;
 mod tools;
 mod types;
 
+pub use call::ToolCall;
 pub use catalog::{
     Completion, GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
     ResourceTemplate,
 };
 pub use config::{
     ElicitationHandler, LogHandler, McpConfig, McpNotificationHandler, ProtocolMode, RestartPolicy,
-    RootsHandler, SamplingHandler, HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, STATELESS_VERSION,
+    RootsHandler, SamplingHandler, TaskPolicy, HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION,
+    STATELESS_VERSION,
 };
 pub use dialect::McpDialect;
-pub use tool_types::{CallToolResult, Content, Tool, ToolAnnotations};
-pub use tools::ToolCall;
+pub use tasks::{Task, TaskStatus, TASKS_EXTENSION};
+pub use tool_types::{CallToolResult, Content, TaskSupport, Tool, ToolAnnotations};
 pub use types::{ElicitRequest, ElicitResult, Era, Implementation, LogMessage, Root, SessionInfo};
 
 /// The `_meta` key carrying the protocol version on every 2026-07-28 request.
@@ -109,6 +114,8 @@ struct Session {
     version: Arc<str>,
     /// The `_meta` stamped on every request of a 2026-07-28 session.
     stamp: Option<Map<String, Value>>,
+    /// Tool calls and `tasks/*` declare the tasks extension.
+    tasks_extension: bool,
 }
 
 /// State the notification tap (on the reader thread) shares with the client.
@@ -116,16 +123,32 @@ struct Session {
 struct Shared {
     tools_generation: AtomicU64,
     tools: Mutex<ToolsCache>,
+    /// The waiters of tasks in flight, by task id, woken by the server's status notices.
+    task_watchers: Mutex<HashMap<String, crossbeam_channel::Sender<Value>>>,
 }
 
 #[derive(Default)]
 struct ToolsCache {
     tools: Option<Arc<Vec<Tool>>>,
+    /// The tools of the last list left out for invalid `x-mcp-header` designations, with why.
+    rejected: Vec<(String, String)>,
     /// Each called tool's compiled output schema: none, the schema, or why it is refused.
     schemas: HashMap<String, std::result::Result<Option<Arc<Schema>>, String>>,
 }
 
 impl Shared {
+    /// A task's status notice (on the reader thread): hand it to the task's waiter, if any,
+    /// without ever blocking (a waiter that has not taken the last one keeps that one).
+    fn task_changed(&self, params: Option<&Value>) {
+        let Some(params) = params else { return };
+        let Some(id) = params.get("taskId").and_then(Value::as_str) else {
+            return;
+        };
+        if let Some(watcher) = self.task_watchers.lock().get(id) {
+            let _ = watcher.try_send(params.clone());
+        }
+    }
+
     /// The server's tool list changed: forget the list and the schemas learned from it, and
     /// tell a fetch in progress that its reply may be stale.
     fn tools_changed(&self) {

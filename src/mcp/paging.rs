@@ -168,7 +168,27 @@ impl McpInner {
     /// A request whose result comes back as JSON text, stamped for the session's era.
     fn request_text(&self, method: &str, params: Value, options: CallOptions) -> Result<String> {
         let session = self.session()?;
-        let (stamped, options, _rounds) = self.prepare(&session, method, params, options);
-        session.rpc.call_text(method, stamped, options)
+        let (stamped, options, _rounds) =
+            self.prepare(&session, method, params, options, Vec::new());
+        match session
+            .rpc
+            .call_text(method, stamped.clone(), options.clone())
+        {
+            // As `send_stamped`: a stateless server that refuses the version it supports is
+            // asked once more, under a new id.
+            Err(error)
+                if session.is_stateless() && super::session::refused_for_stateless(&error) =>
+            {
+                log::debug!("toolwire: `{method}` was refused ({error}); sending it again");
+                session.rpc.call_text(method, stamped, options)
+            }
+            other => other,
+        }
     }
+}
+
+/// One listed item's text as a `Value`.
+pub(super) fn item_text(raw: &RawValue) -> Result<Value> {
+    serde_json::from_str(raw.get())
+        .map_err(|error| Error::Protocol(format!("a listed item that cannot be read: {error}")))
 }

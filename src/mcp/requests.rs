@@ -5,6 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::config::{ElicitationHandler, McpConfig, RootsHandler, SamplingHandler};
+use super::session::refused_for_stateless;
 use super::types::{ElicitRequest, LogMessage, Root};
 use super::{methods, McpInner, Session};
 use crate::client::CallOptions;
@@ -15,6 +16,9 @@ use crate::wire::{ErrorCode, ErrorObject, Notification};
 pub(super) enum ResultType {
     Complete,
     InputRequired,
+    /// A task was created for the request (the 2026-07-28 tasks extension; `tools/call`
+    /// only).
+    Task,
 }
 
 /// Reads `resultType`: absent or "complete" is complete; "input_required" asks for input;
@@ -24,6 +28,7 @@ pub(super) fn check_result_type(result: &Value) -> Result<ResultType> {
         None | Some(Value::Null) => Ok(ResultType::Complete),
         Some(Value::String(kind)) if kind == "complete" => Ok(ResultType::Complete),
         Some(Value::String(kind)) if kind == "input_required" => Ok(ResultType::InputRequired),
+        Some(Value::String(kind)) if kind == "task" => Ok(ResultType::Task),
         Some(other) => Err(Error::Protocol(format!("unknown resultType {other}"))),
     }
 }
@@ -46,11 +51,13 @@ impl McpInner {
         method: &str,
         params: Value,
         options: CallOptions,
+        param_headers: Vec<(String, String)>,
     ) -> (Value, CallOptions, Rounds) {
         let level = self.log_level.lock().clone();
-        let meta = session.frame_meta(method, &params);
+        let mut meta = session.frame_meta(method, &params);
+        meta.param_headers = param_headers;
         let kept = session.is_stateless().then(|| params.clone());
-        let stamped = session.stamp(params, level.as_deref());
+        let stamped = session.stamp(method, params, level.as_deref());
         let options = options.frame_meta(meta);
         let rounds = Rounds {
             method: method.to_owned(),
@@ -67,10 +74,105 @@ impl McpInner {
         params: Value,
         options: CallOptions,
     ) -> Result<Value> {
+        self.request_with(method, params, options, Vec::new())
+    }
+
+    /// [`McpInner::request`] with parameters mirrored into headers.
+    pub(super) fn request_with(
+        &self,
+        method: &str,
+        params: Value,
+        options: CallOptions,
+        param_headers: Vec<(String, String)>,
+    ) -> Result<Value> {
         let session = self.session()?;
-        let (stamped, options, rounds) = self.prepare(&session, method, params, options);
-        let result = session.rpc.call_with(method, stamped, options)?;
+        let (stamped, options, rounds) =
+            self.prepare(&session, method, params, options, param_headers);
+        let result = self.send_stamped(&session, method, stamped, &options)?;
         self.follow_rounds(&session, rounds, result)
+    }
+
+    /// Sends requests together: each stamped for the session's era, as one JSON-RPC batch in a
+    /// 2025-03-26 session (the only revision that has batches), otherwise each as its own
+    /// request, all in flight at once. A stateless server's version refusal of one of them
+    /// is answered as [`McpInner::send_stamped`] does. Results come back in order.
+    pub(super) fn batch(
+        &self,
+        requests: Vec<(String, Value)>,
+        options: CallOptions,
+    ) -> Result<Vec<Result<Value>>> {
+        let session = self.session()?;
+        let prepared: Vec<(String, Value, CallOptions, Rounds)> = requests
+            .into_iter()
+            .map(|(method, params)| {
+                let (stamped, options, rounds) =
+                    self.prepare(&session, &method, params, options.clone(), Vec::new());
+                (method, stamped, options, rounds)
+            })
+            .collect();
+        if session.info.protocol_version == "2025-03-26" {
+            let entries = prepared
+                .iter()
+                .map(
+                    |(method, params, _, _)| crate::client::BatchEntry::Request {
+                        method: method.clone(),
+                        params: params.clone(),
+                    },
+                )
+                .collect();
+            let results = session.rpc.batch(entries, options)?;
+            return Ok(results
+                .into_iter()
+                .zip(prepared)
+                .map(|(result, (_, _, _, rounds))| {
+                    result.and_then(|value| self.follow_rounds(&session, rounds, value))
+                })
+                .collect());
+        }
+        let mut handles = Vec::with_capacity(prepared.len());
+        for (method, params, options, rounds) in prepared {
+            let handle = session.rpc.start(&method, params.clone(), options.clone());
+            handles.push((method, params, options, rounds, handle));
+        }
+        Ok(handles
+            .into_iter()
+            .map(|(method, params, options, rounds, handle)| {
+                let result = match handle.and_then(crate::client::CallHandle::wait) {
+                    Err(error) if session.is_stateless() && refused_for_stateless(&error) => {
+                        log::debug!("toolwire: `{method}` was refused ({error}); sending it again");
+                        session.rpc.call_with(&method, params, options)
+                    }
+                    other => other,
+                };
+                result.and_then(|value| self.follow_rounds(&session, rounds, value))
+            })
+            .collect())
+    }
+
+    /// Sends one stamped request and waits. When a 2026-07-28 server refuses it with -32022
+    /// while naming the version it was sent under among those it supports (a server may
+    /// refuse a client's first request whatever it carries), it is sent once more, as a new
+    /// request (so under a new id), with the same version in its header and `_meta`.
+    pub(super) fn send_stamped(
+        &self,
+        session: &Session,
+        method: &str,
+        params: Value,
+        options: &CallOptions,
+    ) -> Result<Value> {
+        if !session.is_stateless() {
+            return session.rpc.call_with(method, params, options.clone());
+        }
+        match session
+            .rpc
+            .call_with(method, params.clone(), options.clone())
+        {
+            Err(error) if refused_for_stateless(&error) => {
+                log::debug!("toolwire: `{method}` was refused ({error}); sending it again");
+                session.rpc.call_with(method, params, options.clone())
+            }
+            other => other,
+        }
     }
 
     /// Answers the server's input requests and asks again, a new request (so a new id) each
@@ -85,6 +187,13 @@ impl McpInner {
         for _round in 0..self.config.max_input_rounds {
             match check_result_type(&result)? {
                 ResultType::Complete => return Ok(result),
+                ResultType::Task if rounds.method == methods::TOOLS_CALL => return Ok(result),
+                ResultType::Task => {
+                    return Err(Error::Protocol(format!(
+                        "`{}` answered with resultType task, which only tools/call may",
+                        rounds.method
+                    )))
+                }
                 ResultType::InputRequired => {
                     let Some(original) = &rounds.params else {
                         return Err(Error::Protocol(format!(
@@ -93,7 +202,11 @@ impl McpInner {
                         )));
                     };
                     let responses = handlers.answer_input_requests(&result)?;
-                    let mut retry = match session.stamp(original.clone(), rounds.level.as_deref()) {
+                    let mut retry = match session.stamp(
+                        &rounds.method,
+                        original.clone(),
+                        rounds.level.as_deref(),
+                    ) {
                         Value::Object(object) => object,
                         _ => Map::new(),
                     };
@@ -101,16 +214,17 @@ impl McpInner {
                     if let Some(state) = result.get("requestState") {
                         retry.insert("requestState".into(), state.clone());
                     }
-                    result = session.rpc.call_with(
+                    result = self.send_stamped(
+                        session,
                         &rounds.method,
                         Value::Object(retry),
-                        rounds.options.clone(),
+                        &rounds.options,
                     )?;
                 }
             }
         }
         match check_result_type(&result)? {
-            ResultType::Complete => Ok(result),
+            ResultType::Complete | ResultType::Task => Ok(result),
             ResultType::InputRequired => Err(Error::Protocol(format!(
                 "`{}` still needs input after {} rounds",
                 rounds.method, self.config.max_input_rounds

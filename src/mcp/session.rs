@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use super::config::{ProtocolMode, HANDSHAKE_VERSIONS, STATELESS_VERSION};
+use super::config::{ProtocolMode, TaskPolicy, HANDSHAKE_VERSIONS, STATELESS_VERSION};
 use super::dialect::McpDialect;
 use super::requests::{check_result_type, forward_to_log, log_message, ServerRequests};
 use super::types::{Era, SessionInfo};
@@ -74,7 +74,7 @@ pub(super) struct RestartLedger {
 
 /// True for the -32022 "unsupported protocol version" refusal of a server that names
 /// 2026-07-28 among the versions it supports.
-fn refused_for_stateless(error: &Error) -> bool {
+pub(super) fn refused_for_stateless(error: &Error) -> bool {
     error.rpc().is_some_and(|error| {
         error.code == ErrorCode(-32022)
             && error
@@ -87,11 +87,16 @@ fn refused_for_stateless(error: &Error) -> bool {
 }
 
 impl Session {
-    /// Adds the 2026-07-28 `_meta` entries to a request's params.
-    pub(super) fn stamp(&self, params: Value, log_level: Option<&str>) -> Value {
+    /// Adds the 2026-07-28 `_meta` entries to a request's params. A `tools/call` and the
+    /// `tasks/*` requests also declare the tasks extension (unless the policy is
+    /// [`TaskPolicy::Never`]): a server may then answer the call with a task, which the
+    /// client follows.
+    pub(super) fn stamp(&self, method: &str, params: Value, log_level: Option<&str>) -> Value {
         let Some(stamp) = &self.stamp else {
             return params;
         };
+        let tasks =
+            self.tasks_extension && (method == methods::TOOLS_CALL || method.starts_with("tasks/"));
         let mut params = match params {
             Value::Object(object) => object,
             _ => Map::new(),
@@ -100,6 +105,17 @@ impl Session {
         if let Some(meta) = meta.as_object_mut() {
             for (key, value) in stamp {
                 meta.insert(key.clone(), value.clone());
+            }
+            if tasks {
+                if let Some(capabilities) = meta
+                    .get_mut(META_CLIENT_CAPABILITIES)
+                    .and_then(Value::as_object_mut)
+                {
+                    capabilities.insert(
+                        "extensions".into(),
+                        json!({super::tasks::TASKS_EXTENSION: {}}),
+                    );
+                }
             }
             if let Some(level) = log_level {
                 meta.insert(META_LOG_LEVEL.into(), json!(level));
@@ -119,6 +135,7 @@ impl Session {
                 .and_then(Value::as_str)
                 .map(str::to_owned),
             lifecycle: Lifecycle::Ordinary,
+            param_headers: Vec::new(),
         }
     }
 
@@ -240,6 +257,7 @@ impl McpInner {
                 );
                 Ok(Session {
                     rpc,
+                    tasks_extension: self.config.tasks != TaskPolicy::Never,
                     version: Arc::from(info.protocol_version.as_str()),
                     info,
                     stamp,
@@ -278,14 +296,27 @@ impl McpInner {
             ..FrameMeta::default()
         };
         // The probe is answered or abandoned as a whole: never cancelled on the wire.
-        let result = rpc.call_with(
-            methods::SERVER_DISCOVER,
-            json!({"_meta": Value::Object(stamp.clone())}),
-            CallOptions::new()
-                .timeout(timeout)
-                .notify_cancel(false)
-                .frame_meta(meta),
-        )?;
+        let options = CallOptions::new()
+            .timeout(timeout)
+            .notify_cancel(false)
+            .frame_meta(meta);
+        let params = json!({"_meta": Value::Object(stamp.clone())});
+        let started = Instant::now();
+        let result = match rpc.call_with(methods::SERVER_DISCOVER, params.clone(), options.clone())
+        {
+            // Refused for its version while the server names that very version as supported:
+            // ask once more (a new request, so a new id), within what is left of the timeout.
+            Err(error) if refused_for_stateless(&error) => {
+                log::debug!("toolwire: server/discover was refused ({error}); asking again");
+                let left = timeout.saturating_sub(started.elapsed());
+                rpc.call_with(
+                    methods::SERVER_DISCOVER,
+                    params,
+                    options.timeout(left.max(Duration::from_millis(1))),
+                )?
+            }
+            other => other?,
+        };
         check_result_type(&result)?;
         let supported: Vec<&str> = result
             .get("supportedVersions")
@@ -365,6 +396,11 @@ impl McpInner {
         rpc.set_notification_tap(Arc::new(move |notification: &Notification| {
             if notification.method == methods::TOOLS_LIST_CHANGED {
                 shared.tools_changed();
+            }
+            if notification.method == methods::TASKS_STATUS
+                || notification.method == methods::TASKS_NOTIFICATION
+            {
+                shared.task_changed(notification.params.as_ref());
             }
         }));
         let on_notification = self.config.on_notification.clone();

@@ -8,6 +8,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use std::sync::Arc;
+
+use super::headers::{designations, ParamHeader};
 use crate::error::{Error, Result};
 
 /// The hints a tool's author gives about its behaviour. Hints, not guarantees.
@@ -43,6 +46,31 @@ pub struct Tool {
     raw: Box<RawValue>,
     /// Whether `outputSchema` is declared (an object).
     has_output_schema: bool,
+    /// The parameters its schema designates for `Mcp-Param-*` headers, or why the
+    /// designation is invalid (such a tool is left out of the list).
+    headers: std::result::Result<Arc<[ParamHeader]>, String>,
+    /// `execution.taskSupport`, when declared.
+    task_support: TaskSupport,
+}
+
+/// Whether a tool may run as a task (2025-11-25 `execution.taskSupport`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Never as a task (also when the tool says nothing).
+    #[default]
+    Forbidden,
+    /// As a task or not, as the client prefers.
+    Optional,
+    /// Only as a task: a plain call fails.
+    Required,
+}
+
+/// A tool's input schema as its text, borrowed from the tool's text.
+#[derive(Deserialize)]
+struct InputText<'a> {
+    #[serde(rename = "inputSchema", borrow)]
+    input: Option<&'a RawValue>,
 }
 
 impl PartialEq for Tool {
@@ -71,6 +99,7 @@ struct Head {
     #[serde(rename = "outputSchema")]
     output_schema: Option<Shape>,
     annotations: Option<Value>,
+    execution: Option<Value>,
 }
 
 /// Only the JSON type of a member, its content skipped.
@@ -172,7 +201,26 @@ impl Tool {
         };
         let annotations = head.annotations.unwrap_or(Value::Null);
         let hint = |key: &str| annotations.get(key).and_then(Value::as_bool);
+        let task_support = match head
+            .execution
+            .as_ref()
+            .and_then(|execution| execution.get("taskSupport"))
+            .and_then(Value::as_str)
+        {
+            Some("required") => TaskSupport::Required,
+            Some("optional") => TaskSupport::Optional,
+            _ => TaskSupport::Forbidden,
+        };
+        // Most tools designate nothing: their schema is not read for it.
+        let headers = if raw.get().contains("x-mcp-header") {
+            let schema = Tool::input_of(&raw);
+            designations(&schema).map(Arc::from)
+        } else {
+            Ok(Arc::from(Vec::new()))
+        };
         Ok(Tool {
+            headers,
+            task_support,
             annotations: ToolAnnotations {
                 read_only_hint: hint("readOnlyHint"),
                 destructive_hint: hint("destructiveHint"),
@@ -185,6 +233,41 @@ impl Tool {
             raw,
             has_output_schema,
         })
+    }
+
+    fn input_of(raw: &RawValue) -> Value {
+        serde_json::from_str::<Schemas>(raw.get())
+            .ok()
+            .and_then(|schemas| schemas.input)
+            .unwrap_or(Value::Null)
+    }
+
+    /// The input schema's JSON text, byte for byte as the server sent it (keys in their
+    /// order, `$ref`s and `$defs` untouched): what to hand a model, or echo back.
+    pub fn input_schema_json(&self) -> &str {
+        serde_json::from_str::<InputText<'_>>(self.raw.get())
+            .ok()
+            .and_then(|text| text.input)
+            .map_or("{}", RawValue::get)
+    }
+
+    /// Whether the tool may, or must, run as a task (`execution.taskSupport`).
+    pub fn task_support(&self) -> TaskSupport {
+        self.task_support
+    }
+
+    /// Why the tool's `x-mcp-header` designations are invalid, when they are: such a tool is
+    /// left out of [`crate::McpClient::list_tools`] (see [`crate::McpClient::rejected_tools`]).
+    pub fn header_problem(&self) -> Option<&str> {
+        self.headers.as_ref().err().map(String::as_str)
+    }
+
+    /// The designated parameters (for `Mcp-Param-*` headers); none when invalid.
+    pub(crate) fn param_headers(&self) -> &[ParamHeader] {
+        match &self.headers {
+            Ok(headers) => headers,
+            Err(_) => &[],
+        }
     }
 
     fn schemas(&self) -> Schemas {
@@ -332,6 +415,8 @@ pub struct CallToolResult {
     pub is_error: bool,
     /// The whole result as the server sent it.
     pub raw: Value,
+    /// The task the call ran as, when it ran as one.
+    pub task_id: Option<String>,
 }
 
 impl CallToolResult {
@@ -360,7 +445,15 @@ impl CallToolResult {
             Some(Value::Bool(flag)) => *flag,
             Some(_) => return Err(Error::Protocol("`isError` must be a boolean".into())),
         };
+        // A task's result names its task (2025-11-25 `tasks/result`).
+        let task_id = object
+            .get("_meta")
+            .and_then(|meta| meta.get("io.modelcontextprotocol/related-task"))
+            .and_then(|task| task.get("taskId"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         Ok(CallToolResult {
+            task_id,
             content,
             structured_content: object.get("structuredContent").cloned(),
             is_error,

@@ -3,29 +3,18 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::requests::{check_result_type, ResultType, Rounds};
-use super::tool_types::{CallToolResult, Tool};
+use super::call::ToolCall;
+use super::config::TaskPolicy;
+use super::requests::Rounds;
+use super::tool_types::{CallToolResult, TaskSupport, Tool};
+use super::types::Era;
 use super::{methods, McpClient, Session};
-use crate::client::CallHandle;
 use crate::error::{Error, Result, SchemaError};
 use crate::schema::{Schema, SchemaViolation};
-use crate::wire::RequestId;
-
-/// A tool call in flight, from [`McpClient::start_tool`]. It follows 2026-07-28 input rounds
-/// when waited on, as [`McpClient::call_tool`] does.
-#[derive(Debug)]
-pub struct ToolCall {
-    client: McpClient,
-    name: String,
-    handle: CallHandle,
-    session: Arc<Session>,
-    rounds: Rounds,
-}
 
 impl std::fmt::Debug for Rounds {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -40,54 +29,6 @@ impl std::fmt::Debug for Session {
         f.debug_struct("Session")
             .field("info", &self.info)
             .finish_non_exhaustive()
-    }
-}
-
-impl ToolCall {
-    /// Waits for the result, answers the server's input requests when it asks for any (each
-    /// round a new request), and checks the result as [`McpClient::call_tool`] does.
-    ///
-    /// # Errors
-    ///
-    /// As [`McpClient::call_tool`], plus [`Error::Cancelled`] after a cancel.
-    pub fn wait(self) -> Result<CallToolResult> {
-        let value = self.handle.wait()?;
-        let value = match check_result_type(&value)? {
-            ResultType::Complete => value,
-            ResultType::InputRequired => {
-                self.client
-                    .inner
-                    .follow_rounds(&self.session, self.rounds, value)?
-            }
-        };
-        self.client.finish_tool_result(&self.name, value)
-    }
-
-    /// Cancels the call: the server is told; progress and a response that arrive later are
-    /// ignored. Returns false when it had already completed.
-    pub fn cancel(&self) -> bool {
-        self.handle.cancel()
-    }
-
-    /// The tool's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The request's id (of the first round).
-    pub fn id(&self) -> &RequestId {
-        self.handle.id()
-    }
-
-    /// The call's current deadline (of the first round).
-    pub fn deadline(&self) -> Instant {
-        self.handle.deadline()
-    }
-
-    /// The underlying call handle, to poll or select over. A result obtained through it has
-    /// not been checked: pass it to [`McpClient::check_tool_result`].
-    pub fn handle(&mut self) -> &mut CallHandle {
-        &mut self.handle
     }
 }
 
@@ -120,21 +61,78 @@ impl McpClient {
     pub fn refresh_tools(&self) -> Result<Arc<Vec<Tool>>> {
         let shared = &self.inner.shared;
         let generation = shared.tools_generation.load(Ordering::SeqCst);
-        let tools = self
+        let listed = self
             .inner
             .list_all(methods::TOOLS_LIST, "tools")?
             .into_iter()
             .map(Tool::from_raw)
             .collect::<Result<Vec<Tool>>>()?;
+        // A tool whose header designations break the rules is left out, so that the others
+        // stay usable (SEP-2243): a client must not call it with headers it cannot build.
+        let mut rejected = Vec::new();
+        let tools: Vec<Tool> = listed
+            .into_iter()
+            .filter(|tool| match tool.header_problem() {
+                Some(problem) => {
+                    log::warn!(
+                        "toolwire: leaving tool `{}` out of the list: {problem}",
+                        tool.name
+                    );
+                    rejected.push((tool.name.clone(), problem.to_owned()));
+                    false
+                }
+                None => true,
+            })
+            .collect();
         let tools = Arc::new(tools);
         let mut cache = shared.tools.lock();
         // A list_changed that arrived while we fetched (even before the reply) means this list
         // may already be stale: hand it back, but do not cache it.
         if shared.tools_generation.load(Ordering::SeqCst) == generation {
             cache.tools = Some(Arc::clone(&tools));
+            cache.rejected = rejected;
             cache.schemas.clear();
         }
         Ok(tools)
+    }
+
+    /// The tools the last listing left out because their `x-mcp-header` designations are
+    /// invalid, with the reason for each (they are also logged at warn level when listed).
+    pub fn rejected_tools(&self) -> Vec<(String, String)> {
+        self.inner.shared.tools.lock().rejected.clone()
+    }
+
+    /// The `Mcp-Param-*` values of a call of tool `name` (2026-07-28 only: the handshake era
+    /// has no such headers), from the tool list when it is known. A call made before any
+    /// listing sends none; a server that requires them answers -32020, and the call lists
+    /// the tools and is sent once more with them (see `ToolCall`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Protocol`] for a tool the list left out for invalid designations: it cannot
+    /// be called with the headers it asks for.
+    pub(super) fn param_headers(
+        &self,
+        session: &Session,
+        name: &str,
+        params: &Value,
+    ) -> Result<Vec<(String, String)>> {
+        if !session.is_stateless() {
+            return Ok(Vec::new());
+        }
+        let cache = self.inner.shared.tools.lock();
+        if let Some((_, problem)) = cache.rejected.iter().find(|(rejected, _)| rejected == name) {
+            return Err(Error::Protocol(format!(
+                "tool `{name}` was left out of the tool list: {problem}"
+            )));
+        }
+        let arguments = params.get("arguments").unwrap_or(&Value::Null);
+        Ok(cache
+            .tools
+            .as_ref()
+            .and_then(|tools| tools.iter().find(|tool| tool.name == name))
+            .map(|tool| super::headers::values(tool.param_headers(), arguments))
+            .unwrap_or_default())
     }
 
     pub(super) fn start_tool_call(
@@ -144,18 +142,49 @@ impl McpClient {
         options: crate::client::CallOptions,
     ) -> Result<ToolCall> {
         let session = self.inner.session()?;
-        let params = tool_params(name, arguments)?;
+        let mut params = tool_params(name, arguments)?;
+        let headers = self.param_headers(&session, name, &params)?;
+        if self.runs_as_task(&session, name) {
+            let ttl = u64::try_from(self.inner.config.task_ttl.as_millis()).unwrap_or(u64::MAX);
+            params["task"] = json!({"ttl": ttl});
+        }
         let (stamped, options, rounds) =
             self.inner
-                .prepare(&session, methods::TOOLS_CALL, params, options);
-        let handle = session.rpc.start(methods::TOOLS_CALL, stamped, options)?;
-        Ok(ToolCall {
-            client: self.clone(),
-            name: name.to_owned(),
-            handle,
-            session,
-            rounds,
-        })
+                .prepare(&session, methods::TOOLS_CALL, params, options, headers);
+        ToolCall::start(self, name, session, stamped, options, rounds)
+    }
+
+    /// Whether a 2025-11-25 call of `name` asks for a task: the server must offer tasks for
+    /// `tools/call`, and the tool must require them (or allow them, with
+    /// [`TaskPolicy::WhenAllowed`]). 2026-07-28 servers decide for themselves.
+    fn runs_as_task(&self, session: &Session, name: &str) -> bool {
+        let policy = self.inner.config.tasks;
+        let offered = session.info.era == Era::Handshake
+            && policy != TaskPolicy::Never
+            && session
+                .info
+                .capabilities
+                .pointer("/tasks/requests/tools/call")
+                .is_some_and(Value::is_object);
+        if !offered {
+            return false;
+        }
+        let support = match self.list_tools() {
+            Ok(tools) => tools
+                .iter()
+                .find(|tool| tool.name == name)
+                .map(Tool::task_support)
+                .unwrap_or_default(),
+            Err(error) => {
+                log::debug!("toolwire: no tool list to learn whether `{name}` is a task: {error}");
+                TaskSupport::Forbidden
+            }
+        };
+        match support {
+            TaskSupport::Required => true,
+            TaskSupport::Optional => policy == TaskPolicy::WhenAllowed,
+            _ => false,
+        }
     }
 
     pub(super) fn finish_tool_result(&self, name: &str, value: Value) -> Result<CallToolResult> {

@@ -19,17 +19,27 @@ use crate::wire::{self, IncomingFrame, Invalid, Message, RequestId};
 
 #[cfg(feature = "http")]
 pub(crate) mod http;
+#[cfg(feature = "http")]
+pub(crate) mod legacy_sse;
 pub(crate) mod lines;
 pub(crate) mod memory;
+pub(crate) mod socket;
 #[cfg(feature = "http")]
 pub(crate) mod sse;
 pub(crate) mod stdio;
+#[cfg(all(feature = "websocket", unix))]
+pub(crate) mod websocket;
 
 pub use crate::mask::mask_url;
 #[cfg(feature = "http")]
 pub use http::{HttpConfig, HttpTransport};
+#[cfg(feature = "http")]
+pub use legacy_sse::LegacySseTransport;
 pub use memory::{MemoryPeer, MemoryTransport};
+pub use socket::{SocketAddress, SocketConfig, SocketTransport};
 pub use stdio::{StdioConfig, StdioTransport, DEFAULT_INHERITED_ENV};
+#[cfg(all(feature = "websocket", unix))]
+pub use websocket::{WebSocketConfig, WebSocketTransport};
 
 /// Where a transport delivers what it reads. Implemented by the client.
 pub trait Inbound: Send + Sync {
@@ -110,6 +120,11 @@ pub struct FrameMeta {
     pub target: Option<String>,
     /// The frame's role in opening a session. Defaults to [`Lifecycle::Ordinary`].
     pub lifecycle: Lifecycle,
+    /// Parameters of the request mirrored into headers for intermediaries (HTTP's
+    /// `Mcp-Param-{name}` of a stateless frame), as (name, value) pairs: the value is the
+    /// parameter's plain text, which the transport encodes for the header itself. Defaults to
+    /// none.
+    pub param_headers: Vec<(String, String)>,
 }
 
 /// The messages of one outbound frame: one message, or a batch sent as one JSON array.

@@ -27,6 +27,9 @@ CONFORMANCE_NEXT_VER="0.2.0-alpha.12"
 INSPECTOR_PKG="@modelcontextprotocol/inspector"
 INSPECTOR_VER="2.12.0"
 MCP_PY_VER="2.3.0"
+# A WebSocket JSON-RPC 2.0 server nobody here wrote, for the WebSocket transport's interop.
+RPC_WS_PKG="rpc-websockets"
+RPC_WS_VER="10.0.1"
 # -----------------------------------------------------------------------------
 
 if [[ $# -ne 1 || "$1" == -* ]]; then
@@ -165,6 +168,7 @@ npm_step node22 "$NODE22_PKG" "$NODE22_VER" "node_modules/$NODE22_PKG/bin/node"
 npm_step conformance "$CONFORMANCE_PKG" "$CONFORMANCE_VER" "node_modules/$CONFORMANCE_PKG/dist/index.js"
 npm_step conformance-next "$CONFORMANCE_PKG" "$CONFORMANCE_NEXT_VER" "node_modules/$CONFORMANCE_PKG/dist/index.js"
 npm_step inspector "$INSPECTOR_PKG" "$INSPECTOR_VER" "node_modules/$INSPECTOR_PKG/clients/launcher/build/index.js"
+npm_step rpc-websockets "$RPC_WS_PKG" "$RPC_WS_VER" "node_modules/$RPC_WS_PKG/package.json"
 py_step
 
 # ---- peers.env -----------------------------------------------------------------
@@ -182,6 +186,7 @@ NODE22_BIN="$DIR/node22/node_modules/$NODE22_PKG/bin/node"
     printf 'TOOLWIRE_CONFORMANCE_JS=%q\n' "$DIR/conformance/node_modules/$CONFORMANCE_PKG/dist/index.js"
     printf 'TOOLWIRE_CONFORMANCE_NEXT_JS=%q\n' "$DIR/conformance-next/node_modules/$CONFORMANCE_PKG/dist/index.js"
     printf 'TOOLWIRE_INSPECTOR_JS=%q\n' "$DIR/inspector/node_modules/$INSPECTOR_PKG/clients/launcher/build/index.js"
+    printf 'TOOLWIRE_RPC_WEBSOCKETS=%q\n' "$DIR/rpc-websockets/node_modules/$RPC_WS_PKG"
 } >"$DIR/peers.env.tmp"
 mv "$DIR/peers.env.tmp" "$DIR/peers.env"
 step peers.env "$t0" "wrote $DIR/peers.env"

@@ -5,6 +5,8 @@ Built on the official Python SDK (PyPI ``mcp`` 2.3.0, ``MCPServer`` API).
 
     py_server.py stdio
     py_server.py http PORT [--json] [--stateless]
+    py_server.py sse PORT
+
 
 HTTP listens on 127.0.0.1 only; the endpoint is /mcp.  ``--json`` answers
 POSTs with plain application/json instead of SSE, ``--stateless`` disables
@@ -151,6 +153,11 @@ def main(argv: list[str]) -> None:
             json_response=json_response,
             stateless_http=stateless,
         )
+    elif mode == "sse" and len(rest) == 1 and rest[0].isdigit():
+        # The legacy HTTP+SSE transport (2024-11-05): GET /sse, POST /messages/?session_id=…
+        port = int(rest[0])
+        note(f"sse on 127.0.0.1:{port}/sse")
+        server.run("sse", host="127.0.0.1", port=port, sse_path="/sse", message_path="/messages/")
     else:
         usage()
 

@@ -4,10 +4,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{select, Receiver};
+use crossbeam_channel::Receiver;
 use serde_json::{json, Value};
 use toolwire::harness::MAX_SAFE_INTEGER;
-use toolwire::jsonrpc::CallEvent;
 use toolwire::{CallOptions, CallToolResult, McpClient};
 
 use crate::progress::{Display, Mode};
@@ -216,37 +215,53 @@ fn wait(
     display.started();
     // Set once this thread has cancelled the call for its deadline.
     let mut expired = false;
+    let mut progress_seen = display.progress_count();
+    let mut shown_task: Option<(String, String, Option<String>)> = None;
     let outcome = loop {
-        let handle = call.handle();
-        let event = select! {
-            recv(handle.receiver()) -> event => event.ok(),
-            recv(interrupts) -> _ => {
-                let told = call.cancel();
-                crate::progress::clear();
-                note("cancel", json!({"tool": name, "detail": "interrupted (SIGINT)", "sent": told}));
-                let message = if told {
-                    format!(
-                        "interrupted: the call to `{name}` was cancelled (the server was told) \
-                         and the server closed"
-                    )
-                } else {
-                    format!("interrupted: the call to `{name}` had just ended; the server closed")
-                };
-                return Err(Failure { exit: Exit::Interrupted, message });
-            }
-            default(deadline.left().min(TICK)) => None,
-        };
-        if matches!(event, Some(CallEvent::Progress(_))) {
+        if interrupts.try_recv().is_ok() {
+            let told = call.cancel();
+            crate::progress::clear();
+            note(
+                "cancel",
+                json!({"tool": name, "detail": "interrupted (SIGINT)", "sent": told}),
+            );
+            let message = if told {
+                format!(
+                    "interrupted: the call to `{name}` was cancelled (the server was told) \
+                     and the server closed"
+                )
+            } else {
+                format!("interrupted: the call to `{name}` had just ended; the server closed")
+            };
+            return Err(Failure {
+                exit: Exit::Interrupted,
+                message,
+            });
+        }
+        // Progress reports (shown by the callback) and a task's changes push the deadline.
+        if let Some(outcome) = call.wait_timeout(deadline.left().min(TICK)) {
+            break outcome;
+        }
+        let seen = display.progress_count();
+        if seen != progress_seen {
+            progress_seen = seen;
             deadline.progressed();
         }
-        let handle = call.handle();
-        let outcome = match event {
-            Some(event) => handle.on_event(event),
-            // Nothing new: past the client's deadline (plus grace) this gives up by itself.
-            None => handle.try_result(),
-        };
-        if let Some(outcome) = outcome {
-            break outcome;
+        if let Some(task) = call.task() {
+            let now = (
+                task.task_id.clone(),
+                task.status.to_string(),
+                task.status_message.clone(),
+            );
+            if shown_task.as_ref() != Some(&now) {
+                if shown_task.is_none() {
+                    note("task", json!({"tool": name, "task_id": task.task_id}));
+                } else {
+                    deadline.progressed();
+                }
+                display.task(&now.0, &now.1, now.2.as_deref());
+                shown_task = Some(now);
+            }
         }
         if !expired && deadline.passed() {
             expired = true;
@@ -256,25 +271,32 @@ fn wait(
                     "cancel",
                     json!({"tool": name, "detail": "timed out", "sent": true}),
                 );
+                let what = if call.task().is_some() {
+                    "its task was cancelled"
+                } else {
+                    "it was cancelled"
+                };
                 return Err(Failure {
                     exit: Exit::Timeout,
                     message: format!(
-                        "the call to `{name}` timed out after {} (it was cancelled; the server \
+                        "the call to `{name}` timed out after {} ({what}; the server \
                          was told)",
                         output::duration(after)
                     ),
                 });
             }
-            // The outcome arrived at the same moment: it is on the channel.
+            // The outcome arrived at the same moment: the next wait takes it.
         }
         display.tick();
     };
-    let value = outcome.map_err(|error| call_failure(name, &error))?;
-    // The library's own checks: the result's shape, its resultType, and its structuredContent
-    // against the tool's outputSchema.
-    client
-        .check_tool_result(name, value)
-        .map_err(|error| Failure::from_error(&format!("the result of `{name}`"), &error))
+    // The library's checks are done: the result's shape, its resultType, its
+    // structuredContent against the tool's outputSchema, and a task followed to its end.
+    outcome.map_err(|error| match error {
+        toolwire::Error::Schema(_) | toolwire::Error::Protocol(_) => {
+            Failure::from_error(&format!("the result of `{name}`"), &error)
+        }
+        other => call_failure(name, &other),
+    })
 }
 
 fn call_failure(name: &str, error: &toolwire::Error) -> Failure {

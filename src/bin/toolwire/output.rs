@@ -91,6 +91,17 @@ pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
                     mask_url(url),
                     Some(headers.iter().map(|(name, _)| name.clone()).collect()),
                 ),
+                Some(ServerEntry::Sse { url, headers }) => (
+                    "sse",
+                    mask_url(url),
+                    Some(headers.iter().map(|(name, _)| name.clone()).collect()),
+                ),
+                Some(ServerEntry::WebSocket { url, headers }) => (
+                    "websocket",
+                    mask_url(url),
+                    Some(headers.iter().map(|(name, _)| name.clone()).collect()),
+                ),
+                Some(ServerEntry::Socket(socket)) => ("socket", socket.address().to_string(), None),
                 _ => ("?", String::new(), None),
             };
             ServerRow {
@@ -105,7 +116,11 @@ pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
         let servers: Vec<Value> = rows
             .iter()
             .map(|row| {
-                let key = if row.kind == "http" { "url" } else { "command" };
+                let key = if row.kind == "stdio" {
+                    "command"
+                } else {
+                    "url"
+                };
                 let mut entry = json!({"name": row.name, "transport": row.kind, key: row.detail});
                 if let Some(headers) = &row.headers {
                     let masked: serde_json::Map<String, Value> = headers
@@ -319,6 +334,18 @@ fn render_table(header: &[&str], rows: &[Vec<String>]) -> String {
 
 /// `call --json`: the whole result.
 pub fn print_result_json(result: &CallToolResult) {
+    // A call that ran as a task names it where the protocol does: the related-task `_meta`.
+    if let (Some(task_id), Value::Object(raw)) = (&result.task_id, &result.raw) {
+        let mut raw = raw.clone();
+        let meta = raw
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Value::Object(meta) = meta {
+            meta.entry("io.modelcontextprotocol/related-task")
+                .or_insert_with(|| serde_json::json!({"taskId": task_id}));
+        }
+        return emit_json(&Value::Object(raw));
+    }
     emit_json(&result.raw);
 }
 

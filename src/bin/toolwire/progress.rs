@@ -65,6 +65,8 @@ pub struct Display {
     tool: String,
     started: Instant,
     bar: Mutex<Option<ProgressBar>>,
+    /// How many progress reports were shown, so the waiter can tell news from silence.
+    reports: std::sync::atomic::AtomicU64,
 }
 
 impl Display {
@@ -75,6 +77,7 @@ impl Display {
             tool: tool.to_owned(),
             started: Instant::now(),
             bar: Mutex::new(None),
+            reports: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -92,8 +95,31 @@ impl Display {
         }
     }
 
+    /// How many progress reports were shown so far.
+    pub fn progress_count(&self) -> u64 {
+        self.reports.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The call runs as a task, now in `status`: `task ID STATUS message` as a line, or the
+    /// bar's message.
+    pub fn task(&self, id: &str, status: &str, message: Option<&str>) {
+        let text = match message.map(str::trim) {
+            Some(message) if !message.is_empty() => format!("task {id} {status}: {message}"),
+            _ => format!("task {id} {status}"),
+        };
+        match self.mode {
+            Mode::Quiet => {}
+            Mode::Lines => errln!("{text}"),
+            Mode::Bar => self.with_bar(|bar| {
+                bar.set_message(crate::terminal::shown_line(&text).into_owned());
+            }),
+        }
+    }
+
     /// One progress report.
     pub fn progress(&self, progress: &Progress) {
+        self.reports
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let numbers = match progress.total {
             Some(total) => format!("{}/{}", number(progress.progress), number(total)),
             None => number(progress.progress),

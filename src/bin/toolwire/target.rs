@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 use toolwire::config::{LoadOptions, ServerEntry};
-use toolwire::transport::{mask_url, Connector, HttpTransport, StdioTransport, Transport};
+use toolwire::transport::{
+    mask_url, Connector, HttpTransport, LegacySseTransport, StdioTransport, Transport,
+};
 use toolwire::{HttpConfig, McpClient, McpConfig, ServerConfigs, StdioConfig};
 
 use crate::cli::TargetOptions;
@@ -25,6 +27,8 @@ pub enum Target {
     },
     /// A Streamable HTTP endpoint.
     Url(HttpConfig),
+    /// A `--url` of another transport: `ws://`/`wss://`, `tcp://host:port`, `unix:/path`.
+    Plain(ServerEntry, String),
     /// A stdio server started from the command line.
     Command(StdioConfig),
 }
@@ -38,6 +42,7 @@ impl Target {
             }
             // The URL's password is a secret: messages and the transcript show it masked.
             Target::Url(http) => mask_url(http.url()),
+            Target::Plain(_, url) => mask_url(url),
             Target::Command(stdio) => stdio.command_line(),
         }
     }
@@ -125,6 +130,31 @@ pub fn resolve(options: &TargetOptions, command: &[String]) -> Result<Target, Fa
         return Ok(Target::Command(stdio));
     }
     if let Some(url) = &options.url {
+        let entry = ServerEntry::from_url(url);
+        if !matches!(entry, ServerEntry::Http { .. }) {
+            let entry = match entry {
+                ServerEntry::WebSocket { url, .. } => {
+                    let mut headers = Vec::new();
+                    for header in &options.headers {
+                        let (name, value) = split_pair(header, ':').ok_or_else(|| {
+                            Failure::usage(
+                                "--header: expected 'Name: value' (a name, then `:`, then the value)",
+                            )
+                        })?;
+                        headers.push((name, value));
+                    }
+                    ServerEntry::WebSocket { url, headers }
+                }
+                other if !options.headers.is_empty() => {
+                    return Err(Failure::usage(format!(
+                        "--header applies to HTTP and WebSocket URLs, not to a {} URL",
+                        other.transport()
+                    )))
+                }
+                other => other,
+            };
+            return Ok(Target::Plain(entry, url.clone()));
+        }
         let mut http = cli_http(url);
         for header in &options.headers {
             // A header's value is often a token: a malformed one is not echoed.
@@ -211,6 +241,17 @@ pub fn connect(
                 })?;
                 http.connector()
             }
+            // The legacy HTTP+SSE transport, with the same close bounds.
+            Some(ServerEntry::Sse { url, headers }) => {
+                let mut http = cli_http(url);
+                for (name, value) in headers {
+                    http = http.header(name.clone(), value.clone());
+                }
+                LegacySseTransport::new(http.clone()).map_err(|error| {
+                    Failure::from_error(&format!("connecting to {describe}"), &error)
+                })?;
+                http.legacy_sse_connector()
+            }
             _ => configs.connector(server).map_err(|error| {
                 Failure::from_error(&format!("connecting to {describe}"), &error)
             })?,
@@ -221,6 +262,9 @@ pub fn connect(
                 .map_err(|error| Failure::from_error(&format!("--url {describe}"), &error))?;
             http.clone().connector()
         }
+        Target::Plain(entry, _) => entry
+            .connector()
+            .map_err(|error| Failure::from_error(&format!("--url {describe}"), &error))?,
         Target::Command(stdio) => {
             let stdio = stdio.clone();
             Box::new(move || {
@@ -233,11 +277,9 @@ pub fn connect(
             let kind = match target {
                 Target::Config {
                     configs, server, ..
-                } => match configs.get(server) {
-                    Some(ServerEntry::Http { .. }) => "http",
-                    _ => "stdio",
-                },
+                } => configs.get(server).map_or("stdio", ServerEntry::transport),
                 Target::Url(_) => "http",
+                Target::Plain(entry, _) => entry.transport(),
                 Target::Command(_) => "stdio",
             };
             transcript.decision(

@@ -37,6 +37,7 @@ pub struct HttpConfig {
     pub(crate) thread_join_grace: Duration,
     pub(crate) worker_idle: Duration,
     pub(crate) post_backstop: Duration,
+    pub(crate) endpoint_timeout: Duration,
 }
 
 impl fmt::Debug for HttpConfig {
@@ -102,6 +103,7 @@ impl HttpConfig {
             thread_join_grace: Duration::from_secs(1),
             worker_idle: Duration::from_secs(5),
             post_backstop: Duration::from_secs(1),
+            endpoint_timeout: Duration::from_secs(10),
         }
     }
 
@@ -278,6 +280,14 @@ impl HttpConfig {
         self
     }
 
+    /// The legacy HTTP+SSE transport only ([`crate::transport::LegacySseTransport`]): how
+    /// long the event stream may take to name the endpoint to POST to (its `endpoint`
+    /// event); past it the connection fails. Defaults to 10 s.
+    pub fn endpoint_timeout(mut self, timeout: Duration) -> Self {
+        self.endpoint_timeout = timeout;
+        self
+    }
+
     /// A connector that makes a fresh transport (and so a fresh session) for every
     /// (re)connection.
     pub fn connector(self) -> Connector {
@@ -285,13 +295,13 @@ impl HttpConfig {
     }
 
     /// The URL as messages show it (see [`crate::transport::mask_url`]).
-    pub(super) fn display_url(&self) -> String {
+    pub(in crate::transport) fn display_url(&self) -> String {
         mask_url(&self.url)
     }
 
     /// The secrets to take out of foreign text: the URL's userinfo, the token, the header
     /// values.
-    pub(super) fn secrets(&self) -> Secrets {
+    pub(in crate::transport) fn secrets(&self) -> Secrets {
         let mut credentials: Vec<String> = self
             .bearer_token
             .iter()
@@ -311,7 +321,7 @@ impl HttpConfig {
         Secrets::new(&self.url, credentials.iter().map(String::as_str))
     }
 
-    pub(super) fn check(&self) -> Result<()> {
+    pub(in crate::transport) fn check(&self) -> Result<()> {
         let shown = self.display_url();
         let lower = self.url.to_ascii_lowercase();
         if lower.starts_with("https://") {

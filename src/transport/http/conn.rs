@@ -30,7 +30,7 @@ thread_local! {
 static NEXT_SLOT: AtomicU64 = AtomicU64::new(1);
 
 /// One exchange's handle for aborting it from another thread.
-pub(super) struct Slot {
+pub(in crate::transport) struct Slot {
     id: u64,
     aborted: AtomicBool,
     /// The connection this slot last used.
@@ -50,7 +50,7 @@ impl fmt::Debug for Slot {
 }
 
 impl Slot {
-    pub(super) fn new() -> Arc<Slot> {
+    pub(in crate::transport) fn new() -> Arc<Slot> {
         Arc::new(Slot {
             id: NEXT_SLOT.fetch_add(1, Ordering::Relaxed),
             aborted: AtomicBool::new(false),
@@ -60,23 +60,23 @@ impl Slot {
         })
     }
 
-    pub(super) fn id(&self) -> u64 {
+    pub(in crate::transport) fn id(&self) -> u64 {
         self.id
     }
 
     /// The exchange is over: a later abort must not touch the connection, which may be back
     /// in the pool.
-    pub(super) fn finish(&self) {
+    pub(in crate::transport) fn finish(&self) {
         self.conn.lock().take();
     }
 
-    pub(super) fn is_aborted(&self) -> bool {
+    pub(in crate::transport) fn is_aborted(&self) -> bool {
         self.aborted.load(Ordering::SeqCst)
     }
 
     /// Stops the exchange: its socket is shut down (a blocked read returns at once), later
     /// I/O on this slot fails, and its sleeps end. Idempotent.
-    pub(super) fn abort(&self) {
+    pub(in crate::transport) fn abort(&self) {
         if self.aborted.swap(true, Ordering::SeqCst) {
             return;
         }
@@ -95,7 +95,7 @@ impl Slot {
     }
 
     /// Sleeps for `duration` unless aborted first. Returns false when aborted.
-    pub(super) fn sleep(&self, duration: Duration) -> bool {
+    pub(in crate::transport) fn sleep(&self, duration: Duration) -> bool {
         let deadline = Instant::now() + duration;
         let mut guard = self.sleeping.lock();
         while !self.is_aborted() {
@@ -107,7 +107,7 @@ impl Slot {
     }
 
     /// Runs `body` with this slot as the current thread's exchange.
-    pub(super) fn enter<T>(self: &Arc<Self>, body: impl FnOnce() -> T) -> T {
+    pub(in crate::transport) fn enter<T>(self: &Arc<Self>, body: impl FnOnce() -> T) -> T {
         let previous = CURRENT.with(|current| current.replace(Some(Arc::clone(self))));
         struct Restore(Option<Arc<Slot>>);
         impl Drop for Restore {
@@ -140,7 +140,7 @@ fn aborted_error() -> ureq::Error {
 
 /// ureq's default connector chain, with every connection wrapped in a [`Tracked`].
 #[derive(Debug, Default)]
-pub(super) struct AbortableConnector {
+pub(in crate::transport) struct AbortableConnector {
     inner: DefaultConnector,
 }
 
@@ -201,7 +201,7 @@ fn current_aborted() -> bool {
 }
 
 /// A connection that registers with the slot of whichever thread uses it.
-pub(super) struct Tracked {
+pub(in crate::transport) struct Tracked {
     inner: Box<dyn Transport>,
     tag: Arc<ConnTag>,
     /// The slot id this connection last registered with (saves a lock per read).

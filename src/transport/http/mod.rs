@@ -89,12 +89,12 @@ use crate::error::{Closed, Error, Result};
 use crate::wire::{self, Incoming, IncomingFrame, Invalid, RequestId};
 
 mod config;
-mod conn;
+pub(in crate::transport) mod conn;
 mod pool;
 mod post;
 mod session;
 mod stream;
-mod util;
+pub(in crate::transport) mod util;
 
 pub use config::HttpConfig;
 

@@ -111,13 +111,16 @@ pub(super) fn is_event_stream(content_type: Option<&str>) -> bool {
 impl Shared {
     /// The routing headers of a stateless frame: its method and, when it names one, its
     /// target.
-    fn route_headers(post: &Post) -> Vec<(&'static str, String)> {
+    fn route_headers(post: &Post) -> Vec<(String, String)> {
         if !post.meta.stateless {
             return Vec::new();
         }
-        let mut headers = vec![("Mcp-Method", util::header_value(&post.what))];
+        let mut headers = vec![("Mcp-Method".to_owned(), util::header_value(&post.what))];
         if let Some(target) = &post.meta.target {
-            headers.push(("Mcp-Name", util::header_value(target)));
+            headers.push(("Mcp-Name".into(), util::header_value(target)));
+        }
+        for (name, value) in &post.meta.param_headers {
+            headers.push((format!("Mcp-Param-{name}"), util::param_value(value)));
         }
         headers
     }
@@ -147,7 +150,7 @@ impl Shared {
     pub(super) fn post_request(
         &self,
         body: &str,
-        extra: &[(&'static str, String)],
+        extra: &[(String, String)],
         stamp: &Stamp,
         deadline: Option<Instant>,
     ) -> std::result::Result<Response<Body>, ureq::Error> {
@@ -168,7 +171,7 @@ impl Shared {
             .header("Accept", "application/json, text/event-stream");
         request = self.common(request, stamp);
         for (name, value) in extra {
-            request = request.header(*name, value.as_str());
+            request = request.header(name.as_str(), value.as_str());
         }
         request.send(body.as_bytes())
     }

@@ -6,7 +6,7 @@ use std::io::Read;
 /// A header value as routing headers want it: plain when it is visible ASCII (spaces inside
 /// allowed) without leading or trailing whitespace and does not look like the sentinel,
 /// otherwise `=?base64?…?=` of its UTF-8.
-pub(super) fn header_value(text: &str) -> String {
+pub(in crate::transport) fn header_value(text: &str) -> String {
     let plain = !text.is_empty()
         && text.bytes().all(|byte| (0x20..=0x7e).contains(&byte))
         && !text.starts_with(' ')
@@ -19,8 +19,18 @@ pub(super) fn header_value(text: &str) -> String {
     }
 }
 
+/// A mirrored parameter's header value: as [`header_value`], except that an empty value is
+/// sent plain (an empty header is well-formed, and the parameter was present).
+pub(in crate::transport) fn param_value(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        header_value(text)
+    }
+}
+
 /// Standard base64 with padding.
-pub(super) fn base64(bytes: &[u8]) -> String {
+pub(in crate::transport) fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
@@ -42,21 +52,24 @@ pub(super) fn base64(bytes: &[u8]) -> String {
 }
 
 /// Reads at most `limit` bytes; `Ok(None)` when the body is longer.
-pub(super) fn read_limited(reader: impl Read, limit: usize) -> std::io::Result<Option<Vec<u8>>> {
+pub(in crate::transport) fn read_limited(
+    reader: impl Read,
+    limit: usize,
+) -> std::io::Result<Option<Vec<u8>>> {
     let mut body = Vec::new();
     reader.take(limit as u64 + 1).read_to_end(&mut body)?;
     Ok((body.len() <= limit).then_some(body))
 }
 
 /// Reads up to `limit` bytes of a body for an error message, ignoring read errors.
-pub(super) fn read_prefix(reader: impl Read, limit: usize) -> Vec<u8> {
+pub(in crate::transport) fn read_prefix(reader: impl Read, limit: usize) -> Vec<u8> {
     let mut body = Vec::new();
     let _ = reader.take(limit as u64).read_to_end(&mut body);
     body
 }
 
 /// The first `limit` bytes as text, cut on a character boundary, marked when cut.
-pub(super) fn excerpt(body: &[u8], limit: usize) -> String {
+pub(in crate::transport) fn excerpt(body: &[u8], limit: usize) -> String {
     let text = String::from_utf8_lossy(body);
     let text = text.trim();
     if text.len() <= limit {
@@ -70,7 +83,7 @@ pub(super) fn excerpt(body: &[u8], limit: usize) -> String {
 }
 
 /// The media type of a `Content-Type` value, lower case, without parameters.
-pub(super) fn media_type(value: &str) -> String {
+pub(in crate::transport) fn media_type(value: &str) -> String {
     value
         .split(';')
         .next()
@@ -90,6 +103,10 @@ mod tests {
         assert_eq!(header_value(" lead"), "=?base64?IGxlYWQ=?=");
         assert_eq!(header_value("héllo"), "=?base64?aMOpbGxv?=");
         assert_eq!(header_value("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
+        assert_eq!(param_value(""), "");
+        assert_eq!(param_value("\tindented"), "=?base64?CWluZGVudGVk?=");
+        assert_eq!(param_value("line1\r\nline2"), "=?base64?bGluZTENCmxpbmUy?=");
+        assert_eq!(param_value("us west 1"), "us west 1");
         assert_eq!(base64(b""), "");
         assert_eq!(base64(b"f"), "Zg==");
         assert_eq!(base64(b"fo"), "Zm8=");

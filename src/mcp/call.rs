@@ -1,0 +1,268 @@
+//! A tool call in flight: its first request (sent again once when a stateless server refuses
+//! it for its version, or for its headers), the input rounds of 2026-07-28, and the task it
+//! may become, polled to its end within the call's deadline.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::requests::{check_result_type, ResultType, Rounds};
+use super::session::refused_for_stateless;
+use super::tasks::{created_task, Task, TaskWait};
+use super::tool_types::CallToolResult;
+use super::{methods, McpClient, Session};
+use crate::client::{CallHandle, CallOptions};
+use crate::error::{Error, Result};
+use crate::wire::{ErrorCode, RequestId};
+
+/// -32020: a 2026-07-28 server found the routing headers inconsistent with the body.
+const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+
+/// A tool call in flight, from [`McpClient::start_tool`]. Waiting on it follows what
+/// [`McpClient::call_tool`] follows: 2026-07-28 input rounds, and a task the server runs the
+/// call as (polled within the call's deadline, cancelled on the server when the deadline
+/// passes or the call is cancelled).
+#[derive(Debug)]
+pub struct ToolCall {
+    client: McpClient,
+    name: String,
+    handle: CallHandle,
+    session: Arc<Session>,
+    rounds: Rounds,
+    started: Instant,
+    /// The first request was sent again after a version refusal / a header mismatch.
+    resent_version: bool,
+    resent_headers: bool,
+    task: Option<TaskWait>,
+    cancelled: AtomicBool,
+    finished: bool,
+}
+
+impl ToolCall {
+    pub(super) fn start(
+        client: &McpClient,
+        name: &str,
+        session: Arc<Session>,
+        stamped: Value,
+        options: CallOptions,
+        rounds: Rounds,
+    ) -> Result<ToolCall> {
+        let started = Instant::now();
+        let handle = session.rpc.start(methods::TOOLS_CALL, stamped, options)?;
+        Ok(ToolCall {
+            client: client.clone(),
+            name: name.to_owned(),
+            handle,
+            session,
+            rounds,
+            started,
+            resent_version: false,
+            resent_headers: false,
+            task: None,
+            cancelled: AtomicBool::new(false),
+            finished: false,
+        })
+    }
+
+    /// Waits for the result, answers the server's input requests when it asks for any (each
+    /// round a new request), follows the task the call may become, and checks the result as
+    /// [`McpClient::call_tool`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`McpClient::call_tool`], plus [`Error::Cancelled`] after a cancel.
+    pub fn wait(mut self) -> Result<CallToolResult> {
+        loop {
+            if let Some(outcome) = self.wait_timeout(Duration::from_secs(3600)) {
+                return outcome;
+            }
+        }
+    }
+
+    /// Waits at most `limit` for the checked result; `None` while the call (or its task) is
+    /// still running. Progress callbacks run on this thread meanwhile. Once a 2026-07-28
+    /// server asks for input, the input rounds are followed to their end here, each within
+    /// the call's own deadline, whatever `limit` says.
+    pub fn wait_timeout(&mut self, limit: Duration) -> Option<Result<CallToolResult>> {
+        let until = Instant::now() + limit;
+        loop {
+            if self.finished {
+                return Some(Err(Error::Protocol(
+                    "the call's outcome was already taken".into(),
+                )));
+            }
+            if self.cancelled.load(Ordering::SeqCst) {
+                self.finished = true;
+                return Some(Err(Error::Cancelled {
+                    method: methods::TOOLS_CALL.into(),
+                }));
+            }
+            if let Some(task) = &mut self.task {
+                let outcome = task.step(&self.session, until)?;
+                let task_id = task.task().task_id.clone();
+                self.finished = true;
+                return Some(outcome.and_then(|value| {
+                    let mut result = self.client.finish_tool_result(&self.name, value)?;
+                    result.task_id = Some(task_id);
+                    Ok(result)
+                }));
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            let outcome = self.handle.wait_timeout(left)?;
+            if let Some(done) = self.first_outcome(outcome) {
+                self.finished = true;
+                return Some(done);
+            }
+        }
+    }
+
+    /// What the first request's outcome means: the result, a task to follow (`None`), or a
+    /// refusal to answer by sending it again (`None`).
+    fn first_outcome(&mut self, outcome: Result<Value>) -> Option<Result<CallToolResult>> {
+        let value = match outcome {
+            Err(error) => return self.resend(error).err().map(Err),
+            Ok(value) => value,
+        };
+        let value = match check_result_type(&value) {
+            Err(error) => return Some(Err(error)),
+            Ok(ResultType::InputRequired) => {
+                let rounds = Rounds {
+                    method: self.rounds.method.clone(),
+                    params: self.rounds.params.clone(),
+                    options: self.rounds.options.clone(),
+                    level: self.rounds.level.clone(),
+                };
+                match self
+                    .client
+                    .inner
+                    .follow_rounds(&self.session, rounds, value)
+                {
+                    Ok(value) => value,
+                    Err(error) => return Some(Err(error)),
+                }
+            }
+            Ok(_) => value,
+        };
+        match created_task(self.session.info.era, &value) {
+            Err(error) => Some(Err(error)),
+            Ok(Some(task)) => {
+                self.task = Some(TaskWait::new(
+                    &self.client,
+                    task,
+                    self.started,
+                    &self.rounds.options,
+                ));
+                None
+            }
+            Ok(None) => Some(self.client.finish_tool_result(&self.name, value)),
+        }
+    }
+
+    /// Sends the first request again, once, when a stateless server refused it for its
+    /// version (naming it among those it supports) or for its `Mcp-Param-*` headers (after
+    /// listing the tools again); any other error is the call's.
+    fn resend(&mut self, error: Error) -> Result<()> {
+        let Some(original) = self.rounds.params.clone() else {
+            return Err(error);
+        };
+        let mismatch = error.rpc().is_some_and(|rpc| rpc.code == HEADER_MISMATCH);
+        let mut options = self.rounds.options.clone();
+        if !self.resent_version && refused_for_stateless(&error) {
+            self.resent_version = true;
+        } else if !self.resent_headers && mismatch {
+            self.resent_headers = true;
+            log::debug!(
+                "toolwire: `{}` was refused for its headers ({error}); listing the tools again",
+                self.name
+            );
+            self.client.refresh_tools()?;
+            options.meta.param_headers =
+                self.client
+                    .param_headers(&self.session, &self.name, &original)?;
+            self.rounds.options = options.clone();
+        } else {
+            return Err(error);
+        }
+        log::debug!(
+            "toolwire: `{}` was refused ({error}); sending it again",
+            self.name
+        );
+        let params =
+            self.session
+                .stamp(methods::TOOLS_CALL, original, self.rounds.level.as_deref());
+        self.handle = self
+            .session
+            .rpc
+            .start(methods::TOOLS_CALL, params, options)?;
+        Ok(())
+    }
+
+    /// Cancels the call: the server is told (`notifications/cancelled` for the request, or
+    /// `tasks/cancel` for the task it became; the task's work may go on, the server decides);
+    /// progress and a response that arrive later are ignored. Returns false when it had
+    /// already completed.
+    pub fn cancel(&self) -> bool {
+        if self.finished || self.cancelled.load(Ordering::SeqCst) {
+            return false;
+        }
+        match &self.task {
+            Some(task) => {
+                self.cancelled.store(true, Ordering::SeqCst);
+                task.cancel();
+                true
+            }
+            None => {
+                let told = self.handle.cancel();
+                if told {
+                    self.cancelled.store(true, Ordering::SeqCst);
+                }
+                told
+            }
+        }
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The task the call runs as, as last seen, once the server has made it one.
+    pub fn task(&self) -> Option<&Task> {
+        self.task.as_ref().map(TaskWait::task)
+    }
+
+    /// The request's id (of the first round).
+    pub fn id(&self) -> &RequestId {
+        self.handle.id()
+    }
+
+    /// The call's current deadline (of the first round).
+    pub fn deadline(&self) -> Instant {
+        self.handle.deadline()
+    }
+
+    /// The underlying call handle of the first request, to poll or select over. A result
+    /// obtained through it has not been checked (nor followed as a task): pass it to
+    /// [`McpClient::check_tool_result`], or use [`ToolCall::wait_timeout`].
+    pub fn handle(&mut self) -> &mut CallHandle {
+        &mut self.handle
+    }
+}
+
+impl Drop for ToolCall {
+    fn drop(&mut self) {
+        // A task left behind would run on unwatched: tell the server, as a dropped handle
+        // does for a request.
+        if !self.finished && !self.cancelled.load(Ordering::SeqCst) {
+            if let Some(task) = &self.task {
+                log::debug!(
+                    "toolwire: the call of `{}` was dropped while its task ran; cancelling it",
+                    self.name
+                );
+                task.cancel();
+            }
+        }
+    }
+}
