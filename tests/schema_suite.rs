@@ -190,22 +190,48 @@ fn run_draft(root: &Path, draft: &str, meta_schema: &str, tally: &mut Tally) {
     }
 }
 
-#[test]
-#[ignore = "set TOOLWIRE_SCHEMA_SUITE to the JSON-Schema-Test-Suite tests/ folder"]
-fn the_official_test_suite_passes() {
-    let Some(root) = std::env::var_os("TOOLWIRE_SCHEMA_SUITE") else {
-        eprintln!(
-            "skipped: set TOOLWIRE_SCHEMA_SUITE to the tests/ folder of a JSON-Schema-Test-Suite checkout"
+/// The suite's `tests/` folder: `TOOLWIRE_SCHEMA_SUITE`, else the one `tests/peers/install.sh`
+/// unpacked (named in `$TOOLWIRE_PEERS_DIR/peers.env`). Run without either, the test fails
+/// saying so rather than passing having checked nothing.
+fn suite_root() -> std::path::PathBuf {
+    if let Some(root) = std::env::var_os("TOOLWIRE_SCHEMA_SUITE") {
+        return root.into();
+    }
+    let Some(dir) = std::env::var_os("TOOLWIRE_PEERS_DIR") else {
+        panic!(
+            "the_official_test_suite_passes needs the JSON-Schema-Test-Suite: set \
+             TOOLWIRE_SCHEMA_SUITE to its tests/ folder, or TOOLWIRE_PEERS_DIR=DIR after \
+             `bash tests/peers/install.sh DIR`"
         );
-        return;
     };
-    let root = Path::new(&root);
+    let env = Path::new(&dir).join("peers.env");
+    let text = fs::read_to_string(&env)
+        .unwrap_or_else(|error| panic!("{} cannot be read: {error}", env.display()));
+    let line = text
+        .lines()
+        .find_map(|line| line.strip_prefix("TOOLWIRE_SCHEMA_SUITE="))
+        .unwrap_or_else(|| {
+            panic!(
+                "{} names no TOOLWIRE_SCHEMA_SUITE: run tests/peers/install.sh again",
+                env.display()
+            )
+        });
+    // install.sh writes the path with printf %q; its own paths need no quoting.
+    line.trim().into()
+}
+
+#[test]
+#[ignore = "needs the JSON-Schema-Test-Suite: TOOLWIRE_SCHEMA_SUITE, or TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn the_official_test_suite_passes() {
+    let root = suite_root();
+    let root = root.as_path();
     let mut unexpected = Vec::new();
     for (draft, meta_schema) in DRAFTS {
-        if !root.join(draft).is_dir() {
-            println!("{draft:<13} not in this copy of the suite");
-            continue;
-        }
+        assert!(
+            root.join(draft).is_dir(),
+            "{draft} is not in {}: not the suite's tests/ folder?",
+            root.display()
+        );
         let mut tally = Tally::default();
         run_draft(root, draft, meta_schema, &mut tally);
         let total = tally.passed + tally.known + tally.failed.len();

@@ -30,6 +30,10 @@ MCP_PY_VER="2.3.0"
 # A WebSocket JSON-RPC 2.0 server nobody here wrote, for the WebSocket transport's interop.
 RPC_WS_PKG="rpc-websockets"
 RPC_WS_VER="10.0.1"
+# The JSON-Schema-Test-Suite, as the sdist of Python's jsonschema ships it (json/tests/);
+# the file's sha256 is checked, since it is data the schema tests trust.
+SCHEMA_SUITE_VER="4.26.0"
+SCHEMA_SUITE_SHA256="0c26707e2efad8aa1bfc5b7ce170f3fccc2e4918ff85989ba9ffa9facb2be326"
 # -----------------------------------------------------------------------------
 
 if [[ $# -ne 1 || "$1" == -* ]]; then
@@ -171,6 +175,29 @@ npm_step inspector "$INSPECTOR_PKG" "$INSPECTOR_VER" "node_modules/$INSPECTOR_PK
 npm_step rpc-websockets "$RPC_WS_PKG" "$RPC_WS_VER" "node_modules/$RPC_WS_PKG/package.json"
 py_step
 
+# The JSON-Schema-Test-Suite for tests/schema_suite.rs, from the pinned sdist.
+suite_step() {
+    local t0=$EPOCHREALTIME dest="$DIR/schema-suite"
+    local tests="$dest/jsonschema-$SCHEMA_SUITE_VER/json/tests"
+    if [[ -f "$dest/.toolwire-stamp" && -d "$tests/draft2020-12" ]] &&
+        [[ "$(cat "$dest/.toolwire-stamp")" == "$SCHEMA_SUITE_SHA256" ]]; then
+        step schema-suite "$t0" "up to date (jsonschema-$SCHEMA_SUITE_VER sdist)"
+        return
+    fi
+    rm -rf "$dest"
+    mkdir -p "$dest"
+    run_logged "$DIR/.log-schema-suite" "$SYS_PY" -m pip --disable-pip-version-check --no-input \
+        download -q --no-deps --no-binary :all: "jsonschema==$SCHEMA_SUITE_VER" -d "$dest"
+    local sdist="$dest/jsonschema-$SCHEMA_SUITE_VER.tar.gz"
+    echo "$SCHEMA_SUITE_SHA256  $sdist" | sha256sum -c --quiet - ||
+        { echo "install.sh: $sdist does not have the pinned sha256" >&2; exit 1; }
+    tar -xzf "$sdist" -C "$dest" "jsonschema-$SCHEMA_SUITE_VER/json/tests"
+    [[ -d "$tests/draft2020-12" ]] || { echo "install.sh: no suite in $sdist" >&2; exit 1; }
+    echo "$SCHEMA_SUITE_SHA256" >"$dest/.toolwire-stamp"
+    step schema-suite "$t0" "unpacked from jsonschema-$SCHEMA_SUITE_VER (sha256 checked)"
+}
+suite_step
+
 # ---- peers.env -----------------------------------------------------------------
 t0=$EPOCHREALTIME
 NODE22_BIN="$DIR/node22/node_modules/$NODE22_PKG/bin/node"
@@ -185,6 +212,7 @@ NODE22_BIN="$DIR/node22/node_modules/$NODE22_PKG/bin/node"
     printf 'TOOLWIRE_PYSERVER=%q\n' "$HERE/py_server.py"
     printf 'TOOLWIRE_CONFORMANCE_JS=%q\n' "$DIR/conformance/node_modules/$CONFORMANCE_PKG/dist/index.js"
     printf 'TOOLWIRE_CONFORMANCE_NEXT_JS=%q\n' "$DIR/conformance-next/node_modules/$CONFORMANCE_PKG/dist/index.js"
+    printf 'TOOLWIRE_SCHEMA_SUITE=%q\n' "$DIR/schema-suite/jsonschema-$SCHEMA_SUITE_VER/json/tests"
     printf 'TOOLWIRE_INSPECTOR_JS=%q\n' "$DIR/inspector/node_modules/$INSPECTOR_PKG/clients/launcher/build/index.js"
     printf 'TOOLWIRE_RPC_WEBSOCKETS=%q\n' "$DIR/rpc-websockets/node_modules/$RPC_WS_PKG"
 } >"$DIR/peers.env.tmp"
