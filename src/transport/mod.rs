@@ -27,7 +27,10 @@ pub(crate) mod stdio;
 
 pub use crate::mask::mask_url;
 #[cfg(feature = "http")]
-pub use http::{HttpConfig, HttpTransport};
+pub use http::{
+    AuthDecision, AuthRefusal, AuthTarget, Credentials, HttpAuth, HttpConfig, HttpTransport,
+    MAX_AUTH_RETRIES,
+};
 pub use memory::{MemoryPeer, MemoryTransport};
 pub use stdio::{StdioConfig, StdioTransport, DEFAULT_INHERITED_ENV};
 
