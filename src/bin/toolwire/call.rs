@@ -232,7 +232,11 @@ fn wait(
                 } else {
                     format!("interrupted: the call to `{name}` had just ended; the server closed")
                 };
-                return Err(Failure { exit: Exit::Interrupted, message });
+                return Err(Failure {
+                    exit: Exit::Interrupted,
+                    message,
+                    login_required: false,
+                });
             }
             default(deadline.left().min(TICK)) => None,
         };
@@ -263,6 +267,7 @@ fn wait(
                          was told)",
                         output::duration(after)
                     ),
+                    login_required: false,
                 });
             }
             // The outcome arrived at the same moment: it is on the channel.
@@ -285,6 +290,7 @@ fn call_failure(name: &str, error: &toolwire::Error) -> Failure {
                 "the call to `{name}` timed out after {} (the request was cancelled)",
                 output::duration(*after)
             ),
+            login_required: false,
         },
         other => Failure::from_error(&format!("calling `{name}`"), other),
     }
