@@ -14,7 +14,9 @@
 //! Scenarios: `initialize` (connect, list tools), `tools_call` (call `add_numbers`),
 //! `sse-retry` (call `test_reconnection`, whose response arrives only on the resumed GET
 //! stream), `elicitation-sep1034-client-defaults` (accept elicitations with the schema's
-//! defaults); any other scenario connects, lists the tools and closes.
+//! defaults); any other scenario connects, lists the tools and closes. `auth/…` scenarios get
+//! an OAuth provider first (see `auth_scenario`), with `MCP_CONFORMANCE_CONTEXT`'s
+//! credentials and grants.
 //!
 //! The 2026-07-28 scenarios have their own functions below (`request-metadata`,
 //! `sep-2322-client-request-state`, `http-standard-headers`, `http-custom-headers`,
@@ -61,7 +63,12 @@ fn run(scenario: &str, url: &str) -> Result<(), Box<dyn std::error::Error>> {
     if scenario == "sep-2322-client-request-state" {
         config = mrtr_config(config, Arc::clone(&slot));
     }
-    let client = McpClient::connect_with(HttpConfig::new(url).connector(), config)?;
+    let mut http = HttpConfig::new(url);
+    // Authorization scenarios (`auth/…`): see `auth_scenario` below.
+    if let Some(oauth) = auth_scenario(scenario, url)? {
+        http = http.auth(oauth);
+    }
+    let client = McpClient::connect_with(http.connector(), config)?;
     let _ = slot.set(client.clone());
     let info = client.session_info()?;
     eprintln!(
@@ -112,6 +119,70 @@ fn run(scenario: &str, url: &str) -> Result<(), Box<dyn std::error::Error>> {
     client.close()?;
     Ok(())
 }
+
+// ---- Authorization scenarios (issue 12) -------------------------------------------------
+//
+// Every `auth/…` scenario gets an OAuth provider whose user-agent step follows the mock
+// authorization server's redirect itself (as the suite's reference client does) and a client
+// metadata document URL (`basic-cimd`); `MCP_CONFORMANCE_CONTEXT` supplies pre-registered
+// credentials and the extensions' grants. The driver then runs as for any scenario: connect,
+// list the tools, call `test-tool`.
+
+/// The Client ID Metadata Document URL both reference clients use; the mock never fetches it.
+const CONFORMANCE_CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+fn auth_scenario(
+    scenario: &str,
+    url: &str,
+) -> Result<Option<std::sync::Arc<toolwire::auth::OAuth>>, Box<dyn std::error::Error>> {
+    use toolwire::auth::{FetchRedirect, Grant, OAuth, OAuthConfig, SigningKey};
+    if !scenario.starts_with("auth/") {
+        return Ok(None);
+    }
+    let context: Value = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+        Ok(text) => serde_json::from_str(&text)?,
+        Err(_) => Value::Null,
+    };
+    let field = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
+    let mut config = OAuthConfig::default()
+        .authorizer(std::sync::Arc::new(FetchRedirect::new(
+            "http://localhost:3000/callback",
+        )))
+        .client_metadata_url(CONFORMANCE_CIMD_URL)
+        .client_name("toolwire conformance client");
+    if let Some(id) = field("client_id") {
+        config = config.client_id(id);
+    }
+    if let Some(secret) = field("client_secret") {
+        config = config.client_secret(secret);
+    }
+    match scenario {
+        "auth/client-credentials-basic" => config = config.grant(Grant::ClientCredentials),
+        "auth/client-credentials-jwt" => {
+            let pem = field("private_key_pem").ok_or("the context has no private_key_pem")?;
+            config = config
+                .grant(Grant::ClientCredentials)
+                .client_key(SigningKey::from_pkcs8_pem(&pem)?);
+        }
+        "auth/wif-jwt-bearer" => {
+            let assertion = field("valid_jwt").ok_or("the context has no valid_jwt")?;
+            config = config.grant(Grant::JwtBearer { assertion });
+        }
+        "auth/enterprise-managed-authorization" => {
+            let need = |name: &str| field(name).ok_or(format!("the context has no {name}"));
+            config = config.grant(Grant::IdentityAssertion {
+                idp_token_endpoint: need("idp_token_endpoint")?,
+                idp_client_id: need("idp_client_id")?,
+                idp_client_secret: None,
+                id_token: need("idp_id_token")?,
+            });
+        }
+        _ => {}
+    }
+    Ok(Some(std::sync::Arc::new(OAuth::new(url, config)?)))
+}
+
+// ---- End of the authorization scenarios --------------------------------------------------
 
 fn needs_no_arguments(tool: &Tool) -> bool {
     tool.input_schema()

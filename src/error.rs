@@ -66,6 +66,11 @@ pub enum Error {
     /// bounded excerpt of the body.
     #[error("{0}")]
     Http(Box<HttpError>),
+    /// Authorization failed: the server wants credentials the client could not obtain
+    /// (discovery, registration, the user's consent or a token request failed, or a check
+    /// refused what a server sent). Carries what went wrong, never a secret.
+    #[error("{0}")]
+    Auth(Box<AuthError>),
     /// Invalid configuration or arguments, before anything was sent.
     #[error("invalid configuration: {0}")]
     Config(String),
@@ -133,6 +138,22 @@ impl Error {
         }
     }
 
+    /// The authorization details, for [`Error::Auth`].
+    pub fn auth(&self) -> Option<&AuthError> {
+        match self {
+            Error::Auth(error) => Some(error),
+            _ => None,
+        }
+    }
+
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    pub(crate) fn auth_error(kind: AuthErrorKind, message: impl Into<String>) -> Error {
+        Error::Auth(Box::new(AuthError {
+            kind,
+            message: message.into(),
+        }))
+    }
+
     pub(crate) fn closed_because(reason: impl Into<String>) -> Error {
         Error::Closed(Box::new(Closed::new(reason)))
     }
@@ -143,6 +164,57 @@ impl Error {
             tool: tool.to_owned(),
             reason,
         }))
+    }
+}
+
+/// Which step of authorization failed, for [`Error::Auth`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AuthErrorKind {
+    /// Credentials are needed and this client may not ask a user for them (a non-interactive
+    /// authorizer): log in first (`toolwire login`).
+    LoginRequired,
+    /// The protected resource metadata or the authorization server metadata could not be
+    /// found or read.
+    Discovery,
+    /// The authorization server metadata names another issuer than the one it was fetched
+    /// for, or the redirect's `iss` differs from the issuer (RFC 8414 §3.3, RFC 9207).
+    IssuerMismatch,
+    /// The protected resource metadata names a resource this URL is not (RFC 9728 §3.3).
+    ResourceMismatch,
+    /// The authorization server does not support PKCE with S256, or something else the flow
+    /// needs (the response type `code`, a grant type).
+    Unsupported,
+    /// Client registration was refused, or no client id could be had.
+    Registration,
+    /// The user's authorization step failed: denied, timed out, a redirect that does not
+    /// match (`state`), or the authorizer failed.
+    Authorization,
+    /// The token endpoint refused a request (its OAuth `error` code is in the message).
+    Token,
+    /// The server wants a scope that more authorizations will not bring (retry limit
+    /// reached, or a step-up that adds nothing).
+    InsufficientScope,
+    /// The server refused the credentials just obtained.
+    Refused,
+    /// Stored credentials could not be read or written.
+    Store,
+}
+
+/// Why authorization failed, for [`Error::Auth`]. The message names the step and the
+/// server's OAuth error code; it never holds a token, a code, a verifier or a secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AuthError {
+    /// Which step failed.
+    pub kind: AuthErrorKind,
+    /// What went wrong, in plain words.
+    pub message: String,
+}
+
+impl fmt::Display for AuthError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "authorization failed: {}", self.message)
     }
 }
 

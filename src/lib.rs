@@ -80,6 +80,10 @@
 //!   WebSocket (feature `websocket`), TCP and Unix sockets, an in-memory pair for tests; typed
 //!   frames across the seam.
 //! - [`config`]: the server lists of the config files hosts already have.
+//! - `auth` (feature `oauth`): MCP authorization (OAuth 2.1) for the HTTP transport, beside
+//!   it: the transport asks an [`HttpAuth`](transport::HttpAuth) for credentials and hands it
+//!   every 401 and 403; `auth::OAuth` is the one this crate ships, with pluggable
+//!   authorizers (the user's step) and token stores.
 //!
 //! The root holds what a first program needs; everything else is in its layer's module.
 //!
@@ -128,6 +132,8 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+#[cfg(feature = "oauth")]
+pub mod auth;
 mod client;
 pub mod config;
 pub mod error;

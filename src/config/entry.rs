@@ -26,7 +26,7 @@ const KNOWN_FIELDS: &[&str] = &[
 ];
 
 impl EntryReader<'_> {
-    fn error(&self, field: &str, problem: impl fmt::Display) -> Error {
+    pub(super) fn error(&self, field: &str, problem: impl fmt::Display) -> Error {
         Error::Config(format!(
             "{}: server `{}`, field `{field}`: {problem}",
             self.source, self.name
@@ -45,8 +45,9 @@ impl EntryReader<'_> {
             ));
         };
         for key in object.keys() {
-            let known = KNOWN_FIELDS.contains(&key.as_str())
-                && (key != "envFile" || self.format == ConfigFormat::VsCode);
+            let known = (KNOWN_FIELDS.contains(&key.as_str())
+                && (key != "envFile" || self.format == ConfigFormat::VsCode))
+                || key == super::oauth::field_of(self.format);
             if !known {
                 log::warn!(
                     "toolwire: {}: server `{}`: ignoring the field `{key}`, which this reader does not know",
@@ -283,7 +284,7 @@ impl EntryReader<'_> {
     }
 
     /// Expands the format's variables in one value.
-    fn expand(&self, text: &str, field: &str) -> Result<String> {
+    pub(super) fn expand(&self, text: &str, field: &str) -> Result<String> {
         if self.format == ConfigFormat::ClaudeDesktop || !text.contains("${") {
             return Ok(text.to_owned());
         }

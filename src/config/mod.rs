@@ -63,6 +63,9 @@ use crate::transport::{Connector, StdioConfig};
 
 mod entry;
 mod file;
+mod oauth;
+
+pub use oauth::OAuthSettings;
 
 use entry::EntryReader;
 use file::{read_regular, ReadRefusal};
@@ -265,6 +268,8 @@ pub struct ServerConfigs {
     source: String,
     format: ConfigFormat,
     servers: BTreeMap<String, ServerEntry>,
+    /// The OAuth fields of HTTP entries that have them.
+    oauth: BTreeMap<String, OAuthSettings>,
 }
 
 impl ServerConfigs {
@@ -343,6 +348,7 @@ impl ServerConfigs {
             }
         };
         let mut entries = BTreeMap::new();
+        let mut oauth = BTreeMap::new();
         for (name, entry) in &servers {
             let reader = EntryReader {
                 source: &source,
@@ -350,12 +356,19 @@ impl ServerConfigs {
                 format,
                 options,
             };
-            entries.insert(name.clone(), reader.read(entry)?);
+            let read = reader.read(entry)?;
+            if let (ServerEntry::Http { .. }, Some(object)) = (&read, entry.as_object()) {
+                if let Some(settings) = reader.oauth(object)? {
+                    oauth.insert(name.clone(), settings);
+                }
+            }
+            entries.insert(name.clone(), read);
         }
         Ok(ServerConfigs {
             source,
             format,
             servers: entries,
+            oauth,
         })
     }
 
@@ -372,6 +385,12 @@ impl ServerConfigs {
     /// One server's entry.
     pub fn get(&self, name: &str) -> Option<&ServerEntry> {
         self.servers.get(name)
+    }
+
+    /// The OAuth fields of an HTTP server's entry (Claude Code's and VS Code's `oauth`,
+    /// Cursor's `auth`), when it has them.
+    pub fn oauth(&self, name: &str) -> Option<&OAuthSettings> {
+        self.oauth.get(name)
     }
 
     /// The config's name for error messages: the file's path, or "config text".

@@ -226,6 +226,11 @@ impl McpInner {
                 .half_left(self.config.discover_timeout)
                 .and_then(|timeout| self.discover(&rpc, timeout))
                 .or_else(|error| {
+                    // Authorization failing is no sign of the protocol era: initialize would
+                    // meet the same refusal (and ask the user again).
+                    if matches!(error, Error::Auth(_)) {
+                        return Err(error);
+                    }
                     log::debug!(
                         "toolwire: server/discover failed ({error}); falling back to initialize"
                     );

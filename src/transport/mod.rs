@@ -32,7 +32,10 @@ pub(crate) mod websocket;
 
 pub use crate::mask::mask_url;
 #[cfg(feature = "http")]
-pub use http::{HttpConfig, HttpTransport};
+pub use http::{
+    AuthDecision, AuthRefusal, AuthTarget, Credentials, HttpAuth, HttpConfig, HttpTransport,
+    MAX_AUTH_RETRIES,
+};
 #[cfg(feature = "http")]
 pub use legacy_sse::LegacySseTransport;
 pub use memory::{MemoryPeer, MemoryTransport};

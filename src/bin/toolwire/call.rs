@@ -236,6 +236,7 @@ fn wait(
             return Err(Failure {
                 exit: Exit::Interrupted,
                 message,
+                login_required: false,
             });
         }
         // Progress reports (shown by the callback) and a task's changes push the deadline.
@@ -283,6 +284,7 @@ fn wait(
                          was told)",
                         output::duration(after)
                     ),
+                    login_required: false,
                 });
             }
             // The outcome arrived at the same moment: the next wait takes it.
@@ -307,6 +309,7 @@ fn call_failure(name: &str, error: &toolwire::Error) -> Failure {
                 "the call to `{name}` timed out after {} (the request was cancelled)",
                 output::duration(*after)
             ),
+            login_required: false,
         },
         other => Failure::from_error(&format!("calling `{name}`"), other),
     }

@@ -22,6 +22,12 @@ Examples:
   toolwire tools -- npx -y @modelcontextprotocol/server-everything
   toolwire --url http://127.0.0.1:8000/mcp call add a=2 b=3
   toolwire call sleep '{\"ms\": 2000}' --timeout 5s -- ./tool_server
+  toolwire --url https://mcp.example.com/mcp login
+
+Authorization: an HTTP server that answers 401 is logged in to (OAuth 2.1: discovery,
+registration, the browser, PKCE) when stdin is a terminal, or with `login`; tokens are kept
+in toolwire/tokens.json under the user's config folder (TOOLWIRE_TOKEN_FILE to choose),
+mode 0600. `info` shows whether the session is authorized, as whom and until when.
 
 Exit codes:
   0    ok
@@ -40,6 +46,8 @@ pub struct Cli {
     pub target: TargetOptions,
     #[command(flatten)]
     pub options: Options,
+    #[command(flatten)]
+    pub auth: AuthOptions,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -94,6 +102,32 @@ pub struct Options {
     /// No status lines or progress on stderr (errors and warnings are still shown).
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
+}
+
+/// Authorization (OAuth) for HTTP servers.
+#[derive(Debug, Args, Default)]
+#[command(next_help_heading = "Authorization")]
+pub struct AuthOptions {
+    /// A pre-registered OAuth client id (instead of registering one).
+    #[arg(long, value_name = "ID", global = true)]
+    pub client_id: Option<String>,
+    /// The client's secret (also read from MCP_CLIENT_SECRET, which keeps it out of the
+    /// process list).
+    #[arg(long, value_name = "SECRET", global = true)]
+    pub client_secret: Option<String>,
+    /// A scope to ask for instead of the server's (repeatable, or space-separated).
+    #[arg(long = "scope", value_name = "SCOPE", global = true)]
+    pub scopes: Vec<String>,
+    /// Never log in by itself when a server needs authorization (`login` still does).
+    #[arg(long, global = true)]
+    pub no_login: bool,
+    /// Log in without a browser on this machine: print the address, then read the address
+    /// the browser was sent to (or the code) from stdin.
+    #[arg(long, global = true)]
+    pub headless: bool,
+    /// Do not open a browser when logging in; the address is printed either way.
+    #[arg(long, global = true)]
+    pub no_browser: bool,
 }
 
 /// The MCP lifecycle.
@@ -187,13 +221,18 @@ pub enum Command {
         #[command(flatten)]
         server: ServerCommand,
     },
+    /// Log in to an HTTP server (OAuth): discovery, registration, the browser, a token kept
+    /// in the token file.
+    Login,
+    /// Forget the tokens kept for an HTTP server.
+    Logout,
 }
 
 impl Command {
     /// The `-- COMMAND ARGS` of the subcommand, possibly empty.
     pub fn server_command(&self) -> &[String] {
         match self {
-            Command::Servers { .. } => &[],
+            Command::Servers { .. } | Command::Login | Command::Logout => &[],
             Command::Info { server, .. }
             | Command::Tools { server, .. }
             | Command::Call { server, .. }

@@ -29,6 +29,7 @@ macro_rules! out {
 }
 
 mod args;
+mod auth;
 mod call;
 mod cli;
 mod interrupt;
@@ -89,6 +90,8 @@ pub struct Failure {
     pub exit: Exit,
     /// What to tell the user (without the "toolwire: " prefix).
     pub message: String,
+    /// The server needs a user's authorization, which `login` can obtain.
+    pub login_required: bool,
 }
 
 impl Failure {
@@ -97,6 +100,7 @@ impl Failure {
         Failure {
             exit: Exit::Usage,
             message: message.into(),
+            login_required: false,
         }
     }
 
@@ -111,6 +115,9 @@ impl Failure {
         Failure {
             exit,
             message: format!("{what}: {error}"),
+            login_required: error
+                .auth()
+                .is_some_and(|auth| auth.kind == toolwire::error::AuthErrorKind::LoginRequired),
         }
     }
 }
@@ -138,6 +145,7 @@ fn main() -> ExitCode {
         outcome = Err(Failure {
             exit: Exit::Interrupted,
             message: "interrupted; the server was closed".into(),
+            login_required: false,
         });
     }
     let exit = match outcome {
@@ -180,14 +188,70 @@ fn run(
         let bound = http.get_connect_timeout().min(cli.options.connect_timeout);
         *http = http.clone().connect_timeout(bound);
     }
-    let client = target::connect(&target, mcp_config(cli), transcript)?;
-    interrupt::hold_client(Some(client.clone()));
-    let outcome = run_connected(cli, &client, transcript, interrupts);
-    interrupt::hold_client(None);
-    if let Err(error) = client.close() {
-        log::debug!("closing the session: {error}");
+    let plan = auth::plan(&target);
+    match (&cli.command, &plan) {
+        (Command::Login, Some(plan)) => {
+            auth::login(plan, &cli.auth, false)?;
+            return Ok(Exit::Ok);
+        }
+        (Command::Logout, Some(plan)) => {
+            let removed = auth::logout(plan, &cli.auth)?;
+            errln!(
+                "toolwire: logged out of {}: {removed} token(s) forgotten",
+                target.describe()
+            );
+            return Ok(Exit::Ok);
+        }
+        (Command::Login | Command::Logout, None) => {
+            return Err(Failure::usage(format!(
+                "{} is not an HTTP server that toolwire authorizes (login and logout are for \
+                 --url or a config file's HTTP entry without its own Authorization header)",
+                target.describe()
+            )))
+        }
+        _ => {}
     }
-    outcome
+    // A server that needs a user's consent gets it once, when someone is there to give it.
+    let mut logged_in = false;
+    loop {
+        let provider = match &plan {
+            Some(plan) => Some(auth::provider(plan, &cli.auth, false)?),
+            None => None,
+        };
+        let outcome = match target::connect(&target, mcp_config(cli), transcript, provider.clone())
+        {
+            Ok(client) => {
+                interrupt::hold_client(Some(client.clone()));
+                let outcome =
+                    run_connected(cli, &client, transcript, interrupts, provider.as_deref());
+                interrupt::hold_client(None);
+                if let Err(error) = client.close() {
+                    log::debug!("closing the session: {error}");
+                }
+                outcome
+            }
+            Err(failure) => Err(failure),
+        };
+        match (outcome, &plan) {
+            (Err(failure), Some(plan))
+                if failure.login_required && !logged_in && auth::may_prompt(&cli.auth) =>
+            {
+                errln!(
+                    "toolwire: {} needs authorization; logging in",
+                    target.describe()
+                );
+                auth::login(plan, &cli.auth, cli.options.quiet)?;
+                logged_in = true;
+            }
+            (Err(mut failure), _) if failure.login_required => {
+                failure.message.push_str(
+                    " (log in with `toolwire login` and the same target, or run this from a terminal)",
+                );
+                return Err(failure);
+            }
+            (outcome, _) => return outcome,
+        }
+    }
 }
 
 fn run_connected(
@@ -195,14 +259,18 @@ fn run_connected(
     client: &McpClient,
     transcript: Option<&Arc<Transcript>>,
     interrupts: &crossbeam_channel::Receiver<()>,
+    oauth: Option<&toolwire::auth::OAuth>,
 ) -> Result<Exit, Failure> {
     match &cli.command {
-        Command::Servers { .. } => unreachable!("handled before connecting"),
+        Command::Servers { .. } | Command::Login | Command::Logout => {
+            unreachable!("handled before connecting")
+        }
         Command::Info { json, .. } => {
             let info = client
                 .session_info()
                 .map_err(|error| Failure::from_error("reading the session", &error))?;
-            output::print_info(&info, *json);
+            let status = oauth.map(toolwire::auth::OAuth::status);
+            output::print_info(&info, *json, status.as_ref());
             Ok(Exit::Ok)
         }
         Command::Tools { json, .. } => {

@@ -161,9 +161,13 @@ pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
 }
 
 /// `info`: server, protocol version and era, capabilities, instructions.
-pub fn print_info(info: &SessionInfo, json: bool) {
+pub fn print_info(
+    info: &SessionInfo,
+    json: bool,
+    authorization: Option<&toolwire::auth::AuthStatus>,
+) {
     if json {
-        let document = json!({
+        let mut document = json!({
             "server": {"name": info.server.name, "version": info.server.version,
                        "title": info.server.title},
             "protocolVersion": info.protocol_version,
@@ -171,6 +175,9 @@ pub fn print_info(info: &SessionInfo, json: bool) {
             "capabilities": info.capabilities,
             "instructions": info.instructions,
         });
+        if let Some(status) = authorization {
+            document["authorization"] = crate::auth::status_json(status);
+        }
         emit_json(&document);
         return;
     }
@@ -181,6 +188,15 @@ pub fn print_info(info: &SessionInfo, json: bool) {
     outln!("server:       {server}");
     outln!("protocol:     {}", info.protocol_version);
     outln!("era:          {}", info.era);
+    if let Some(status) = authorization {
+        // Never the token: whether, as whom, until when.
+        let summary = if status.authorized || status.authorizations > 0 {
+            crate::auth::summary(status)
+        } else {
+            "none needed".to_owned()
+        };
+        outln!("authorization: {}", crate::terminal::shown(&summary));
+    }
     match info.capabilities.as_object() {
         Some(capabilities) if !capabilities.is_empty() => {
             outln!("capabilities:");

@@ -224,15 +224,20 @@ pub fn connect(
     target: &Target,
     config: McpConfig,
     transcript: Option<&Arc<Transcript>>,
+    oauth: Option<Arc<toolwire::auth::OAuth>>,
 ) -> Result<McpClient, Failure> {
+    let with_auth = |http: HttpConfig| match &oauth {
+        Some(oauth) => http.auth(Arc::clone(oauth) as Arc<dyn toolwire::transport::HttpAuth>),
+        None => http,
+    };
     let describe = target.describe();
     let connector: Connector = match target {
         Target::Config {
             configs, server, ..
         } => match configs.get(server) {
             // An HTTP entry gets the command's close bounds, like `--url`.
-            Some(ServerEntry::Http { url, headers }) => {
-                let mut http = cli_http(url);
+            Some(ServerEntry::Http { url, headers, .. }) => {
+                let mut http = with_auth(cli_http(url));
                 for (name, value) in headers {
                     http = http.header(name.clone(), value.clone());
                 }
@@ -260,7 +265,7 @@ pub fn connect(
             // Checks the URL and headers before anything is sent.
             HttpTransport::new(http.clone())
                 .map_err(|error| Failure::from_error(&format!("--url {describe}"), &error))?;
-            http.clone().connector()
+            with_auth(http.clone()).connector()
         }
         Target::Plain(entry, _) => entry
             .connector()

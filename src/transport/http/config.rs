@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::HttpTransport;
+use super::{HttpAuth, HttpTransport};
 use crate::error::{Error, Result};
 use crate::mask::{mask_url, userinfo, MaskedHeaders, Secrets, MASK};
 use crate::transport::{Connector, Transport};
@@ -16,6 +16,7 @@ pub struct HttpConfig {
     pub(crate) url: String,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) bearer_token: Option<String>,
+    pub(crate) auth: Option<Arc<dyn HttpAuth>>,
     pub(crate) connect_timeout: Duration,
     pub(crate) response_timeout: Duration,
     pub(crate) read_timeout: Option<Duration>,
@@ -48,6 +49,7 @@ impl fmt::Debug for HttpConfig {
             .field("url", &mask_url(&self.url))
             .field("headers", &MaskedHeaders(&self.headers))
             .field("bearer_token", &self.bearer_token.as_ref().map(|_| MASK))
+            .field("auth", &self.auth.as_ref().map(|_| "<provider>"))
             .field("connect_timeout", &self.connect_timeout)
             .field("response_timeout", &self.response_timeout)
             .field("read_timeout", &self.read_timeout)
@@ -82,6 +84,7 @@ impl HttpConfig {
             url: url.into(),
             headers: Vec::new(),
             bearer_token: None,
+            auth: None,
             connect_timeout: Duration::from_secs(10),
             response_timeout: Duration::from_secs(60),
             read_timeout: Some(Duration::from_secs(300)),
@@ -133,6 +136,20 @@ impl HttpConfig {
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         self.bearer_token = Some(token.into());
         self
+    }
+
+    /// Asks `auth` for the credentials of every request, and hands it every 401 and 403
+    /// (see [`HttpAuth`]); a refused request is sent again when it says so, at most
+    /// [`super::MAX_AUTH_RETRIES`] times. `toolwire::auth::OAuth` (feature `oauth`) is MCP
+    /// authorization. Defaults to none: a 401 is [`Error::Http`].
+    pub fn auth(mut self, auth: Arc<dyn HttpAuth>) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// Whether an authorization provider is set.
+    pub fn has_auth(&self) -> bool {
+        self.auth.is_some()
     }
 
     /// The longest a TCP (and TLS) connect may take. Defaults to 10 s.

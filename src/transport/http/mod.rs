@@ -88,6 +88,7 @@ use super::{Inbound, Outgoing, Transport, TransportEvent};
 use crate::error::{Closed, Error, Result};
 use crate::wire::{self, Incoming, IncomingFrame, Invalid, RequestId};
 
+mod auth;
 mod config;
 pub(in crate::transport) mod conn;
 mod pool;
@@ -96,6 +97,7 @@ mod session;
 mod stream;
 pub(in crate::transport) mod util;
 
+pub use auth::{AuthDecision, AuthRefusal, AuthTarget, Credentials, HttpAuth, MAX_AUTH_RETRIES};
 pub use config::HttpConfig;
 
 use conn::Slot;
@@ -137,6 +139,9 @@ pub(super) struct Shared {
     /// The connection's secrets, taken out of the server's and ureq's text before it goes
     /// into an error.
     secrets: crate::mask::Secrets,
+    /// The credentials last handed out by the config's [`HttpAuth`], to take out of foreign
+    /// text too.
+    auth_secrets: Mutex<(u64, crate::mask::Secrets)>,
     workers: Workers,
     agent: ureq::Agent,
     inbound: Mutex<Option<Arc<dyn Inbound>>>,
@@ -184,6 +189,7 @@ impl HttpTransport {
         let shared = Arc::new(Shared {
             display_url: config.display_url(),
             secrets: config.secrets(),
+            auth_secrets: Mutex::new((0, crate::mask::Secrets::default())),
             posts: Gate::new(config.max_concurrent_posts),
             threads: Gate::new(usize::MAX),
             workers: Workers::new(config.worker_idle),
@@ -288,6 +294,7 @@ fn copy_error(error: &Error) -> Error {
         Error::Busy { limit } => Error::Busy { limit: *limit },
         Error::Protocol(text) => Error::Protocol(text.clone()),
         Error::Io(io) => Error::Io(std::io::Error::new(io.kind(), io.to_string())),
+        Error::Auth(auth) => Error::Auth(auth.clone()),
         other => Error::Protocol(other.to_string()),
     }
 }
@@ -309,6 +316,46 @@ fn response_ids(frame: &std::result::Result<IncomingFrame, Invalid>) -> Vec<Requ
 }
 
 impl Shared {
+    /// Foreign text (a server's body, ureq's message) with every secret of the connection
+    /// taken out: the configured ones and the credentials of its [`HttpAuth`].
+    pub(super) fn scrub(&self, text: &str) -> String {
+        let text = self.secrets.scrub(text);
+        self.auth_secrets.lock().1.scrub(&text)
+    }
+
+    /// The credential headers for one request, from the config's [`HttpAuth`] (none without
+    /// one).
+    pub(super) fn credentials(&self, method: &str) -> Result<Credentials> {
+        let Some(auth) = &self.config.auth else {
+            return Ok(Credentials::none());
+        };
+        let credentials = auth.credentials(&AuthTarget {
+            method,
+            url: &self.config.url,
+        })?;
+        let mut known = self.auth_secrets.lock();
+        if known.0 != credentials.generation || credentials.generation == 0 {
+            known.0 = credentials.generation;
+            known.1 = crate::mask::Secrets::new(
+                "",
+                credentials.headers.iter().map(|(_, value)| value.as_str()),
+            );
+        }
+        Ok(credentials)
+    }
+
+    /// The credentials for a request whose failure to get them is only logged (a GET, the
+    /// DELETE at close): the request then goes without, and its refusal says why.
+    pub(super) fn credentials_or_none(&self, method: &str) -> Credentials {
+        self.credentials(method).unwrap_or_else(|error| {
+            log::debug!(
+                "toolwire: no credentials for {method} {}: {error}",
+                self.display_url
+            );
+            Credentials::none()
+        })
+    }
+
     fn is_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }

@@ -9,6 +9,7 @@ use crossbeam_channel::Sender;
 use ureq::http::Response;
 use ureq::Body;
 
+use super::auth::{AuthDecision, AuthRefusal, Credentials, MAX_AUTH_RETRIES};
 use super::session::Stamp;
 use super::{util, Exchange, Shared};
 use crate::error::{Error, HttpError, Result};
@@ -131,9 +132,13 @@ impl Shared {
         &self,
         mut request: ureq::RequestBuilder<B>,
         stamp: &Stamp,
+        credentials: &Credentials,
     ) -> ureq::RequestBuilder<B> {
         if let Some(token) = &self.config.bearer_token {
             request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        for (name, value) in &credentials.headers {
+            request = request.header(*name, value.as_str());
         }
         for (name, value) in &self.config.headers {
             request = request.header(name.as_str(), value.as_str());
@@ -152,6 +157,7 @@ impl Shared {
         body: &str,
         extra: &[(String, String)],
         stamp: &Stamp,
+        credentials: &Credentials,
         deadline: Option<Instant>,
     ) -> std::result::Result<Response<Body>, ureq::Error> {
         self.requests
@@ -169,7 +175,7 @@ impl Shared {
             .build()
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream");
-        request = self.common(request, stamp);
+        request = self.common(request, stamp, credentials);
         for (name, value) in extra {
             request = request.header(name.as_str(), value.as_str());
         }
@@ -188,7 +194,7 @@ impl Shared {
         }
         let url = &self.display_url;
         // ureq's messages are not ours: one may quote the URL (`bad uri: …`).
-        let scrubbed = |error: &dyn std::fmt::Display| self.secrets.scrub(&error.to_string());
+        let scrubbed = |error: &dyn std::fmt::Display| self.scrub(&error.to_string());
         match error {
             ureq::Error::Timeout(_) => Error::Timeout {
                 method: what.to_owned(),
@@ -218,8 +224,7 @@ impl Shared {
             self.display_url.clone(),
             content_type,
             // A server may quote the credentials it refused.
-            self.secrets
-                .scrub(&util::excerpt(body, self.config.error_excerpt_bytes)),
+            self.scrub(&util::excerpt(body, self.config.error_excerpt_bytes)),
         )))
     }
 
@@ -228,8 +233,13 @@ impl Shared {
     pub(super) fn run_post(self: &Arc<Self>, post: Post, exchange: &Arc<Exchange>, reply: Reply) {
         let mut reply = reply;
         let mut renewed = false;
+        let mut auth_retries = 0;
         loop {
             let stamp = self.stamp_for(&post);
+            let credentials = match self.credentials("POST") {
+                Ok(credentials) => credentials,
+                Err(error) => return reply.send(Err(error)),
+            };
             let extra = Shared::route_headers(&post);
             // A request's call keeps its own deadline (and tells the peer when it passes); the
             // POST's own wait is only a backstop past it, for a call nobody abandons.
@@ -239,25 +249,48 @@ impl Shared {
                 }
                 other => other,
             };
-            let response = match self.post_request(&post.body, &extra, &stamp, wait_until) {
-                Ok(response) => response,
-                Err(error) => {
-                    let error = if exchange.slot.is_aborted() && !self.is_closed() {
-                        // Given up while waiting (the call's deadline passed and the client
-                        // abandoned it): the broken socket is ours, the failure a timeout.
-                        Error::Timeout {
-                            method: post.what.clone(),
-                            after: post.started.elapsed(),
-                        }
-                    } else {
-                        self.net_error(error, "POST", &post.what, post.started)
-                    };
-                    return reply.send(Err(error));
-                }
-            };
+            let response =
+                match self.post_request(&post.body, &extra, &stamp, &credentials, wait_until) {
+                    Ok(response) => response,
+                    Err(error) => {
+                        let error = if exchange.slot.is_aborted() && !self.is_closed() {
+                            // Given up while waiting (the call's deadline passed and the client
+                            // abandoned it): the broken socket is ours, the failure a timeout.
+                            Error::Timeout {
+                                method: post.what.clone(),
+                                after: post.started.elapsed(),
+                            }
+                        } else {
+                            self.net_error(error, "POST", &post.what, post.started)
+                        };
+                        return reply.send(Err(error));
+                    }
+                };
             let status = response.status().as_u16();
             let content_type = content_type_of(&response);
             let success = (200..300).contains(&status);
+            if (status == 401 || status == 403)
+                && self.config.auth.is_some()
+                && auth_retries < MAX_AUTH_RETRIES
+            {
+                let refusal_headers = RefusalHeaders::of(&response);
+                let body = util::read_prefix(
+                    response.into_body().into_reader(),
+                    self.config.error_body_bytes,
+                );
+                let sent = (credentials.generation, auth_retries);
+                match self.auth_refused(status, refusal_headers, &post, sent, exchange) {
+                    Ok(AuthDecision::Retry) => {
+                        auth_retries += 1;
+                        continue;
+                    }
+                    Ok(_) => return self.reject(&post, status, content_type, &body, &mut reply),
+                    Err(error) => return reply.send(Err(error)),
+                }
+            }
+            if success {
+                self.note_nonce(&response);
+            }
             if success && post.opens() {
                 if let Err(error) = self.adopt_session(&response) {
                     return reply.send(Err(error));
@@ -316,6 +349,48 @@ impl Shared {
                 return self.stream_response(&post, exchange, response.into_body());
             }
             return self.json_response(&post, exchange, status, content_type, response, &mut reply);
+        }
+    }
+
+    /// Hands a 401 or 403 to the config's [`super::HttpAuth`], on this worker thread.
+    fn auth_refused(
+        &self,
+        status: u16,
+        headers: RefusalHeaders,
+        post: &Post,
+        (sent, attempt): (u64, u32),
+        exchange: &Exchange,
+    ) -> Result<AuthDecision> {
+        let Some(auth) = &self.config.auth else {
+            return Ok(AuthDecision::Refuse);
+        };
+        let slot = std::sync::Arc::clone(&exchange.slot);
+        let cancelled = move || slot.is_aborted();
+        auth.refused(&AuthRefusal {
+            status,
+            www_authenticate: headers.www_authenticate,
+            dpop_nonce: headers.dpop_nonce,
+            url: &self.config.url,
+            method: "POST",
+            what: &post.what,
+            target: post.meta.target.as_deref(),
+            sent,
+            attempt,
+            deadline: post.deadline,
+            cancelled: &cancelled,
+        })
+    }
+
+    /// A `DPoP-Nonce` on a successful answer goes to the config's [`super::HttpAuth`].
+    pub(super) fn note_nonce(&self, response: &Response<Body>) {
+        if let (Some(auth), Some(nonce)) = (
+            &self.config.auth,
+            response
+                .headers()
+                .get("dpop-nonce")
+                .and_then(|value| value.to_str().ok()),
+        ) {
+            auth.nonce(nonce);
         }
     }
 
@@ -390,7 +465,30 @@ impl Shared {
             "HTTP {status} ({}) for `{}` holds no response to it: {:?}",
             content_type.as_deref().unwrap_or("no content type"),
             post.what,
-            self.secrets.scrub(&util::excerpt(&body, 200))
+            self.scrub(&util::excerpt(&body, 200))
         ))));
+    }
+}
+
+/// What a refusal's headers say to an authorization provider.
+pub(super) struct RefusalHeaders {
+    pub(super) www_authenticate: Vec<String>,
+    pub(super) dpop_nonce: Option<String>,
+}
+
+impl RefusalHeaders {
+    pub(super) fn of(response: &Response<Body>) -> RefusalHeaders {
+        let headers = response.headers();
+        RefusalHeaders {
+            www_authenticate: headers
+                .get_all("www-authenticate")
+                .iter()
+                .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+                .collect(),
+            dpop_nonce: headers
+                .get("dpop-nonce")
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned),
+        }
     }
 }

@@ -167,7 +167,13 @@ impl Shared {
         let what = "the opening request (new session)";
         let started = Instant::now();
         let response = self
-            .post_request(&open_line, &[], &Stamp::default(), None)
+            .post_request(
+                &open_line,
+                &[],
+                &Stamp::default(),
+                &self.credentials_or_none("POST"),
+                None,
+            )
             .map_err(|error| self.net_error(error, "POST", what, started))?;
         let status = response.status().as_u16();
         let content_type = content_type_of(&response);
@@ -222,7 +228,13 @@ impl Shared {
             let started = Instant::now();
             let what = "the opening notification (new session)";
             let response = self
-                .post_request(&line, &[], &self.session_stamp(), None)
+                .post_request(
+                    &line,
+                    &[],
+                    &self.session_stamp(),
+                    &self.credentials_or_none("POST"),
+                    None,
+                )
                 .map_err(|error| self.net_error(error, "POST", what, started))?;
             let status = response.status().as_u16();
             let content_type = content_type_of(&response);
@@ -253,7 +265,7 @@ impl Shared {
             .config()
             .timeout_global(Some(self.config.close_timeout))
             .build();
-        let request = self.common(request, &stamp);
+        let request = self.common(request, &stamp, &self.credentials_or_none("DELETE"));
         match Slot::new().enter(|| request.call()) {
             Ok(response) => log::debug!(
                 "toolwire: DELETE {} answered HTTP {}",
@@ -263,7 +275,7 @@ impl Shared {
             Err(error) => log::debug!(
                 "toolwire: DELETE {} failed: {}",
                 self.display_url,
-                self.secrets.scrub(&error.to_string())
+                self.scrub(&error.to_string())
             ),
         }
     }

@@ -203,7 +203,7 @@ impl Shared {
             .timeout_recv_response(Some(self.config.response_timeout))
             .build()
             .header("Accept", "text/event-stream");
-        request = self.common(request, &stamp);
+        request = self.common(request, &stamp, &self.credentials_or_none("GET"));
         if let Some(id) = last_event_id {
             request = request.header("Last-Event-ID", id);
         }

@@ -1,0 +1,292 @@
+//! The properties of the authorization parsers' fuzz targets (`www_authenticate`,
+//! `auth_documents`, `auth_redirect`), beside `checks.rs` and used the same way: each target
+//! calls one function here, and `tests/auth_fuzz_inputs.rs` runs them over the committed
+//! seeds and kept crash inputs in the normal test suite. A function panics when a property
+//! does not hold.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use toolwire::auth::{
+    parse_challenges, parse_redirect, parse_registration, parse_resource_metadata,
+    parse_server_metadata, parse_token_response, resource_matches, Challenge,
+};
+
+// ---- www_authenticate ----
+
+fn is_tchar(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
+}
+
+/// A challenge written back in RFC 9110's syntax: every value quoted, `"` and `\` escaped.
+fn serialize(challenge: &Challenge) -> String {
+    let mut text = challenge.scheme.clone();
+    if let Some(token68) = &challenge.token68 {
+        text.push(' ');
+        text.push_str(token68);
+        return text;
+    }
+    let params: Vec<String> = challenge
+        .params
+        .iter()
+        .map(|(name, value)| {
+            let escaped: String = value
+                .chars()
+                .flat_map(|c| match c {
+                    '"' | '\\' => vec!['\\', c],
+                    c => vec![c],
+                })
+                .collect();
+            format!("{name}=\"{escaped}\"")
+        })
+        .collect();
+    if !params.is_empty() {
+        text.push(' ');
+        text.push_str(&params.join(", "));
+    }
+    text
+}
+
+/// `WWW-Authenticate` fields (the input split on `\n` into several, as a response may
+/// carry): never panics, bounded, deterministic; every scheme and parameter name is a
+/// token, names are lower case; a challenge list written back and parsed again is the same
+/// list.
+pub fn www_authenticate(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let fields: Vec<&str> = text.split('\n').collect();
+    let parsed = parse_challenges(&fields);
+    assert_eq!(parsed, parse_challenges(&fields), "deterministic");
+    assert!(parsed.len() <= toolwire::auth::MAX_CHALLENGES);
+    for challenge in &parsed {
+        assert!(
+            !challenge.scheme.is_empty() && challenge.scheme.chars().all(is_tchar),
+            "{challenge:?}"
+        );
+        assert!(challenge.params.len() <= toolwire::auth::MAX_PARAMS);
+        assert!(challenge.token68.is_none() || challenge.params.is_empty());
+        for (name, _) in &challenge.params {
+            assert!(!name.is_empty() && name.chars().all(is_tchar), "{name:?}");
+            assert_eq!(name, &name.to_ascii_lowercase());
+        }
+        let _ = challenge.scopes();
+        let _ = challenge.param("resource_metadata");
+    }
+    // Written back one per field (values quoted), the list reads the same. A token68 that
+    // ends in `=` is ambiguous only with a following parameter, never alone in its field.
+    let written: Vec<String> = parsed.iter().map(serialize).collect();
+    let again = parse_challenges(&written);
+    let comparable = parsed.len() == again.len()
+        || written.iter().map(String::len).sum::<usize>() > toolwire::auth::MAX_CHALLENGE_BYTES;
+    assert!(comparable, "{written:?}: {parsed:?} then {again:?}");
+    if written.iter().map(String::len).sum::<usize>() <= toolwire::auth::MAX_CHALLENGE_BYTES {
+        assert_eq!(parsed, again, "written back: {written:?}");
+    }
+}
+
+// ---- auth_documents ----
+
+fn strings(value: Option<&Value>) -> Option<Option<Vec<String>>> {
+    match value {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::Array(items)) => items
+            .iter()
+            .take(256)
+            .map(|item| item.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+            .map(Some),
+        Some(_) => None,
+    }
+}
+
+fn string(object: &serde_json::Map<String, Value>, name: &str) -> Option<Option<String>> {
+    match object.get(name) {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::String(text)) => Some(Some(text.clone())),
+        Some(_) => None,
+    }
+}
+
+/// The metadata, registration and token documents, picked by the first byte (`% 4`): never
+/// panic, and accept exactly what a model over `serde_json` says they should, with the
+/// fields it reads; `resource_matches` never panics and holds for a URL and itself.
+pub fn auth_documents(data: &[u8]) {
+    let Some((&selector, body)) = data.split_first() else {
+        return;
+    };
+    let object = match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(object)) => Some(object),
+        _ => None,
+    };
+    match selector % 4 {
+        0 => {
+            let parsed = parse_resource_metadata(body);
+            let model = object.as_ref().and_then(|object| {
+                let resource = string(object, "resource")??;
+                let servers = strings(object.get("authorization_servers"))?.unwrap_or_default();
+                let scopes = strings(object.get("scopes_supported"))?;
+                (!servers.is_empty()).then_some((resource, servers, scopes))
+            });
+            match (&parsed, &model) {
+                (Ok(found), Some((resource, servers, scopes))) => {
+                    assert_eq!(&found.resource, resource);
+                    assert_eq!(&found.authorization_servers, servers);
+                    assert_eq!(&found.scopes_supported, scopes);
+                    if resource.starts_with("http") && !resource.contains(['?', '#']) {
+                        let _ = resource_matches(resource, resource);
+                    }
+                }
+                (Err(_), None) => {}
+                other => panic!("resource metadata: {other:?}"),
+            }
+            for server in parsed.iter().flat_map(|found| &found.authorization_servers) {
+                let _ = resource_matches(server, &parsed.as_ref().unwrap().resource);
+            }
+        }
+        1 => {
+            let parsed = parse_server_metadata(body);
+            let model = object.as_ref().and_then(|object| {
+                let issuer = string(object, "issuer")??;
+                let token = string(object, "token_endpoint")??;
+                string(object, "authorization_endpoint")?;
+                string(object, "registration_endpoint")?;
+                for list in [
+                    "scopes_supported",
+                    "response_types_supported",
+                    "grant_types_supported",
+                    "code_challenge_methods_supported",
+                    "token_endpoint_auth_methods_supported",
+                    "dpop_signing_alg_values_supported",
+                ] {
+                    strings(object.get(list))?;
+                }
+                let flag = |name: &str| object.get(name) == Some(&Value::Bool(true));
+                Some((
+                    issuer,
+                    token,
+                    flag("authorization_response_iss_parameter_supported"),
+                ))
+            });
+            match (&parsed, &model) {
+                (Ok(found), Some((issuer, token, iss))) => {
+                    assert_eq!((&found.issuer, &found.token_endpoint), (issuer, token));
+                    assert_eq!(found.iss_parameter_supported, *iss);
+                }
+                (Err(_), None) => {}
+                other => panic!("server metadata: {other:?}"),
+            }
+        }
+        2 => {
+            let parsed = parse_registration(body);
+            let model = object
+                .as_ref()
+                .and_then(|object| {
+                    object
+                        .get("client_id")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
+                .filter(|id| !id.is_empty());
+            match (&parsed, &model) {
+                (Ok(found), Some(id)) => {
+                    assert_eq!(&found.client_id, id);
+                    assert!(found.client_secret.as_deref() != Some(""));
+                    // The secret never shows: the same `Debug` whatever it is.
+                    let mut other = found.clone();
+                    other.client_secret = other.client_secret.map(|_| "another".to_owned());
+                    assert_eq!(format!("{found:?}"), format!("{other:?}"));
+                }
+                (Err(_), None) => {}
+                other => panic!("registration: {other:?}"),
+            }
+        }
+        _ => {
+            let parsed = parse_token_response(body);
+            let model = object.as_ref().and_then(|object| {
+                let token = object
+                    .get("access_token")
+                    .and_then(Value::as_str)
+                    .filter(|t| !t.is_empty())?;
+                object.get("token_type").and_then(Value::as_str)?;
+                Some(token.to_owned())
+            });
+            match (&parsed, &model) {
+                (Ok(found), Some(token)) => {
+                    assert_eq!(&found.access_token, token);
+                    // Nor the tokens: the same `Debug` whatever they are.
+                    let mut other = found.clone();
+                    other.access_token = "another".into();
+                    other.refresh_token = other.refresh_token.map(|_| "another".to_owned());
+                    assert_eq!(format!("{found:?}"), format!("{other:?}"));
+                }
+                (Err(_), None) => {}
+                other => panic!("token response: {}", other.0.is_ok()),
+            }
+        }
+    }
+}
+
+// ---- auth_redirect ----
+
+/// `application/x-www-form-urlencoded` decoding, written out here independently: `+` is a
+/// space, `%XX` a byte, anything else itself; the bytes read as UTF-8, lossily.
+fn form_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        let hex = |at: usize| bytes.get(at).and_then(|byte| (*byte as char).to_digit(16));
+        match bytes[index] {
+            b'+' => out.push(b' '),
+            b'%' => match (hex(index + 1), hex(index + 2)) {
+                (Some(high), Some(low)) => {
+                    out.push((high * 16 + low) as u8);
+                    index += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            byte => out.push(byte),
+        }
+        index += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The redirect's query: never panics; `code`, `state`, `iss`, `error` and
+/// `error_description` are the first of their name, decoded as the model decodes them, and
+/// `repeated` says whether any came twice; the `Debug` never shows the code.
+pub fn auth_redirect(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    if text.len() > 16 * 1024 {
+        let _ = parse_redirect(&text);
+        return;
+    }
+    let redirect = parse_redirect(&text);
+    let query = text
+        .split_once('?')
+        .map(|(_, rest)| rest.split('#').next().unwrap_or(""))
+        .unwrap_or("");
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        seen.push((form_decode(name), form_decode(value)));
+    }
+    let names = ["code", "state", "iss", "error", "error_description"];
+    let first = |name: &str| {
+        seen.iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.clone())
+    };
+    assert_eq!(redirect.code, first("code"));
+    assert_eq!(redirect.state, first("state"));
+    assert_eq!(redirect.iss, first("iss"));
+    assert_eq!(redirect.error, first("error"));
+    assert_eq!(redirect.error_description, first("error_description"));
+    let repeated = names
+        .iter()
+        .any(|name| seen.iter().filter(|(key, _)| key == name).count() > 1);
+    assert_eq!(redirect.repeated, repeated);
+    // The code and state never show: the same `Debug` whatever they are.
+    let mut other = redirect.clone();
+    other.code = other.code.map(|_| "another".to_owned());
+    other.state = other.state.map(|_| "another".to_owned());
+    assert_eq!(format!("{redirect:?}"), format!("{other:?}"));
+}
