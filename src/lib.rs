@@ -138,6 +138,8 @@ pub mod jsonrpc;
 mod mask;
 pub mod mcp;
 pub mod schema;
+#[cfg(feature = "server")]
+pub mod server;
 mod sys;
 mod timer;
 pub mod transport;

@@ -74,7 +74,10 @@ fn a_notification_flood_logs_one_warning_and_counts_what_it_dropped() {
     release_tx.send(()).expect("release the handler");
     let dropped = client.stats().dropped_notifications;
     // Taken: the held one and at most one that waited in the queue; the rest dropped.
-    assert!(dropped as usize >= FLOOD - 2, "dropped {dropped} of {FLOOD}");
+    assert!(
+        dropped as usize >= FLOOD - 2,
+        "dropped {dropped} of {FLOOD}"
+    );
     let warnings: Vec<String> = WARNINGS
         .lock()
         .unwrap()

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 
 mod audit;
 mod budget;
-mod executor;
+pub(crate) mod executor;
 mod import;
 mod outcome;
 mod parse;
@@ -39,8 +39,12 @@ pub use retry::{RetryPolicy, Sleeper, ThreadSleeper};
 pub use shapes::{CallShape, ToolReply};
 pub use tool::{CancelFlag, LocalTool, ToolFailure, ToolHandler, ToolOptions, ToolTimeout};
 
+pub(crate) use outcome::value_text;
 pub(crate) use parse::check_name;
+pub(crate) use registry::{Backend, OutputSchema, RegisteredTool};
+pub(crate) use run::{check_call, remote_error, run_local, Ran};
 pub(crate) use shapes::read_raw;
+pub(crate) use tool::check_bound;
 
 use audit::Audit;
 use budget::Budget;

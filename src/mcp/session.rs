@@ -119,6 +119,7 @@ impl Session {
                 .and_then(Value::as_str)
                 .map(str::to_owned),
             lifecycle: Lifecycle::Ordinary,
+            ..FrameMeta::default()
         }
     }
 
