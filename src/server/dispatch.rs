@@ -303,11 +303,12 @@ fn route(
         methods::TOOLS_CALL => {
             let name = string_param(params, "name")?.to_owned();
             let Some(entry) = catalog.tools.get(&name).cloned() else {
-                return Err(Rejection::new(
-                    ErrorCode::INVALID_PARAMS,
-                    format!("Unknown tool: {name}"),
-                    false,
-                ));
+                // A tool error the model can read, as the official servers answer it.
+                let result = super::types::ToolResult::error(format!("Unknown tool: {name}"));
+                return Ok(Route {
+                    target: Some(name),
+                    ..inline(Box::new(move |_| Ok(result.to_value())), bound)
+                });
             };
             let arguments = match params.get("arguments") {
                 None | Some(Value::Null) => json!({}),
