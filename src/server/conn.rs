@@ -39,6 +39,10 @@ pub(crate) struct Envelope {
     pub(crate) http: bool,
     /// `MCP-Protocol-Version`.
     pub(crate) protocol_header: Option<String>,
+    /// `Mcp-Method`.
+    pub(crate) method_header: Option<String>,
+    /// `Mcp-Name`.
+    pub(crate) name_header: Option<String>,
 }
 
 /// The handshake era's state of a connection.

@@ -81,7 +81,7 @@ pub(crate) fn prepare(
         }
     };
     let (era, peer, log_level) = if stateless {
-        let meta = stateless::check_meta(server, &params, envelope)?;
+        let meta = stateless::check_meta(server, &method, &params, envelope)?;
         if stateless::removed(&method) {
             return Err(Rejection::new(
                 ErrorCode::METHOD_NOT_FOUND,

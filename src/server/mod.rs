@@ -86,13 +86,14 @@ use crate::wire::Notification;
 
 mod catalog;
 mod config;
-mod conn;
-mod context;
+pub(crate) mod conn;
+pub(crate) mod context;
 mod dispatch;
+mod http;
 mod memory;
-mod serve;
+pub(crate) mod serve;
 mod state;
-mod stateless;
+pub(crate) mod stateless;
 mod stdio;
 mod tools;
 mod types;
@@ -103,6 +104,7 @@ pub use catalog::{
 };
 pub use config::ServerConfig;
 pub use context::{Era, ProgressReporter, RequestContext, Responder};
+pub use http::{HttpServer, HttpServerConfig};
 pub use memory::PeerTransport;
 pub use serve::ServerConnection;
 pub use stdio::StdioServer;

@@ -317,6 +317,11 @@ impl ServerConnection {
             .clone()
     }
 
+    /// The handshake revision negotiated, once `initialize` was answered.
+    pub(crate) fn negotiated_version(&self) -> Option<String> {
+        self.conn.handshake.lock().version.clone()
+    }
+
     /// Requests of this connection not answered yet.
     pub fn in_flight(&self) -> usize {
         self.conn.in_flight()

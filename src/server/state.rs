@@ -168,6 +168,30 @@ pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Reads standard base64 with its padding (RFC 4648 §4), as header values carry it; `None`
+/// for anything else.
+pub(crate) fn decode_standard(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 4 != 0 {
+        return None;
+    }
+    let body = text.trim_end_matches('=');
+    if text.len() - body.len() > 2 {
+        return None;
+    }
+    let url: String = body
+        .chars()
+        .map(|c| match c {
+            '+' => Some('-'),
+            '/' => Some('_'),
+            '-' | '_' => None,
+            other => Some(other),
+        })
+        .collect::<Option<String>>()?;
+    let bytes = decode(&url)?;
+    // The padding must be exactly what the length needs.
+    (encode(&bytes).len() == body.len()).then_some(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +261,15 @@ mod tests {
             verify(&expired, "tools/call", "book"),
             Err(StateRefusal::Expired)
         );
+    }
+
+    #[test]
+    fn standard_base64_needs_its_padding() {
+        assert_eq!(decode_standard("SGVsbG8=").unwrap(), b"Hello");
+        assert_eq!(decode_standard("SGVsbG8").as_deref(), None);
+        assert_eq!(decode_standard("SGVs!!!bG8=").as_deref(), None);
+        assert_eq!(decode_standard("+/8=").unwrap(), [0xfb, 0xff]);
+        assert_eq!(decode_standard("SGVsbG8?").as_deref(), None);
     }
 
     #[test]

@@ -50,6 +50,7 @@ fn reject(code: ErrorCode, message: impl Into<String>) -> Rejection {
 /// header (HTTP), the required `_meta` keys, header against `_meta`, the version itself.
 pub(crate) fn check_meta(
     server: &Shared,
+    method: &str,
     params: &Option<Value>,
     envelope: &Envelope,
 ) -> Result<StatelessMeta, Rejection> {
@@ -110,6 +111,9 @@ pub(crate) fn check_meta(
             ));
         }
     }
+    if envelope.http {
+        check_routing_headers(method, params, envelope)?;
+    }
     let supported = server.config.stateless_versions();
     if !supported.contains(&version.as_str()) {
         return Err(Rejection {
@@ -142,6 +146,59 @@ pub(crate) fn check_meta(
         client_info,
         log_level,
     })
+}
+
+/// `Mcp-Method` must name the body's method and, for the methods that target something,
+/// `Mcp-Name` its target (the values compared as sent, after the surrounding whitespace;
+/// `=?base64?…?=` is decoded first): a proxy routes by them, so a body that says otherwise
+/// is refused.
+fn check_routing_headers(
+    method: &str,
+    params: &Option<Value>,
+    envelope: &Envelope,
+) -> Result<(), Rejection> {
+    match envelope.method_header.as_deref() {
+        None => {
+            return Err(reject(HEADER_MISMATCH, "the Mcp-Method header is required"));
+        }
+        Some(header) if header != method => {
+            return Err(reject(
+                HEADER_MISMATCH,
+                format!("the Mcp-Method header ({header:?}) does not match the request's method ({method:?})"),
+            ))
+        }
+        Some(_) => {}
+    }
+    let Some(key) = methods::target_param(method) else {
+        return Ok(());
+    };
+    let Some(target) = params
+        .as_ref()
+        .and_then(|params| params.get(key))
+        .and_then(Value::as_str)
+    else {
+        return Ok(());
+    };
+    let header = envelope.name_header.as_deref().map(decode_header_value);
+    match header {
+        None => Err(reject(HEADER_MISMATCH, "the Mcp-Name header is required")),
+        Some(Some(name)) if name == target => Ok(()),
+        Some(_) => Err(reject(
+            HEADER_MISMATCH,
+            format!("the Mcp-Name header does not match the request's {key} ({target:?})"),
+        )),
+    }
+}
+
+/// A header value as sent, or decoded from `=?base64?…?=`; `None` for a bad encoding.
+pub(crate) fn decode_header_value(value: &str) -> Option<String> {
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    {
+        Some(encoded) => String::from_utf8(super::state::decode_standard(encoded)?).ok(),
+        None => Some(value.to_owned()),
+    }
 }
 
 /// The methods the 2026-07-28 protocol removed; a request for one is -32601.
