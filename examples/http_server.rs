@@ -14,14 +14,18 @@
 //! integer bound, the result limit): `echo {message}`, `add {a, b}` (with an output schema),
 //! `wait {ms}` (honours its cancel flag). Tools of the server: `count {steps, ms}` (reports
 //! progress when asked, stops when cancelled) and `summarize {text}` (asks the client's model
-//! with `sampling/createMessage`, or in a 2026-07-28 input round).
+//! with `sampling/createMessage`, or in a 2026-07-28 input round). A resource `memo://readme`
+//! and a prompt `greeting {name}`.
 
 use std::io::Read;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolwire::harness::{CancelFlag, LocalTool, ToolFailure, ToolOptions, ToolRegistry, ToolTimeout};
-use toolwire::server::{HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool, ToolResult};
+use toolwire::server::{
+    content, HttpServer, HttpServerConfig, Prompt, PromptResult, Resource, Server, ServerConfig,
+    ServerTool, ToolResult,
+};
 
 fn registry() -> toolwire::Result<ToolRegistry> {
     let mut registry = ToolRegistry::new();
@@ -96,6 +100,20 @@ fn server(workers: usize) -> toolwire::Result<Server> {
             },
         )
         .timeout(Duration::from_secs(600)),
+    )?;
+    server.add_resource(
+        Resource::new("memo://readme", "README", |_, uri| {
+            Ok(vec![content::text_contents(uri, Some("text/plain"), "Served by toolwire.")])
+        })
+        .mime_type("text/plain")
+        .description("What this server is"),
+    )?;
+    server.add_prompt(
+        Prompt::new("greeting", "Greets someone.", |_, args| {
+            let name = args.get("name").and_then(|n| n.as_str()).unwrap_or("you");
+            Ok(PromptResult::new().user_text(format!("Say hello to {name}.")))
+        })
+        .argument("name", "Who to greet", true),
     )?;
     server.add_tool(ServerTool::new(
         "summarize",
