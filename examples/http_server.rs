@@ -21,7 +21,9 @@ use std::io::Read;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolwire::harness::{CancelFlag, LocalTool, ToolFailure, ToolOptions, ToolRegistry, ToolTimeout};
+use toolwire::harness::{
+    CancelFlag, LocalTool, ToolFailure, ToolOptions, ToolRegistry, ToolTimeout,
+};
 use toolwire::server::{
     content, HttpServer, HttpServerConfig, Prompt, PromptResult, Resource, Server, ServerConfig,
     ServerTool, ToolResult,
@@ -58,9 +60,11 @@ fn registry() -> toolwire::Result<ToolRegistry> {
             json!({"type": "object", "required": ["ms"],
                    "properties": {"ms": {"type": "integer", "minimum": 0, "maximum": 600000}}}),
             |args, cancel: &CancelFlag| {
-                let until = Instant::now() + Duration::from_millis(args["ms"].as_u64().unwrap_or(0));
+                let until =
+                    Instant::now() + Duration::from_millis(args["ms"].as_u64().unwrap_or(0));
                 while Instant::now() < until {
                     if cancel.is_cancelled() {
+                        eprintln!("http_server: wait cancelled");
                         return Err(ToolFailure::safe("cancelled"));
                     }
                     std::thread::sleep(Duration::from_millis(5));
@@ -93,7 +97,11 @@ fn server(workers: usize) -> toolwire::Result<Server> {
                         return Ok(ToolResult::error(format!("cancelled at step {step}")));
                     }
                     if let Some(progress) = context.progress() {
-                        progress.report(step as f64, Some(steps as f64), Some(&format!("step {step}")));
+                        progress.report(
+                            step as f64,
+                            Some(steps as f64),
+                            Some(&format!("step {step}")),
+                        );
                     }
                 }
                 Ok(ToolResult::text(format!("counted {steps}")))
@@ -103,7 +111,11 @@ fn server(workers: usize) -> toolwire::Result<Server> {
     )?;
     server.add_resource(
         Resource::new("memo://readme", "README", |_, uri| {
-            Ok(vec![content::text_contents(uri, Some("text/plain"), "Served by toolwire.")])
+            Ok(vec![content::text_contents(
+                uri,
+                Some("text/plain"),
+                "Served by toolwire.",
+            )])
         })
         .mime_type("text/plain")
         .description("What this server is"),
@@ -140,8 +152,18 @@ fn main() {
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--port" => port = args.next().and_then(|p| p.parse().ok()).unwrap_or_else(|| usage()),
-            "--workers" => workers = args.next().and_then(|w| w.parse().ok()).unwrap_or_else(|| usage()),
+            "--port" => {
+                port = args
+                    .next()
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or_else(|| usage())
+            }
+            "--workers" => {
+                workers = args
+                    .next()
+                    .and_then(|w| w.parse().ok())
+                    .unwrap_or_else(|| usage())
+            }
             "--stdio" => stdio = true,
             _ => usage(),
         }
@@ -153,7 +175,8 @@ fn main() {
         }
         return;
     }
-    let http = HttpServer::bind(&server, HttpServerConfig::new().port(port)).unwrap_or_else(|error| fail(&error));
+    let http = HttpServer::bind(&server, HttpServerConfig::new().port(port))
+        .unwrap_or_else(|error| fail(&error));
     println!("listening on {}", http.url());
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
     let _ = http.close();

@@ -50,7 +50,10 @@ fn exercise(peers: &mcp::Peers, target: &[&str]) {
         .iter()
         .filter_map(|tool| tool["name"].as_str())
         .collect();
-    assert!(names.contains(&"echo") && names.contains(&"count"), "{tools}");
+    assert!(
+        names.contains(&"echo") && names.contains(&"count"),
+        "{tools}"
+    );
     let add = tools["result"]["tools"]
         .as_array()
         .unwrap()
@@ -59,18 +62,51 @@ fn exercise(peers: &mcp::Peers, target: &[&str]) {
         .expect("add");
     assert_eq!(add["outputSchema"]["required"][0], "sum", "{add}");
     assert_eq!(add["annotations"]["idempotentHint"], true, "{add}");
-    let echoed = run(&["--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=hi"]);
+    let echoed = run(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "echo",
+        "--tool-arg",
+        "message=hi",
+    ]);
     assert_eq!(echoed["result"]["content"][0]["text"], "hi", "{echoed}");
-    let added = run(&["--method", "tools/call", "--tool-name", "add", "--tool-args-json", r#"{"a":2,"b":3}"#]);
+    let added = run(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "add",
+        "--tool-args-json",
+        r#"{"a":2,"b":3}"#,
+    ]);
     assert_eq!(added["result"]["structuredContent"]["sum"], 5.0, "{added}");
     let resources = run(&["--method", "resources/list"]);
-    assert_eq!(resources["result"]["resources"][0]["uri"], "memo://readme", "{resources}");
+    assert_eq!(
+        resources["result"]["resources"][0]["uri"], "memo://readme",
+        "{resources}"
+    );
     let read = run(&["--method", "resources/read", "--uri", "memo://readme"]);
-    assert_eq!(read["result"]["contents"][0]["text"], "Served by toolwire.", "{read}");
+    assert_eq!(
+        read["result"]["contents"][0]["text"], "Served by toolwire.",
+        "{read}"
+    );
     let prompts = run(&["--method", "prompts/list"]);
-    assert_eq!(prompts["result"]["prompts"][0]["name"], "greeting", "{prompts}");
-    let prompt = run(&["--method", "prompts/get", "--prompt-name", "greeting", "--prompt-args", "name=Ann"]);
-    assert_eq!(prompt["result"]["messages"][0]["content"]["text"], "Say hello to Ann.", "{prompt}");
+    assert_eq!(
+        prompts["result"]["prompts"][0]["name"], "greeting",
+        "{prompts}"
+    );
+    let prompt = run(&[
+        "--method",
+        "prompts/get",
+        "--prompt-name",
+        "greeting",
+        "--prompt-args",
+        "name=Ann",
+    ]);
+    assert_eq!(
+        prompt["result"]["messages"][0]["content"]["text"], "Say hello to Ann.",
+        "{prompt}"
+    );
 }
 
 #[test]

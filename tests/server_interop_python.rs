@@ -44,10 +44,16 @@ fn the_python_sdk_client_over_stdio_in_both_eras() {
     let server = server.to_str().expect("a UTF-8 path");
     let legacy = py_client(&python, &["legacy", server, "--stdio"]);
     assert!(legacy.contains("protocol 2025-11-25"), "{legacy}");
-    assert!(legacy.contains("ok: sampling request reached the client"), "{legacy}");
+    assert!(
+        legacy.contains("ok: sampling request reached the client"),
+        "{legacy}"
+    );
     let modern = py_client(&python, &["auto", server, "--stdio"]);
     assert!(modern.contains("protocol 2026-07-28"), "{modern}");
-    assert!(modern.contains("ok: sampling request reached the client"), "{modern}");
+    assert!(
+        modern.contains("ok: sampling request reached the client"),
+        "{modern}"
+    );
 }
 
 #[test]

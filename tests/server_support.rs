@@ -28,7 +28,9 @@ pub fn example(name: &'static str) -> PathBuf {
         .to_path_buf();
     let path = profile_dir.join("examples").join(name);
     let built = BUILT.get_or_init(|| std::sync::Mutex::new(Vec::new()));
-    let mut built = built.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut built = built
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if !built.contains(&name) {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut build = Command::new(cargo);
@@ -156,7 +158,10 @@ impl RawResponse {
 
     /// The JSON-RPC messages of the body: the body itself, or each `data:` line of an SSE body.
     pub fn messages(&self) -> Vec<Value> {
-        if self.header("content-type").is_some_and(|ct| ct.starts_with("text/event-stream")) {
+        if self
+            .header("content-type")
+            .is_some_and(|ct| ct.starts_with("text/event-stream"))
+        {
             self.body
                 .lines()
                 .filter_map(|line| line.strip_prefix("data: "))
@@ -226,7 +231,10 @@ pub fn read_response(reader: &mut BufReader<TcpStream>) -> RawResponse {
 
 /// The `host:port` of a URL like `http://127.0.0.1:1234/mcp`.
 pub fn authority(url: &str) -> &str {
-    url.trim_start_matches("http://").split('/').next().expect("authority")
+    url.trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("authority")
 }
 
 /// Sends `head` (without its final CRLF) and `body` on a new connection and reads the answer.
