@@ -141,8 +141,9 @@ impl HttpServerConfig {
         self
     }
 
-    /// How long a request's head may take to arrive from its first byte: a client that
-    /// trickles it (slowloris) gets 408 and its connection is closed. Defaults to 10 s.
+    /// How long a request's head may take to arrive from its first byte, and how long a new
+    /// connection may wait before its first byte: a client that trickles its head
+    /// (slowloris) gets 408 and its connection is closed. Defaults to 10 s.
     pub fn head_timeout(mut self, timeout: Duration) -> Self {
         self.head_timeout = timeout;
         self

@@ -327,13 +327,22 @@ fn serve_connection(inner: &Arc<HttpInner>, mut socket: TcpStream) {
         max_body_bytes: config.max_body_bytes,
     };
     let mut buffer = Buffer::default();
+    let mut first = true;
     loop {
         if inner.stopping.load(Ordering::SeqCst) {
             return;
         }
         if buffer.is_empty() {
-            // Between requests: wait for the next one's first byte, at most the idle limit.
-            let _ = timer.set_read_timeout(Some(config.idle_timeout));
+            // The first request's first byte must come within the head deadline (a client
+            // that connects and sends nothing holds its place no longer than a slow head);
+            // between requests, a kept-alive connection waits up to the idle limit.
+            let wait = if first {
+                config.head_timeout
+            } else {
+                config.idle_timeout
+            };
+            first = false;
+            let _ = timer.set_read_timeout(Some(wait));
             match socket.peek(&mut [0u8; 1]) {
                 Ok(0) | Err(_) => return,
                 Ok(_) => {}
