@@ -312,3 +312,27 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+/// A plain JSON-RPC client connected in memory to `server`, and the server's side.
+pub fn memory_client(
+    server: &toolwire::server::Server,
+) -> (toolwire::Client, toolwire::server::ServerConnection) {
+    let (client_end, server_end) = toolwire::transport::MemoryTransport::pair();
+    let connection = server
+        .connect(toolwire::server::PeerTransport::new(server_end))
+        .expect("connect");
+    let client = toolwire::Client::with_config(
+        client_end,
+        toolwire::ClientConfig::default().dialect(toolwire::mcp::McpDialect),
+    )
+    .expect("client");
+    (client, connection)
+}
+
+/// The `_meta` of a 2026-07-28 request with these client capabilities.
+pub fn meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    })
+}
