@@ -89,7 +89,9 @@ mod config;
 pub(crate) mod conn;
 pub(crate) mod context;
 mod dispatch;
-mod http;
+#[doc(hidden)]
+pub(crate) mod fuzz;
+pub(crate) mod http;
 mod memory;
 pub(crate) mod serve;
 mod state;

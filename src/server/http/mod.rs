@@ -435,35 +435,3 @@ fn handle(
         }
     }
 }
-
-/// The result a benchmark or a fuzz target sees of reading one request from bytes.
-pub(crate) fn read_request_bytes(
-    bytes: &[u8],
-    chunk: usize,
-    limits: Limits,
-) -> std::result::Result<(request::Head, Vec<u8>), ReadError> {
-    struct Chunked<'a> {
-        rest: &'a [u8],
-        chunk: usize,
-    }
-    impl io::Read for Chunked<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            let limit = if self.chunk == 0 {
-                usize::MAX
-            } else {
-                self.chunk
-            };
-            let n = self.rest.len().min(buf.len()).min(limit);
-            buf[..n].copy_from_slice(&self.rest[..n]);
-            self.rest = &self.rest[n..];
-            Ok(n)
-        }
-    }
-    let mut reader = Chunked { rest: bytes, chunk };
-    let mut buffer = Buffer::default();
-    let mut ready = || Ok(());
-    let head = read_head(&mut reader, &mut buffer, &limits, &mut ready)?;
-    let framing = framing(&head, &limits)?;
-    let body = read_body(&mut reader, &mut buffer, framing, &limits, &mut ready)?;
-    Ok((head, body))
-}

@@ -137,16 +137,21 @@ impl Buffer {
 }
 
 /// Parses a complete head from `bytes`: `Ok(None)` when more bytes are needed.
+///
+/// Only the first `max_head_bytes` are looked at, so the verdict is the same however the
+/// bytes arrived (in one read or one at a time): a head that is not complete within them is
+/// 431, whatever comes after.
 pub(crate) fn parse_head(
     bytes: &[u8],
     limits: &Limits,
 ) -> Result<Option<(Head, usize)>, ReadError> {
+    let window = &bytes[..bytes.len().min(limits.max_head_bytes)];
     let mut storage = vec![httparse::EMPTY_HEADER; limits.max_headers];
     let mut request = httparse::Request::new(&mut storage);
-    let used = match request.parse(bytes) {
+    let used = match request.parse(window) {
         Ok(httparse::Status::Complete(used)) => used,
         Ok(httparse::Status::Partial) => {
-            if bytes.len() > limits.max_head_bytes {
+            if bytes.len() >= limits.max_head_bytes {
                 return Err(ReadError::Refused(
                     431,
                     format!("the request head is over {} bytes", limits.max_head_bytes),
@@ -331,10 +336,12 @@ fn read_chunked<R: Read>(
     loop {
         // The chunk-size line (with any extensions), bounded like a head.
         let (size, used) = loop {
-            match httparse::parse_chunk_size(&buffer.data) {
+            // Within the head's byte cap, as a head is, for the same reason.
+            let window = &buffer.data[..buffer.data.len().min(limits.max_head_bytes)];
+            match httparse::parse_chunk_size(window) {
                 Ok(httparse::Status::Complete((used, size))) => break (size, used),
                 Ok(httparse::Status::Partial) => {
-                    if buffer.data.len() > limits.max_head_bytes {
+                    if buffer.data.len() >= limits.max_head_bytes {
                         return Err(ReadError::bad("a chunk-size line that never ends"));
                     }
                     if buffer.fill(reader, before_read)? == 0 {
@@ -386,11 +393,11 @@ fn read_trailers<R: Read>(
             let empty = end == 0;
             seen += end + 2;
             buffer.consume(end + 2);
-            if empty {
-                return Ok(());
-            }
             if seen > limits.max_head_bytes {
                 return Err(ReadError::Refused(431, "the trailers are too long".into()));
+            }
+            if empty {
+                return Ok(());
             }
             continue;
         }
@@ -439,7 +446,7 @@ mod tests {
     #[test]
     fn a_chunked_body_is_joined_and_trailers_skipped() {
         let (_, body) = read(
-            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2;ext=1\r\n{\"\r\n3\r\na\":1\r\n0\r\nX: y\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2;ext=1\r\n{\"\r\n4\r\na\":1\r\n0\r\nX: y\r\n\r\n",
         )
         .unwrap();
         assert_eq!(body, b"{\"a\":1");
