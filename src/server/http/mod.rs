@@ -112,7 +112,7 @@ impl HttpServer {
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] for a setting out of its bounds, [`Error::Io`] when the address
+    /// [`crate::Error::Config`] for a setting out of its bounds, [`crate::Error::Io`] when the address
     /// cannot be bound or a thread cannot start.
     pub fn bind(server: &Server, config: HttpServerConfig) -> Result<HttpServer> {
         config.check()?;
