@@ -1265,19 +1265,26 @@ pub fn http_request(data: &[u8]) {
 
 // ---- server_frames ----
 
-/// The ids of a frame's requests (a single request, or a batch's), and whether it is a
-/// single well-formed request.
+/// The ids a frame's requests may be answered under: its well-formed requests' (single or in
+/// a batch), and those of requests gone wrong whose id could be read (answered -32600).
 #[cfg(feature = "server")]
 fn request_ids(line: &[u8]) -> Vec<RequestId> {
+    // Text that is not JSON is never answered, even when an id can be made out in it.
+    let invalid_id = |invalid: Invalid| {
+        let answered = invalid.method_present && !matches!(invalid.error, ParseError::NotJson(_));
+        invalid.id.filter(|_| answered)
+    };
     match parse_frame(line) {
         Ok(Frame::Single(Message::Request(request))) => vec![request.id],
         Ok(Frame::Batch(elements)) => elements
             .into_iter()
             .filter_map(|element| match element {
                 Ok(Message::Request(request)) => Some(request.id),
+                Err(invalid) => invalid_id(invalid),
                 _ => None,
             })
             .collect(),
+        Err(invalid) => invalid_id(invalid).into_iter().collect(),
         _ => Vec::new(),
     }
 }

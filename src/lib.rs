@@ -80,6 +80,10 @@
 //!   frames across the seam.
 //! - [`config`]: the server lists of the config files hosts already have.
 //!
+//! Beside them, `server` (feature `server`, on by default) is the other end of the link: an
+//! MCP server for tools, resources and prompts, over stdio and Streamable HTTP, on the same
+//! JSON-RPC core and transports.
+//!
 //! The root holds what a first program needs; everything else is in its layer's module.
 //!
 //! # Threads and shutdown

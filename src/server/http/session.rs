@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crossbeam_channel::Sender;
 use parking_lot::Mutex;
@@ -46,10 +46,6 @@ pub(crate) struct SessionTransport {
     replay_bytes: usize,
     closed: Mutex<bool>,
 }
-
-/// How long a send waits for room in a stream whose reader is slow before the reader is
-/// treated as gone (its events stay in the replay buffer).
-const SINK_WAIT: Duration = Duration::from_millis(500);
 
 /// What resuming a stream found.
 pub(crate) struct Resumed {
@@ -208,7 +204,9 @@ impl SessionTransport {
                 last,
                 status: 200,
             };
-            if sink.send_timeout(item, SINK_WAIT).is_err() {
+            // Never waits under the session's lock: a reader that fell a whole queue behind
+            // loses its live stream and resumes from the replay buffer.
+            if sink.try_send(item).is_err() {
                 if let Some(state) = streams.streams.get_mut(&stream) {
                     state.sink = None;
                 }
