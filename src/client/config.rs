@@ -24,6 +24,7 @@ pub type NotificationHandler = Arc<dyn Fn(&Notification) + Send + Sync>;
 
 /// The peer's requests, as they arrive: one, or the requests of one batch with the error
 /// responses for its invalid elements (answered together as one array).
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 pub(crate) enum PeerRequests {
     One(Request),
     Batch(Vec<Request>, Vec<crate::wire::Response>),
@@ -225,6 +226,7 @@ impl ClientConfig {
         self.notification_tap = Some(tap);
     }
 
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) fn set_request_sink(&mut self, sink: RequestSink) {
         self.request_sink = Some(sink);
     }

@@ -463,11 +463,13 @@ impl Client {
 
     /// Answers one of the peer's requests (taken by a request sink), without blocking past the
     /// client's request timeout; a failure to send is logged, the request stays unanswered.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) fn respond(&self, response: Response) {
         self.inner.reply(response);
     }
 
     /// Answers the requests of one of the peer's batches, as one array.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) fn respond_batch(&self, responses: Vec<Response>) {
         self.inner.reply_batch(responses);
     }

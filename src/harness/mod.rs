@@ -39,11 +39,15 @@ pub use retry::{RetryPolicy, Sleeper, ThreadSleeper};
 pub use shapes::{CallShape, ToolReply};
 pub use tool::{CancelFlag, LocalTool, ToolFailure, ToolHandler, ToolOptions, ToolTimeout};
 
+#[cfg(feature = "server")]
 pub(crate) use outcome::value_text;
 pub(crate) use parse::check_name;
+#[cfg(feature = "server")]
 pub(crate) use registry::{Backend, OutputSchema, RegisteredTool};
+#[cfg(feature = "server")]
 pub(crate) use run::{check_call, remote_error, run_local, Ran};
 pub(crate) use shapes::read_raw;
+#[cfg(feature = "server")]
 pub(crate) use tool::check_bound;
 
 use audit::Audit;

@@ -46,13 +46,16 @@ pub(crate) struct RegisteredTool {
     pub(crate) idempotent: bool,
     pub(crate) backend: Backend,
     /// The title and hints shown when the registry is served.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) served: Served,
     /// The result's schema, compiled (a local tool's, at registration) or as the server sent
     /// it (an imported tool's, which its MCP client checks itself).
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) output_schema: Option<OutputSchema>,
 }
 
 /// A tool's output schema.
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 pub(crate) enum OutputSchema {
     /// Compiled when the tool was registered; results are checked against it.
     Checked(Arc<Schema>),
@@ -60,6 +63,7 @@ pub(crate) enum OutputSchema {
     Remote(Value),
 }
 
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 impl OutputSchema {
     /// The schema as given.
     pub(crate) fn source(&self) -> &Value {
@@ -338,6 +342,7 @@ impl ToolRegistry {
     }
 
     /// Every registered tool, sorted by name.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) fn registered(&self) -> impl Iterator<Item = &Arc<RegisteredTool>> {
         self.tools.values()
     }
