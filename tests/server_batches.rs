@@ -15,13 +15,23 @@ use support::memory_client;
 fn a_batch_is_answered_as_one_array() {
     let server = Server::new(ServerConfig::new("batches", "1")).unwrap();
     server
-        .add_method(Method::new("double", |_, params| Ok(json!(params["n"].as_i64().unwrap_or(0) * 2))).inline(true))
+        .add_method(
+            Method::new("double", |_, params| {
+                Ok(json!(params["n"].as_i64().unwrap_or(0) * 2))
+            })
+            .inline(true),
+        )
         .unwrap();
     server
-        .add_tool(ServerTool::new("slow", "Pooled.", json!({"type": "object"}), |_, _| {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            Ok(ToolResult::text("slow"))
-        }))
+        .add_tool(ServerTool::new(
+            "slow",
+            "Pooled.",
+            json!({"type": "object"}),
+            |_, _| {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                Ok(ToolResult::text("slow"))
+            },
+        ))
         .unwrap();
     let (client, connection) = memory_client(&server);
     let request = |method: &str, params: Value| BatchEntry::Request {

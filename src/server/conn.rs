@@ -332,6 +332,7 @@ impl Connection {
         call.cancel.cancel();
         call.timer.lock().take();
         self.end(call);
+        self.server.listeners.forget(call);
         log::warn!(
             target: super::LOG_TARGET,
             "`{method}` (id {}) passed its bound; answered with an error, its handler is told to stop",
@@ -380,6 +381,7 @@ impl Connection {
         if let Some(key) = call.timer.lock().take() {
             self.server.timer.cancel(key);
         }
+        self.server.listeners.forget(&call);
         if !self.server.config.answer_cancelled {
             self.end(&call);
         }
@@ -421,6 +423,7 @@ impl Connection {
         for call in &calls {
             call.settle(CANCELLED);
             call.cancel.cancel();
+            self.server.listeners.forget(call);
             if let Some(key) = call.timer.lock().take() {
                 self.server.timer.cancel(key);
             }

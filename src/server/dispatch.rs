@@ -256,6 +256,19 @@ fn route(
                 bound,
             )
         }
+        super::subscriptions::LISTEN if stateless => {
+            let server = Arc::clone(&server);
+            let params = params.clone();
+            Route {
+                work: Box::new(move |context| {
+                    super::subscriptions::listen(&server, context, &params)
+                }),
+                inline: true,
+                // A subscription lives long; past this its client opens another.
+                timeout: TimeoutAnswer::Rpc(std::time::Duration::from_secs(3600)),
+                target: None,
+            }
+        }
         methods::SERVER_DISCOVER if stateless => {
             let server = Arc::clone(&server);
             inline(Box::new(move |_| Ok(stateless::discover(&server))), bound)

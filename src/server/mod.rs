@@ -38,7 +38,10 @@
 //! a handshake-era one; over HTTP the headers and the session decide. 2026-07-28 results
 //! carry `resultType`, caching hints where the revision asks for them (`ttlMs`,
 //! `cacheScope`) and the server's identity in `_meta`; the envelope's errors are the
-//! revision's (-32602 for a missing `_meta` key, -32020, -32021, -32022, -32601).
+//! revision's (-32602 for a missing `_meta` key, -32020, -32021, -32022, -32601). List
+//! changes and resource updates reach handshake-era clients on their connection, and
+//! 2026-07-28 clients through `subscriptions/listen` (acknowledged first, filtered to what
+//! each asked for, tagged with the subscription's id).
 //!
 //! # Handlers
 //!
@@ -97,6 +100,7 @@ pub(crate) mod serve;
 mod state;
 pub(crate) mod stateless;
 mod stdio;
+mod subscriptions;
 mod tools;
 mod types;
 
@@ -132,6 +136,7 @@ pub(crate) struct Shared {
     pub(crate) timer: TimerWheel,
     connections: Mutex<Vec<Weak<Connection>>>,
     hooks: RwLock<Vec<NotificationHook>>,
+    pub(crate) listeners: subscriptions::Listeners,
 }
 
 impl Shared {
@@ -146,25 +151,23 @@ impl Shared {
         Value::Object(info)
     }
 
-    /// What this server declares, for `initialize` or (`stateless`) `server/discover`. The
-    /// handshake era gets list-change notifications and resource subscriptions; 2026-07-28
-    /// would get them through `subscriptions/listen`, which this server does not serve yet,
-    /// so they are not declared there.
-    pub(crate) fn capabilities(&self, stateless: bool) -> Value {
+    /// What this server declares, for `initialize` or `server/discover`: list-change
+    /// notifications and resource subscriptions in both eras (the handshake era's on its
+    /// connections, 2026-07-28's through `subscriptions/listen`).
+    pub(crate) fn capabilities(&self, _stateless: bool) -> Value {
         let catalog = self.catalog.read();
         let mut capabilities = Map::new();
-        let changes = |extra: Value| if stateless { json!({}) } else { extra };
         if !catalog.tools.is_empty() {
-            capabilities.insert("tools".into(), changes(json!({"listChanged": true})));
+            capabilities.insert("tools".into(), json!({"listChanged": true}));
         }
         if catalog.has_resources() {
             capabilities.insert(
                 "resources".into(),
-                changes(json!({"subscribe": true, "listChanged": true})),
+                json!({"subscribe": true, "listChanged": true}),
             );
         }
         if !catalog.prompts.is_empty() {
-            capabilities.insert("prompts".into(), changes(json!({"listChanged": true})));
+            capabilities.insert("prompts".into(), json!({"listChanged": true}));
         }
         if catalog.completion.is_some() {
             capabilities.insert("completions".into(), json!({}));
@@ -187,8 +190,10 @@ impl Shared {
         }
     }
 
-    /// Sends a notification to every open handshake-era connection.
+    /// Sends a notification to every open handshake-era connection `only` picks, and to
+    /// every 2026-07-28 subscription that asked for it.
     fn broadcast(&self, method: &str, params: Value, only: impl Fn(&Connection) -> bool) {
+        self.listeners.broadcast(method, &params);
         let connections: Vec<Arc<Connection>> = self
             .connections
             .lock()
@@ -251,6 +256,7 @@ impl Server {
                 timer: TimerWheel::global(),
                 connections: Mutex::new(Vec::new()),
                 hooks: RwLock::new(Vec::new()),
+                listeners: subscriptions::Listeners::default(),
             }),
         })
     }

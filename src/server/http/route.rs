@@ -306,7 +306,10 @@ fn stateless_post(
     let ended = stream::serve(inner, stream, &rx, mode);
     match ended {
         Ok(Ended::Answered) => Ok(true),
-        Ok(Ended::Closed) => Ok(false),
+        Ok(Ended::Closed) => {
+            connection.cancel(&id, Some("the server closed the response stream"));
+            Ok(false)
+        }
         Ok(Ended::Gone) | Err(_) => {
             // On this protocol closing the response stream is the cancellation.
             connection.cancel(&id, Some("the client closed the response stream"));
