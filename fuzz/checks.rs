@@ -1324,6 +1324,15 @@ pub fn server_frames(data: &[u8]) {
             }
         }
     }
+    // A subscription is answered only when it ends, which this input never makes it do.
+    let mut long_lived: HashSet<RequestId> = HashSet::new();
+    for line in data.split(|&b| b == b'\n') {
+        if let Ok(Frame::Single(Message::Request(request))) = parse_frame(line) {
+            if request.method == "subscriptions/listen" {
+                long_lived.insert(request.id);
+            }
+        }
+    }
     let mut answered: HashMap<RequestId, usize> = HashMap::new();
     for frame in &out {
         assert!(!frame.contains('\n'), "a frame with a newline: {frame:?}");
@@ -1365,7 +1374,7 @@ pub fn server_frames(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let unique = sent.values().all(|&count| count == 1);
     if unique && !text.contains("cancelled") {
-        for id in sent.keys() {
+        for id in sent.keys().filter(|id| !long_lived.contains(*id)) {
             assert_eq!(
                 answered.get(id).copied().unwrap_or(0),
                 1,
