@@ -8,7 +8,7 @@ mod cli;
 
 use cli::{
     assert_in_order, closed_port_url, run, run_args, run_tool_server, scratch, sent, tool_server,
-    toolwire, transcript,
+    toolwire, transcript, with_home,
 };
 use serde_json::{json, Value};
 
@@ -327,12 +327,14 @@ fn a_broken_config_exits_2_naming_the_server_and_the_field() {
         r#"{"mcpServers": {"good": {"command": "true"}, "broken": {"command": 42}}}"#,
     )
     .unwrap();
+    // The bad entry is skipped: naming it gives its error; the good one stays usable (here
+    // `true`, which exits at once: a transport failure, not a config error).
     let run = run_args(&[
         "tools",
         "--config",
         file.to_str().unwrap(),
         "--server",
-        "good",
+        "broken",
     ])
     .expect(2);
     assert!(
@@ -341,6 +343,14 @@ fn a_broken_config_exits_2_naming_the_server_and_the_field() {
         "{}",
         run.stderr
     );
+    run_args(&[
+        "tools",
+        "--config",
+        file.to_str().unwrap(),
+        "--server",
+        "good",
+    ])
+    .expect(4);
 
     let vscode = dir.join(".vscode");
     std::fs::create_dir_all(&vscode).unwrap();
@@ -415,6 +425,7 @@ fn config_files_are_found_in_the_current_folder() {
     let empty = scratch("empty");
     let mut command = toolwire(&["tools"]);
     command.current_dir(&empty);
+    with_home(&mut command, &empty);
     let failed = run(command).expect(2);
     assert!(
         failed.stderr.contains("--config FILE --server NAME"),

@@ -14,7 +14,16 @@ Targets (one of):
                                 left out when the file has one server
   --url URL [--header 'K: V']   a Streamable HTTP endpoint
   -- COMMAND [ARGS...]          a stdio server started with that command (after the subcommand)
-  With none of them, .mcp.json and then .vscode/mcp.json in the current folder are read.
+  With none of them, the hosts' places are searched, in order: .mcp.json, .cursor/mcp.json,
+  .vscode/mcp.json in the current folder, then Claude Code's ~/.claude.json (this folder's
+  entries, then the user's), ~/.cursor/mcp.json, VS Code's user mcp.json and Claude
+  Desktop's claude_desktop_config.json; the first with servers is read (with --server, the
+  first with that server). `servers` says which file it read.
+  A bad or unsupported entry is skipped (`servers` marks it); the others stay usable.
+
+Environment: a stdio server (-- COMMAND or a config entry) gets HOME, LOGNAME, PATH, SHELL,
+TERM and USER, plus its own variables (--env, the entry's env and envFile); --inherit-env
+gives it the whole environment instead.
 
 Examples:
   toolwire servers
@@ -71,6 +80,10 @@ pub struct TargetOptions {
     /// An environment variable for the `-- COMMAND` server, as KEY=VALUE (repeatable).
     #[arg(long = "env", short = 'e', value_name = "KEY=VALUE", global = true)]
     pub env: Vec<String>,
+    /// Give a stdio server (`-- COMMAND` or a config entry) this whole environment, instead
+    /// of HOME, LOGNAME, PATH, SHELL, TERM and USER plus its own variables.
+    #[arg(long, global = true)]
+    pub inherit_env: bool,
     /// A value for VS Code's `${input:ID}` in the config file, as ID=VALUE (repeatable).
     #[arg(long = "input", value_name = "ID=VALUE", global = true)]
     pub inputs: Vec<String>,

@@ -32,6 +32,7 @@ mod args;
 mod auth;
 mod call;
 mod cli;
+mod configs;
 mod interrupt;
 mod logger;
 mod output;
@@ -179,8 +180,13 @@ fn run(
     interrupts: &crossbeam_channel::Receiver<()>,
 ) -> Result<Exit, Failure> {
     if let Command::Servers { json } = &cli.command {
-        let (path, configs) = target::load_config(&cli.target)?;
-        output::print_servers(&path, &configs, *json);
+        if cli.target.url.is_some() {
+            return Err(Failure::usage(
+                "`servers` lists the entries of a config file; --url names one server",
+            ));
+        }
+        let loaded = configs::load(&cli.target, None)?;
+        output::print_servers(&loaded, *json);
         return Ok(Exit::Ok);
     }
     let mut target = target::resolve(&cli.target, cli.command.server_command())?;

@@ -1,15 +1,15 @@
 //! What the commands print on stdout: servers, session info, the tool table, tool results.
 
 use std::fmt::Write as _;
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use toolwire::config::ServerEntry;
 use toolwire::mcp::{Era, SessionInfo};
 use toolwire::transport::mask_url;
-use toolwire::{CallToolResult, Content, ServerConfigs, Tool};
+use toolwire::{CallToolResult, Content, Tool};
 
+use crate::configs::Loaded;
 use crate::terminal;
 
 /// What a header value (a secret) shows as.
@@ -80,8 +80,10 @@ struct ServerRow {
 
 /// `servers`: the entries of a config file. A URL's password and every header value are
 /// secrets: they show as `***` (see [`toolwire::transport::mask_url`]).
-pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
-    let rows: Vec<ServerRow> = configs
+pub fn print_servers(loaded: &Loaded, json: bool) {
+    let configs = &loaded.configs;
+    let path = &loaded.path;
+    let mut rows: Vec<ServerRow> = configs
         .names()
         .map(|name| {
             let (kind, detail, headers) = match configs.get(name) {
@@ -112,6 +114,13 @@ pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
             }
         })
         .collect();
+    let skipped: Vec<(String, String)> = configs
+        .rejected()
+        .map(|(name, reason)| {
+            let short = crate::configs::short_reason(configs, name, reason);
+            (name.to_owned(), short.to_owned())
+        })
+        .collect();
     if json {
         let servers: Vec<Value> = rows
             .iter()
@@ -132,18 +141,59 @@ pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
                 entry
             })
             .collect();
-        let document = json!({"file": path.display().to_string(),
-                              "format": configs.format().to_string(), "servers": servers});
+        let skipped: Vec<Value> = skipped
+            .iter()
+            .map(|(name, reason)| json!({"name": name, "error": reason}))
+            .collect();
+        let mut document = json!({"file": path.display().to_string(),
+                              "format": configs.format().to_string(), "servers": servers,
+                              "skipped": skipped});
+        if let Some(place) = &loaded.place {
+            document["scope"] = json!(place.scope.to_string());
+            document["searched"] = json!(true);
+            document["others"] = loaded
+                .others
+                .iter()
+                .map(|(place, names)| {
+                    json!({"file": place.path.display().to_string(),
+                           "format": place.format.to_string(),
+                           "scope": place.scope.to_string(), "servers": names})
+                })
+                .collect();
+        }
         emit_json(&document);
         return;
     }
-    outln!(
-        "{} ({} format, {} server{})",
+    let count = rows.len();
+    let mut summary = format!(
+        "{} ({} format, {count} server{}",
         path.display(),
         configs.format(),
-        rows.len(),
-        if rows.len() == 1 { "" } else { "s" }
+        if count == 1 { "" } else { "s" }
     );
+    if !skipped.is_empty() {
+        let _ = write!(summary, ", {} skipped", skipped.len());
+    }
+    summary.push(')');
+    outln!("{summary}");
+    if let Some(place) = &loaded.place {
+        outln!(
+            "read because no --config was given: the first of the hosts' places with servers \
+             ({} {} scope)",
+            place.format,
+            place.scope
+        );
+    }
+    // A skipped entry keeps its row, marked, with what is wrong with it.
+    for (name, reason) in &skipped {
+        rows.push(ServerRow {
+            name: name.clone(),
+            kind: "SKIPPED",
+            detail: reason.clone(),
+            headers: None,
+        });
+    }
+    rows.sort_by(|a, b| a.name.cmp(&b.name));
     let table: Vec<Vec<String>> = rows
         .into_iter()
         .map(|row| {
@@ -158,6 +208,17 @@ pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
         "{}",
         render_table(&["NAME", "TRANSPORT", "COMMAND / URL"], &table)
     );
+    for (place, names) in &loaded.others {
+        outln!(
+            "also found: {} with {} (--server NAME finds a server in any of these places)",
+            place.describe(),
+            if names.is_empty() {
+                "no usable server".to_owned()
+            } else {
+                names.join(", ")
+            }
+        );
+    }
 }
 
 /// `info`: server, protocol version and era, capabilities, instructions.
