@@ -128,7 +128,11 @@ fn key_value_arguments_take_the_types_of_the_schema() {
     assert_eq!(run.stdout, "slept 5 ms\n");
     // key:=JSON passes a raw value, which the schema then judges.
     let run = run_tool_server(&["call", "echo", "message:=42"]).expect(2);
-    assert!(run.stderr.contains("- field /message:"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`message`: 42 is not of type"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -240,13 +244,24 @@ fn arguments_that_break_the_schema_exit_2_with_the_repair_message_and_nothing_is
     assert_in_order(
         &run.stderr,
         &[
-            "the arguments of tool \"sleep\" do not match its input schema; nothing was run.",
-            "- field /ms: \"abc\" is not of type \"integer\"",
-            "Fix these fields and call sleep again with arguments matching this JSON Schema:",
-            "\"required\":[\"ms\"]",
+            "the arguments do not fit the input schema of `sleep`; nothing was run",
+            "`ms`: \"abc\" is not of type \"integer\" (expected integer, ≥ 0)",
+            "usage: toolwire call sleep ms=<integer> [progress=<integer>]",
         ],
     );
     let lines = transcript(&file);
+    // The transcript keeps the harness's repair message, for programs.
+    let invalid = lines
+        .iter()
+        .find(|line| line["event"] == "invalid")
+        .expect("an invalid line");
+    assert!(
+        invalid["detail"]
+            .as_str()
+            .unwrap()
+            .contains("Fix these fields and call sleep again"),
+        "{invalid}"
+    );
     assert!(sent(&lines, "tools/call").is_empty(), "{lines:#?}");
     assert!(lines
         .iter()

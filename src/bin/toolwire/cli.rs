@@ -109,6 +109,9 @@ pub struct Options {
     /// What to log on stderr.
     #[arg(long, value_enum, default_value_t = LogLevel::Warn, global = true)]
     pub log_level: LogLevel,
+    /// Which of the server's log messages to show on stderr: this level and above.
+    #[arg(long, value_enum, default_value_t = ServerLog::Warning, global = true)]
+    pub server_log: ServerLog,
     /// Write a JSONL transcript: one line per decision and per wire message.
     #[arg(long, value_name = "FILE", global = true)]
     pub transcript: Option<PathBuf>,
@@ -176,6 +179,37 @@ impl LogLevel {
             LogLevel::Debug => log::LevelFilter::Debug,
             LogLevel::Trace => log::LevelFilter::Trace,
         }
+    }
+}
+
+/// The lowest level of the server's log messages shown (MCP's syslog levels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ServerLog {
+    Off,
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl ServerLog {
+    /// The MCP level's name; `None` for `off`.
+    pub fn level(self) -> Option<&'static str> {
+        Some(match self {
+            ServerLog::Off => return None,
+            ServerLog::Debug => "debug",
+            ServerLog::Info => "info",
+            ServerLog::Notice => "notice",
+            ServerLog::Warning => "warning",
+            ServerLog::Error => "error",
+            ServerLog::Critical => "critical",
+            ServerLog::Alert => "alert",
+            ServerLog::Emergency => "emergency",
+        })
     }
 }
 

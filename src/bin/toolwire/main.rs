@@ -37,6 +37,7 @@ mod interrupt;
 mod logger;
 mod output;
 mod progress;
+mod serverlog;
 mod target;
 mod terminal;
 mod transcript;
@@ -227,6 +228,7 @@ fn run(
         let outcome = match target::connect(&target, mcp_config(cli), transcript, provider.clone())
         {
             Ok(client) => {
+                serverlog::ask_stateless(&client, cli.options.server_log);
                 interrupt::hold_client(Some(client.clone()));
                 let outcome =
                     run_connected(cli, &client, transcript, interrupts, provider.as_deref());
@@ -340,7 +342,10 @@ fn mcp_config(cli: &Cli) -> McpConfig {
     // One budget for start, probe and handshake together: Auto mode cannot spend it twice.
     config = config.connect_timeout(connect).initialize_timeout(connect);
     let probe = connect.min(config.get_discover_timeout());
-    config.discover_timeout(probe)
+    let server_log = cli.options.server_log;
+    config
+        .discover_timeout(probe)
+        .on_log(move |message| serverlog::show(message, server_log))
 }
 
 /// A duration in whole microseconds, for the transcript.
