@@ -213,6 +213,35 @@ impl ServerLog {
     }
 }
 
+/// An MCP log level (for `log-level`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum McpLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl McpLevel {
+    /// The level's name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            McpLevel::Debug => "debug",
+            McpLevel::Info => "info",
+            McpLevel::Notice => "notice",
+            McpLevel::Warning => "warning",
+            McpLevel::Error => "error",
+            McpLevel::Critical => "critical",
+            McpLevel::Alert => "alert",
+            McpLevel::Emergency => "emergency",
+        }
+    }
+}
+
 /// The stdio server command, after `--`.
 #[derive(Debug, Args)]
 pub struct ServerCommand {
@@ -237,11 +266,96 @@ pub enum Command {
         #[command(flatten)]
         server: ServerCommand,
     },
-    /// List every tool (all pages).
+    /// List every tool (all pages), or show one tool's whole definition.
     Tools {
+        /// One tool: its description, arguments, annotations and schemas in full.
+        #[arg(value_name = "NAME")]
+        name: Option<String>,
         /// Print the tool definitions as JSON instead of a table.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// List the server's resources (all pages).
+    Resources {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// List the server's resource templates (all pages).
+    Templates {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// Read a resource and print its contents (text as text, binary as one line).
+    Read {
+        /// The resource's URI.
+        uri: String,
+        /// Print the whole result as JSON (binary contents in base64).
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// List the server's prompts (all pages).
+    Prompts {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// Get a prompt filled in with its arguments (key=value ...) and print its messages.
+    Prompt {
+        /// The prompt's name.
+        name: String,
+        /// key=value ... (a prompt's arguments are strings)
+        #[arg(value_name = "ARGS")]
+        args: Vec<String>,
+        /// Print the whole result as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// Ask the server to complete an argument of a prompt or a resource template.
+    Complete {
+        /// The prompt whose argument is completed.
+        #[arg(
+            long,
+            value_name = "NAME",
+            conflicts_with = "template",
+            required_unless_present = "template"
+        )]
+        prompt: Option<String>,
+        /// The resource template (its URI template) whose variable is completed.
+        #[arg(long, value_name = "URI_TEMPLATE")]
+        template: Option<String>,
+        /// The argument's name.
+        argument: String,
+        /// What is typed so far.
+        #[arg(default_value = "")]
+        value: String,
+        /// An argument already filled in, as key=value (repeatable): the completion's context.
+        #[arg(long = "with", value_name = "KEY=VALUE")]
+        with: Vec<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// Set the level of the log messages the server sends (logging/setLevel).
+    LogLevel {
+        /// The lowest level the server should send.
+        #[arg(value_enum)]
+        level: McpLevel,
         #[command(flatten)]
         server: ServerCommand,
     },
@@ -282,6 +396,13 @@ impl Command {
             Command::Servers { .. } | Command::Login | Command::Logout => &[],
             Command::Info { server, .. }
             | Command::Tools { server, .. }
+            | Command::Resources { server, .. }
+            | Command::Templates { server, .. }
+            | Command::Read { server, .. }
+            | Command::Prompts { server, .. }
+            | Command::Prompt { server, .. }
+            | Command::Complete { server, .. }
+            | Command::LogLevel { server, .. }
             | Command::Call { server, .. }
             | Command::Ping { server } => &server.command,
         }

@@ -31,6 +31,7 @@ macro_rules! out {
 mod args;
 mod auth;
 mod call;
+mod catalog;
 mod cli;
 mod configs;
 mod interrupt;
@@ -38,6 +39,7 @@ mod logger;
 mod output;
 mod progress;
 mod serverlog;
+mod sniff;
 mod target;
 mod terminal;
 mod transcript;
@@ -124,8 +126,48 @@ impl Failure {
     }
 }
 
+/// Programs that start MCP servers, to notice one given without `--` before it.
+const LAUNCHERS: [&str; 14] = [
+    "npx", "uvx", "uv", "node", "python", "python3", "deno", "bun", "bunx", "docker", "pipx",
+    "java", "ruby", "cargo",
+];
+
+/// The hint for a server command given without `--`: the line as it should have been.
+fn missing_separator(argv: &[String]) -> Option<String> {
+    if argv.iter().any(|arg| arg == "--") {
+        return None;
+    }
+    let at = argv.iter().skip(1).position(|arg| {
+        let path = std::path::Path::new(arg);
+        LAUNCHERS.contains(&arg.as_str())
+            || (arg.contains('/')
+                && path.is_file()
+                && path.extension().is_none_or(|extension| extension != "json"))
+    })? + 1;
+    let before = argv[1..at].join(" ");
+    let after = argv[at..].join(" ");
+    Some(format!(
+        "hint: a stdio server's command goes after `--`: toolwire {before} -- {after}"
+    ))
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let argv: Vec<String> = std::env::args().collect();
+    let hint = missing_separator(&argv);
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let usage = error.use_stderr();
+            let _ = error.print();
+            if !usage {
+                return ExitCode::SUCCESS;
+            }
+            if let Some(hint) = &hint {
+                errln!("{hint}");
+            }
+            return ExitCode::from(Exit::Usage as u8);
+        }
+    };
     logger::init(cli.options.log_level.filter());
     let transcript = match &cli.options.transcript {
         Some(path) => match Transcript::create(path) {
@@ -157,6 +199,9 @@ fn main() -> ExitCode {
                 errln!("toolwire: {}", failure.message);
             } else {
                 errln!("toolwire: error: {}", failure.message);
+            }
+            if let (Exit::Usage, Some(hint)) = (failure.exit, &hint) {
+                errln!("{hint}");
             }
             if let Some(transcript) = &transcript {
                 transcript.decision("error", json!({"detail": failure.message}));
@@ -269,10 +314,20 @@ fn run_connected(
     interrupts: &crossbeam_channel::Receiver<()>,
     oauth: Option<&toolwire::auth::OAuth>,
 ) -> Result<Exit, Failure> {
+    if let Some(outcome) = catalog::run(&cli.command, client) {
+        return outcome;
+    }
     match &cli.command {
         Command::Servers { .. } | Command::Login | Command::Logout => {
             unreachable!("handled before connecting")
         }
+        Command::Resources { .. }
+        | Command::Templates { .. }
+        | Command::Read { .. }
+        | Command::Prompts { .. }
+        | Command::Prompt { .. }
+        | Command::Complete { .. }
+        | Command::LogLevel { .. } => unreachable!("run by catalog::run"),
         Command::Info { json, .. } => {
             let info = client
                 .session_info()

@@ -361,7 +361,7 @@ fn type_name(property: &Value) -> String {
     }
 }
 
-fn cut(text: &str, limit: usize) -> String {
+pub fn cut(text: &str, limit: usize) -> String {
     if text.chars().count() <= limit {
         text.to_owned()
     } else {
@@ -373,7 +373,7 @@ fn cut(text: &str, limit: usize) -> String {
 
 /// Left-aligned columns separated by two spaces; the last column is not padded. A cell is one
 /// line: its control characters, newline and tab included, are shown escaped.
-fn render_table(header: &[&str], rows: &[Vec<String>]) -> String {
+pub fn render_table(header: &[&str], rows: &[Vec<String>]) -> String {
     let rows: Vec<Vec<String>> = rows
         .iter()
         .map(|row| {
@@ -432,6 +432,20 @@ pub fn print_result_json(result: &CallToolResult) {
 pub fn print_result(result: &CallToolResult) {
     let mut out = String::new();
     for block in &result.content {
+        render_block(&mut out, block);
+    }
+    if result.content.is_empty() {
+        if let Some(structured) = &result.structured_content {
+            out.push_str(&terminal::json_pretty(structured));
+            out.push('\n');
+        }
+    }
+    out!("{out}");
+}
+
+/// One content block, readably (see [`print_result`]).
+pub fn render_block(out: &mut String, block: &Content) {
+    {
         match block {
             Content::Text { text } => {
                 out.push_str(text);
@@ -492,24 +506,17 @@ pub fn print_result(result: &CallToolResult) {
             }
         }
     }
-    if result.content.is_empty() {
-        if let Some(structured) = &result.structured_content {
-            out.push_str(&terminal::json_pretty(structured));
-            out.push('\n');
-        }
-    }
-    out!("{out}");
 }
 
 /// The decoded size of base64 text.
-fn base64_len(data: &str) -> u64 {
+pub fn base64_len(data: &str) -> u64 {
     let clean = data.bytes().filter(|b| !b.is_ascii_whitespace()).count() as u64;
     let padding = data.bytes().rev().take_while(|b| *b == b'=').count() as u64;
     (clean / 4 * 3 + (clean % 4).saturating_sub(1)).saturating_sub(padding)
 }
 
 /// `512 B`, `1.5 KiB`, `3.2 MiB`.
-fn size(bytes: u64) -> String {
+pub fn size(bytes: u64) -> String {
     const KIB: f64 = 1024.0;
     let value = bytes as f64;
     if value < KIB {

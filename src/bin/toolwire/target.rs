@@ -291,8 +291,38 @@ pub fn connect(
         }
         None => connector,
     };
-    let client = McpClient::connect_with(connector, config)
-        .map_err(|error| Failure::from_error(&format!("connecting to {describe}"), &error))?;
+    // A stdio program is watched for lines that are not JSON-RPC, to tell a program that is
+    // not an MCP server from a server that failed.
+    let program = match target {
+        Target::Command(stdio) => Some(stdio.command_line()),
+        Target::Config {
+            configs, server, ..
+        } => match configs.get(server) {
+            Some(ServerEntry::Stdio(stdio)) => Some(stdio.command_line()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let record = crate::sniff::Record::default();
+    let connector = match &program {
+        Some(_) => crate::sniff::wrap(connector, Arc::clone(&record)),
+        None => connector,
+    };
+    let client = McpClient::connect_with(connector, config).map_err(|error| {
+        let mut failure = Failure::from_error(&format!("connecting to {describe}"), &error);
+        if let Some(program) = &program {
+            let printed = record.lock().lines > 0;
+            let unknown = matches!(&error, toolwire::Error::Rpc(object) if object.code.0 == -32601);
+            let silent = matches!(error, toolwire::Error::Timeout { .. });
+            if printed || unknown || silent {
+                failure.message.push('\n');
+                failure
+                    .message
+                    .push_str(&crate::sniff::describe(&record, program));
+            }
+        }
+        failure
+    })?;
     if let Ok(info) = client.session_info() {
         log::info!(
             "connected to {} {} with protocol {} ({})",
