@@ -57,6 +57,8 @@ pub struct Cli {
     pub options: Options,
     #[command(flatten)]
     pub auth: AuthOptions,
+    #[command(flatten)]
+    pub client: ClientOptions,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -118,6 +120,35 @@ pub struct Options {
     /// No status lines or progress on stderr (errors and warnings are still shown).
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
+}
+
+/// What the command answers when the server asks the client (roots, elicitation, sampling).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Answering the server")]
+pub struct ClientOptions {
+    /// A folder the server may work in, answered to roots/list (repeatable).
+    #[arg(long = "root", value_name = "DIR", global = true)]
+    pub roots: Vec<PathBuf>,
+    /// How to answer the server's questions for the user (elicitation): ask on the terminal
+    /// (declined when there is none), accept with the defaults, or decline.
+    #[arg(long, value_enum, default_value_t = Elicit::Ask, global = true)]
+    pub elicit: Elicit,
+    /// A command that answers the server's requests to sample a model: it gets the request
+    /// JSON on stdin and prints a CreateMessageResult (or plain text, taken as the answer).
+    /// Without it, sampling is declined.
+    #[arg(long, value_name = "CMD", global = true)]
+    pub sampling_command: Option<String>,
+}
+
+/// How elicitation is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Elicit {
+    /// Ask the user on the terminal, field by field, defaults offered.
+    Ask,
+    /// Accept with every default the requested schema declares.
+    AcceptDefaults,
+    /// Decline.
+    Decline,
 }
 
 /// Authorization (OAuth) for HTTP servers.

@@ -29,6 +29,7 @@ macro_rules! out {
 }
 
 mod args;
+mod asks;
 mod auth;
 mod call;
 mod catalog;
@@ -209,6 +210,7 @@ fn main() -> ExitCode {
             failure.exit
         }
     };
+    asks::report_refusals();
     if let Some(transcript) = &transcript {
         transcript.decision(
             "exit",
@@ -263,6 +265,12 @@ fn run(
         }
         _ => {}
     }
+    let asks = asks::Asks::new(
+        &cli.client.roots,
+        cli.client.elicit,
+        cli.client.sampling_command.clone(),
+        cli.options.timeout,
+    )?;
     // A server that needs a user's consent gets it once, when someone is there to give it.
     let mut logged_in = false;
     loop {
@@ -270,8 +278,12 @@ fn run(
             Some(plan) => Some(auth::provider(plan, &cli.auth, false)?),
             None => None,
         };
-        let outcome = match target::connect(&target, mcp_config(cli), transcript, provider.clone())
-        {
+        let outcome = match target::connect(
+            &target,
+            mcp_config(cli, &asks),
+            transcript,
+            provider.clone(),
+        ) {
             Ok(client) => {
                 serverlog::ask_stateless(&client, cli.options.server_log);
                 interrupt::hold_client(Some(client.clone()));
@@ -380,7 +392,7 @@ fn run_connected(
 }
 
 /// The MCP settings from the options: protocol mode and timeouts.
-fn mcp_config(cli: &Cli) -> McpConfig {
+fn mcp_config(cli: &Cli, asks: &asks::Asks) -> McpConfig {
     let timeout = cli.options.timeout;
     let mut config = McpConfig::default().mode(match cli.options.protocol {
         Protocol::Legacy => toolwire::ProtocolMode::Legacy,
@@ -398,7 +410,7 @@ fn mcp_config(cli: &Cli) -> McpConfig {
     config = config.connect_timeout(connect).initialize_timeout(connect);
     let probe = connect.min(config.get_discover_timeout());
     let server_log = cli.options.server_log;
-    config
+    asks.install(config)
         .discover_timeout(probe)
         .on_log(move |message| serverlog::show(message, server_log))
 }
