@@ -413,6 +413,17 @@ pub enum Command {
         #[command(flatten)]
         server: ServerCommand,
     },
+    /// Check every server of a config file: started or not (with its stderr), protocol
+    /// version and era, tool count, whether it needs authorization. Exits 4 unless all are
+    /// ready.
+    Doctor {
+        /// How many servers are checked at once (at most 64).
+        #[arg(long, default_value_t = 8, value_name = "N")]
+        jobs: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Log in to an HTTP server (OAuth): discovery, registration, the browser, a token kept
     /// in the token file.
     Login,
@@ -424,7 +435,9 @@ impl Command {
     /// The `-- COMMAND ARGS` of the subcommand, possibly empty.
     pub fn server_command(&self) -> &[String] {
         match self {
-            Command::Servers { .. } | Command::Login | Command::Logout => &[],
+            Command::Servers { .. } | Command::Doctor { .. } | Command::Login | Command::Logout => {
+                &[]
+            }
             Command::Info { server, .. }
             | Command::Tools { server, .. }
             | Command::Resources { server, .. }

@@ -35,6 +35,7 @@ mod call;
 mod catalog;
 mod cli;
 mod configs;
+mod doctor;
 mod interrupt;
 mod logger;
 mod output;
@@ -237,6 +238,9 @@ fn run(
         output::print_servers(&loaded, *json);
         return Ok(Exit::Ok);
     }
+    if let Command::Doctor { jobs, json } = &cli.command {
+        return doctor::run(cli, *jobs, *json);
+    }
     let mut target = target::resolve(&cli.target, cli.command.server_command())?;
     if let target::Target::Url(http) = &mut target {
         let bound = http.get_connect_timeout().min(cli.options.connect_timeout);
@@ -330,7 +334,7 @@ fn run_connected(
         return outcome;
     }
     match &cli.command {
-        Command::Servers { .. } | Command::Login | Command::Logout => {
+        Command::Servers { .. } | Command::Doctor { .. } | Command::Login | Command::Logout => {
             unreachable!("handled before connecting")
         }
         Command::Resources { .. }

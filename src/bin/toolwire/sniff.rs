@@ -36,8 +36,15 @@ pub fn wrap(connector: Connector, record: Record) -> Connector {
 }
 
 /// The sentence for a failed connection: what the program printed, if anything.
-pub fn describe(record: &Record, program: &str) -> String {
+pub fn describe(record: &Record, program: &str, timed_out: bool) -> String {
     let seen = record.lock();
+    if timed_out && seen.first.is_none() {
+        return format!(
+            "`{program}` printed nothing on stdout and did not answer the MCP handshake in \
+             time: is it an MCP server (one that reads JSON-RPC on stdin)? A slow one may \
+             need a longer --connect-timeout"
+        );
+    }
     let printed = match &seen.first {
         Some(first) => format!(
             "; it printed {} line{} that {} not JSON-RPC, the first: {first:?}",

@@ -318,7 +318,7 @@ pub fn connect(
                 failure.message.push('\n');
                 failure
                     .message
-                    .push_str(&crate::sniff::describe(&record, program));
+                    .push_str(&crate::sniff::describe(&record, program, silent));
             }
         }
         failure
