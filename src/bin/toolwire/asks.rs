@@ -46,8 +46,9 @@ pub fn refusal(text: String) {
 
 /// Says, on stderr, every request the command declined.
 pub fn report_refusals() {
-    let refusals = REFUSALS.lock().unwrap_or_else(|poison| poison.into_inner());
-    for text in refusals.iter() {
+    let refusals: Vec<String> =
+        std::mem::take(&mut *REFUSALS.lock().unwrap_or_else(|poison| poison.into_inner()));
+    for text in &refusals {
         errln!("toolwire: note: {text} (toolwire's refusal, not the server's failure)");
     }
 }

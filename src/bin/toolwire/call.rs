@@ -229,7 +229,13 @@ fn wait(
                 "cancel",
                 json!({"tool": name, "detail": "interrupted (SIGINT)", "sent": told}),
             );
-            let message = if told {
+            let message = if interrupt::in_shell() {
+                if told {
+                    format!("the call to `{name}` was cancelled (the server was told)")
+                } else {
+                    format!("the call to `{name}` had just ended")
+                }
+            } else if told {
                 format!(
                     "interrupted: the call to `{name}` was cancelled (the server was told) \
                      and the server closed"

@@ -424,6 +424,19 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// An interactive session: one connection, many commands (info, tools, call, ping,
+    /// resources, templates, read, prompts, prompt, complete, log-level; help, history,
+    /// exit), with line editing and history; Ctrl-C cancels the running call only.
+    Shell {
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Log in to an HTTP server (OAuth): discovery, registration, the browser, a token kept
     /// in the token file.
     Login,
@@ -435,9 +448,11 @@ impl Command {
     /// The `-- COMMAND ARGS` of the subcommand, possibly empty.
     pub fn server_command(&self) -> &[String] {
         match self {
-            Command::Servers { .. } | Command::Doctor { .. } | Command::Login | Command::Logout => {
-                &[]
-            }
+            Command::Servers { .. }
+            | Command::Doctor { .. }
+            | Command::Completions { .. }
+            | Command::Login
+            | Command::Logout => &[],
             Command::Info { server, .. }
             | Command::Tools { server, .. }
             | Command::Resources { server, .. }
@@ -447,6 +462,7 @@ impl Command {
             | Command::Prompt { server, .. }
             | Command::Complete { server, .. }
             | Command::LogLevel { server, .. }
+            | Command::Shell { server }
             | Command::Call { server, .. }
             | Command::Ping { server } => &server.command,
         }

@@ -37,10 +37,12 @@ mod cli;
 mod configs;
 mod doctor;
 mod interrupt;
+mod lineedit;
 mod logger;
 mod output;
 mod progress;
 mod serverlog;
+mod shell;
 mod sniff;
 mod target;
 mod terminal;
@@ -228,6 +230,13 @@ fn run(
     transcript: Option<&Arc<Transcript>>,
     interrupts: &crossbeam_channel::Receiver<()>,
 ) -> Result<Exit, Failure> {
+    if let Command::Completions { shell } = &cli.command {
+        let mut command = <Cli as clap::CommandFactory>::command();
+        let mut out = Vec::new();
+        clap_complete::generate(*shell, &mut command, "toolwire", &mut out);
+        output::write_raw(&out);
+        return Ok(Exit::Ok);
+    }
     if let Command::Servers { json } = &cli.command {
         if cli.target.url.is_some() {
             return Err(Failure::usage(
@@ -291,8 +300,18 @@ fn run(
             Ok(client) => {
                 serverlog::ask_stateless(&client, cli.options.server_log);
                 interrupt::hold_client(Some(client.clone()));
-                let outcome =
-                    run_connected(cli, &client, transcript, interrupts, provider.as_deref());
+                let outcome = if let Command::Shell { .. } = &cli.command {
+                    shell::run(cli, &client, transcript, interrupts, provider.as_deref())
+                } else {
+                    run_connected(
+                        cli,
+                        &cli.command,
+                        &client,
+                        transcript,
+                        interrupts,
+                        provider.as_deref(),
+                    )
+                };
                 interrupt::hold_client(None);
                 if let Err(error) = client.close() {
                     log::debug!("closing the session: {error}");
@@ -323,18 +342,25 @@ fn run(
     }
 }
 
+/// Runs one command on a connected session (the command line's, or one typed in `shell`).
 fn run_connected(
     cli: &Cli,
+    command: &Command,
     client: &McpClient,
     transcript: Option<&Arc<Transcript>>,
     interrupts: &crossbeam_channel::Receiver<()>,
     oauth: Option<&toolwire::auth::OAuth>,
 ) -> Result<Exit, Failure> {
-    if let Some(outcome) = catalog::run(&cli.command, client) {
+    if let Some(outcome) = catalog::run(command, client) {
         return outcome;
     }
-    match &cli.command {
-        Command::Servers { .. } | Command::Doctor { .. } | Command::Login | Command::Logout => {
+    match command {
+        Command::Servers { .. }
+        | Command::Doctor { .. }
+        | Command::Login
+        | Command::Logout
+        | Command::Shell { .. }
+        | Command::Completions { .. } => {
             unreachable!("handled before connecting")
         }
         Command::Resources { .. }

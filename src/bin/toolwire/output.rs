@@ -35,6 +35,13 @@ pub fn emit_err(text: &str) {
         .write_all(terminal::shown(text).as_bytes());
 }
 
+/// Writes bytes to stdout as they are (a completion script).
+pub fn write_raw(bytes: &[u8]) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(bytes).and_then(|()| stdout.flush());
+}
+
 /// Writes a JSON document to stdout: exact JSON, with no raw control character.
 pub fn emit_json(value: &Value) {
     let mut text = terminal::json_pretty(value);
