@@ -41,11 +41,20 @@ fn everything(peers: &Peers, args: &[&str]) -> Run {
 fn everything_tools_and_calls() {
     let peers = peers("everything_tools_and_calls");
     let run = everything(&peers, &["tools"]).expect(0);
+    // The client declares roots, sampling and elicitation, so the server shows the three
+    // tools that use them too.
     assert!(
-        run.stdout.lines().last() == Some("13 tools"),
+        run.stdout.lines().last() == Some("16 tools"),
         "{}",
         run.stdout
     );
+    for name in [
+        "get-roots-list",
+        "trigger-sampling-request",
+        "trigger-elicitation-request",
+    ] {
+        assert!(run.stdout.contains(name), "{name}: {}", run.stdout);
+    }
     let sum = run
         .stdout
         .lines()
