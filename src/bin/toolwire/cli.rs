@@ -32,6 +32,11 @@ Examples:
   toolwire --url http://127.0.0.1:8000/mcp call add a=2 b=3
   toolwire call sleep '{\"ms\": 2000}' --timeout 5s -- ./tool_server
   toolwire --url https://mcp.example.com/mcp login
+  toolwire doctor --config ~/.cursor/mcp.json
+  toolwire resources -- ./tool_server --catalog
+  toolwire call trigger-sampling-request prompt=hi --sampling-command 'my-llm-cli' -- SERVER
+  toolwire shell -- npx -y @modelcontextprotocol/server-everything
+  toolwire completions bash > ~/.local/share/bash-completion/completions/toolwire
 
 Authorization: an HTTP server that answers 401 is logged in to (OAuth 2.1: discovery,
 registration, the browser, PKCE) when stdin is a terminal, or with `login`; tokens are kept
@@ -41,10 +46,12 @@ mode 0600. `info` shows whether the session is authorized, as whom and until whe
 Exit codes:
   0    ok
   1    the tool returned isError
-  2    usage or config error (also: an unknown tool, arguments that break its input schema)
+  2    usage or config error (also: an unknown tool or prompt, arguments that break its
+       input schema)
   3    timeout
   4    transport or protocol failure (the server could not be started or reached, broke the
-       protocol, or answered with a JSON-RPC error)
+       protocol, answered with a JSON-RPC error, or lacks the capability asked for); doctor:
+       a server not ready
   130  interrupted by Ctrl-C (a running call is cancelled and the server closed)";
 
 /// `toolwire [OPTIONS] <COMMAND> [-- SERVER COMMAND...]`
