@@ -99,6 +99,9 @@ pub struct ServerTool {
     pub(crate) inline: bool,
     pub(crate) requires: Vec<String>,
     pub(crate) handler: ToolFn,
+    /// False for a tool whose handler checks its own arguments (the gateway's forwarded
+    /// tools, whose schemas are another server's and are compiled on first use there).
+    pub(crate) checked: bool,
 }
 
 impl std::fmt::Debug for ServerTool {
@@ -136,7 +139,17 @@ impl ServerTool {
             inline: false,
             requires: Vec::new(),
             handler: Arc::new(handler),
+            checked: true,
         }
+    }
+
+    /// Lists the schemas as given but checks nothing against them: the handler checks the
+    /// arguments itself (the gateway, with the harness's checks and status words), and a
+    /// schema that would not compile does not keep the tool from being served.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn unchecked(mut self) -> Self {
+        self.checked = false;
+        self
     }
 
     /// A display title. Defaults to none.
@@ -189,7 +202,8 @@ impl ServerTool {
 pub(crate) enum ToolEntry {
     Native {
         tool: ServerTool,
-        input: Arc<Schema>,
+        /// None for an unchecked tool ([`ServerTool::unchecked`]).
+        input: Option<Arc<Schema>>,
         output: Option<Arc<Schema>>,
     },
     Registry {
@@ -232,10 +246,15 @@ impl ToolEntry {
                 format!("tool {:?}: {reason}", tool.name),
             )
         };
-        let input = compile("input", &tool.input_schema).map_err(bad)?;
-        let output = match &tool.output_schema {
-            Some(schema) => Some(compile("output", schema).map_err(bad)?),
-            None => None,
+        let (input, output) = if tool.checked {
+            let input = compile("input", &tool.input_schema).map_err(bad)?;
+            let output = match &tool.output_schema {
+                Some(schema) => Some(compile("output", schema).map_err(bad)?),
+                None => None,
+            };
+            (Some(input), output)
+        } else {
+            (None, None)
         };
         crate::harness::check_bound("a tool timeout", tool.timeout)?;
         Ok(ToolEntry::Native {
@@ -687,6 +706,8 @@ pub(crate) struct Catalog {
     pub(crate) prompts: Ordered<Prompt>,
     pub(crate) methods: HashMap<String, Arc<Method>>,
     pub(crate) completion: Option<CompletionFn>,
+    /// The text of a call to a tool not served (the gateway's UNKNOWN_TOOL).
+    pub(crate) unknown_tool: Option<super::UnknownToolFn>,
 }
 
 /// What one list method lists.

@@ -125,6 +125,10 @@ use conn::{Connection, EraPolicy};
 /// The log target of the server's records.
 pub const LOG_TARGET: &str = "toolwire::server";
 
+/// Writes the text of a call to a tool that is not served (it runs while the catalog is read:
+/// it must not touch the server).
+pub(crate) type UnknownToolFn = Arc<dyn Fn(&str) -> String + Send + Sync>;
+
 /// A notification hook: sees every notification a client sends, on the thread that read it.
 type NotificationHook = Arc<dyn Fn(&Notification) + Send + Sync>;
 
@@ -333,6 +337,13 @@ impl Server {
         }
         self.tools_changed();
         Ok(())
+    }
+
+    /// Answers calls of tools not served with `text(name)` as the tool error, instead of
+    /// `Unknown tool: NAME`.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn set_unknown_tool(&self, text: UnknownToolFn) {
+        self.shared.catalog.write().unknown_tool = Some(text);
     }
 
     /// Removes a tool; true when it was served. Clients are told the list changed.
