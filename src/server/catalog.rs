@@ -720,6 +720,11 @@ pub(crate) enum Listing {
 }
 
 impl Catalog {
+    /// True when tools are declared: some are served, or (a gateway) they come and go.
+    pub(crate) fn offers_tools(&self) -> bool {
+        !self.tools.is_empty() || self.unknown_tool.is_some()
+    }
+
     /// One page of a listing from `offset`: the items and the offset of the next page.
     pub(crate) fn page(
         &self,

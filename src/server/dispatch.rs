@@ -284,7 +284,7 @@ fn route(
                 _ => (Listing::Prompts, "prompts"),
             };
             let offered = match listing {
-                Listing::Tools => !catalog.tools.is_empty(),
+                Listing::Tools => catalog.offers_tools(),
                 Listing::Resources | Listing::Templates => catalog.has_resources(),
                 Listing::Prompts => !catalog.prompts.is_empty(),
             };

@@ -161,7 +161,7 @@ impl Shared {
     pub(crate) fn capabilities(&self, _stateless: bool) -> Value {
         let catalog = self.catalog.read();
         let mut capabilities = Map::new();
-        if !catalog.tools.is_empty() {
+        if catalog.offers_tools() {
             capabilities.insert("tools".into(), json!({"listChanged": true}));
         }
         if catalog.has_resources() {
