@@ -226,13 +226,16 @@ pub enum Command {
     Login,
     /// Forget the tokens kept for an HTTP server.
     Logout,
+    /// Serve every server of the config file as one MCP server (stdio or HTTP), with the
+    /// policy on every call.
+    Serve(crate::serve::ServeArgs),
 }
 
 impl Command {
     /// The `-- COMMAND ARGS` of the subcommand, possibly empty.
     pub fn server_command(&self) -> &[String] {
         match self {
-            Command::Servers { .. } | Command::Login | Command::Logout => &[],
+            Command::Servers { .. } | Command::Login | Command::Logout | Command::Serve(_) => &[],
             Command::Info { server, .. }
             | Command::Tools { server, .. }
             | Command::Call { server, .. }

@@ -36,6 +36,7 @@ mod interrupt;
 mod logger;
 mod output;
 mod progress;
+mod serve;
 mod target;
 mod terminal;
 mod transcript;
@@ -178,6 +179,9 @@ fn run(
     transcript: Option<&Arc<Transcript>>,
     interrupts: &crossbeam_channel::Receiver<()>,
 ) -> Result<Exit, Failure> {
+    if let Command::Serve(args) = &cli.command {
+        return serve::run(cli, args, transcript, interrupts);
+    }
     if let Command::Servers { json } = &cli.command {
         let (path, configs) = target::load_config(&cli.target)?;
         output::print_servers(&path, &configs, *json);
@@ -262,7 +266,7 @@ fn run_connected(
     oauth: Option<&toolwire::auth::OAuth>,
 ) -> Result<Exit, Failure> {
     match &cli.command {
-        Command::Servers { .. } | Command::Login | Command::Logout => {
+        Command::Servers { .. } | Command::Login | Command::Logout | Command::Serve(_) => {
             unreachable!("handled before connecting")
         }
         Command::Info { json, .. } => {

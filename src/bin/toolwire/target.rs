@@ -49,7 +49,7 @@ impl Target {
 }
 
 /// The config file to read: `--config`, or the first of [`DEFAULT_CONFIGS`] that exists.
-fn config_path(options: &TargetOptions) -> Result<PathBuf, Failure> {
+pub fn config_path(options: &TargetOptions) -> Result<PathBuf, Failure> {
     if let Some(path) = &options.config {
         return Ok(path.clone());
     }
