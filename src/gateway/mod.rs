@@ -52,7 +52,11 @@
 //! requests to the client (`sampling/createMessage`, `elicitation/create`, `roots/list`) go
 //! to the front client whose call is in flight on that backend, when there is exactly one
 //! such call and that client declared the capability; otherwise they are declined with an
-//! error saying why (roots: an empty list; elicitation: declined). A backend that dies is
+//! error saying why (roots: an empty list; elicitation: declined). Only a handshake-era
+//! front client can be asked: a 2026-07-28 request carries no requests back to its client,
+//! so its backends' requests are declined too. Likewise a backend's list changes reach the
+//! gateway on a handshake-era session (stdio, or an HTTP session); the backends' client does
+//! not follow 2026-07-28 `subscriptions/listen`. A backend that dies is
 //! started again on its next call under [`GatewayOptions::restart`] (by default at most 5
 //! restarts in 60 s, waiting 100 ms, doubling to 5 s, between them), while the others
 //! serve; an idempotent tool's call that met the death is sent once more.
