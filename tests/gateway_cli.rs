@@ -92,7 +92,6 @@ fn serve_over_stdio_answers_a_host_and_prints_the_counters_on_exit() {
             .starts_with("UNKNOWN_TOOL: "),
         "{denied}"
     );
-    drop(ask);
     drop(stdin);
     let code = cli::wait_bounded(&mut child, cli::LIMIT);
     let stderr = stderr.join().unwrap();

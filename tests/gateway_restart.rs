@@ -55,3 +55,42 @@ fn a_killed_backend_is_restarted_while_the_other_keeps_answering() {
     connection.wait();
     gateway.close();
 }
+
+#[test]
+fn an_idempotent_call_that_met_a_death_is_sent_once_more_and_others_are_not() {
+    // `crash` marked idempotent (which it is not) shows the retry: each attempt kills the
+    // server, so the first is retried on the restarted server and the call still fails.
+    let gateway = gateway(
+        &[
+            ("retried", tool_server_entry()),
+            ("once", tool_server_entry()),
+        ],
+        r#"{"servers": {"retried": {"tools": {"crash": {"idempotent": true}}}}}"#,
+    );
+    let (client, connection) = front(&gateway);
+    assert!(call(&client, "mcp__retried__crash", json!({}))
+        .text()
+        .starts_with("TOOL_ERROR: "));
+    assert!(call(&client, "mcp__once__crash", json!({}))
+        .text()
+        .starts_with("TOOL_ERROR: "));
+    let stats = gateway.stats();
+    assert_eq!(
+        stats["backends"]["retried"]["forwarded"],
+        json!(2),
+        "{stats}"
+    );
+    assert_eq!(stats["backends"]["once"]["forwarded"], json!(1), "{stats}");
+    // Both are back for the next call.
+    assert_eq!(
+        call(&client, "mcp__retried__echo", json!({"message": "a"})).text(),
+        "a"
+    );
+    assert_eq!(
+        call(&client, "mcp__once__echo", json!({"message": "b"})).text(),
+        "b"
+    );
+    client.close().unwrap();
+    connection.wait();
+    gateway.close();
+}

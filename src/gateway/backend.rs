@@ -12,6 +12,9 @@ use crate::mcp::{methods, ElicitRequest, ElicitResult, McpClient, McpConfig, Roo
 use crate::server::context::FrontLink;
 use crate::wire::{ErrorCode, ErrorObject, Notification};
 
+/// What a backend's list change runs (the gateway's re-listing).
+pub(crate) type Relist = Arc<dyn Fn(&Arc<Backend>) + Send + Sync>;
+
 /// A call in flight on a backend.
 struct InFlight {
     ticket: u64,
@@ -143,11 +146,7 @@ impl Backend {
 
     /// The MCP settings of this backend's client: `base` with the handlers that forward its
     /// requests to the client, and `relist` for its list changes.
-    pub(crate) fn mcp_config(
-        self: &Arc<Self>,
-        base: McpConfig,
-        relist: Arc<dyn Fn(&Arc<Backend>) + Send + Sync>,
-    ) -> McpConfig {
+    pub(crate) fn mcp_config(self: &Arc<Self>, base: McpConfig, relist: Relist) -> McpConfig {
         let sampling = Arc::downgrade(self);
         let elicitation = Arc::downgrade(self);
         let roots = Arc::downgrade(self);

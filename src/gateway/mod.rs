@@ -449,7 +449,9 @@ impl Drop for Core {
 }
 
 /// What a starting thread reports.
-type Started = (String, Result<(McpClient, Arc<Vec<Tool>>)>);
+type Started = (String, Result<Connected>);
+/// A backend's client and its tools.
+type Connected = (McpClient, Arc<Vec<Tool>>);
 
 fn start_backends(
     core: &Arc<Core>,
@@ -510,7 +512,7 @@ fn start_backends(
     }
     drop(sender);
     let deadline = Instant::now() + options.start_timeout + START_GRACE;
-    let mut results: BTreeMap<String, Result<(McpClient, Arc<Vec<Tool>>)>> = BTreeMap::new();
+    let mut results: BTreeMap<String, Result<Connected>> = BTreeMap::new();
     while results.len() < starting.len() {
         match receiver.recv_deadline(deadline) {
             Ok((name, started)) => {
@@ -581,7 +583,7 @@ fn backend_config(options: &GatewayOptions) -> McpConfig {
 
 /// What a backend's list change runs: a re-listing on a thread of its own (never on the
 /// client's dispatch thread, which must go on reading).
-fn relister(core: &Arc<Core>) -> Arc<dyn Fn(&Arc<Backend>) + Send + Sync> {
+fn relister(core: &Arc<Core>) -> backend::Relist {
     let weak: Weak<Core> = Arc::downgrade(core);
     Arc::new(move |backend: &Arc<Backend>| {
         if !backend.want_relist() {
