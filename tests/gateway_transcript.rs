@@ -82,5 +82,7 @@ fn decisions_and_forwarded_calls_are_in_the_transcript() {
     assert_eq!(status(3), Some(Status::UnknownTool));
     let first = events.iter().find(|event| event.call == 1).unwrap();
     assert_eq!(first.tool.as_deref(), Some("mcp__tools__echo"));
+    let denied = events.iter().find(|event| event.call == 3).unwrap();
+    assert_eq!(denied.tool.as_deref(), Some("mcp__tools__crash"));
     let _ = std::fs::remove_dir_all(&folder);
 }

@@ -280,7 +280,8 @@ impl Core {
                 format!("denied by the policy for server {backend:?}")
             },
         );
-        event.tool = Some(crate::json::quote(name));
+        // The name is the client's: bounded, as a tool name is.
+        event.tool = Some(name.chars().take(128).collect());
         event.status = Some(Status::UnknownTool);
         self.emit(event);
         format!(

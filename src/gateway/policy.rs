@@ -2,38 +2,7 @@
 //! written twice, a value of the wrong type or out of its bounds is an error naming the
 //! place), either a file of its own or the `"toolwire"` section of the config file.
 //!
-//! ```json
-//! {
-//!   "namespace": "mcp__{server}__{tool}",
-//!   "calls_per_session": 1000,
-//!   "concurrency": 4,
-//!   "timeout": "standard",
-//!   "servers": {
-//!     "files": {
-//!       "deny": ["delete_file"],
-//!       "concurrency": 2,
-//!       "tools": {"read_file": {"timeout": "fast", "idempotent": true, "result_chars": 8000}}
-//!     },
-//!     "search": {"allow": ["query"], "timeout": "30s", "overflow": "reject"}
-//!   }
-//! }
-//! ```
-//!
-//! | key | where | meaning | default |
-//! |---|---|---|---|
-//! | `namespace` | top | the front name of a tool: `{server}` and `{tool}` are replaced | `mcp__{server}__{tool}` |
-//! | `calls_per_session` | top | tool calls forwarded per front session (BUDGET past it) | 1000 |
-//! | `concurrency` | top, server | calls in flight per backend (BUSY past it, never queued) | 4 |
-//! | `allow` | server | only these tools (the backend's names) are served | all |
-//! | `deny` | server | these tools are never served (UNKNOWN_TOOL if called) | none |
-//! | `tools` | server | per-tool settings, by the backend's name | none |
-//! | `timeout` | top, server, tool | `fast` (10 s), `standard` (60 s), `long` (300 s), or `500ms`, `30s`, `2m` (1 ms to 1 hour) | `standard` |
-//! | `result_chars` | top, server, tool | the most characters of result text passed on (1 to 16 Mi) | 16384 |
-//! | `overflow` | top, server, tool | `truncate` (cut, with a marker) or `reject` (TOOL_ERROR) | `truncate` |
-//! | `idempotent` | top, server, tool | a call may be sent again once after its backend died and restarted | false (or the tool's `idempotentHint`/`readOnlyHint`) |
-//! | `allow_large_integers` | top, server, tool | integers beyond ±(2^53 − 1) are passed on | false (INVALID) |
-//!
-//! A tool's setting is its own, else its server's, else the top level's, else the default.
+//! See [`Policy`] for the document.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -88,7 +57,44 @@ struct ServerRules {
 
 /// What the gateway enforces on every call. `Policy::default()` is: every tool of every
 /// server, named `mcp__{server}__{tool}`, 1000 calls per session, 4 calls in flight per
-/// backend, the harness's default tool options. See the module documentation for the file.
+/// backend, the harness's default tool options.
+///
+/// The document ([`Policy::load`], [`Policy::parse`], or the `"toolwire"` section of a config
+/// file, [`Policy::from_config_section`]) is read strictly: a key it does not know, a key
+/// written twice, a value of the wrong type or out of its bounds is an error naming the place.
+///
+/// ```json
+/// {
+///   "namespace": "mcp__{server}__{tool}",
+///   "calls_per_session": 1000,
+///   "concurrency": 4,
+///   "timeout": "standard",
+///   "servers": {
+///     "files": {
+///       "deny": ["delete_file"],
+///       "concurrency": 2,
+///       "tools": {"read_file": {"timeout": "fast", "idempotent": true, "result_chars": 8000}}
+///     },
+///     "search": {"allow": ["query"], "timeout": "30s", "overflow": "reject"}
+///   }
+/// }
+/// ```
+///
+/// | key | where | meaning | default |
+/// |---|---|---|---|
+/// | `namespace` | top | the front name of a tool: `{server}` and `{tool}` are replaced | `mcp__{server}__{tool}` |
+/// | `calls_per_session` | top | tool calls forwarded per front session (BUDGET past it) | 1000 |
+/// | `concurrency` | top, server | calls in flight per backend (BUSY past it, never queued) | 4 |
+/// | `allow` | server | only these tools (the backend's names) are served | all |
+/// | `deny` | server | these tools are never served (UNKNOWN_TOOL if called) | none |
+/// | `tools` | server | per-tool settings, by the backend's name | none |
+/// | `timeout` | top, server, tool | `fast` (10 s), `standard` (60 s), `long` (300 s), or `500ms`, `30s`, `2m` (1 ms to 1 hour) | `standard` |
+/// | `result_chars` | top, server, tool | the most characters of result text passed on (1 to 16 Mi) | 16384 |
+/// | `overflow` | top, server, tool | `truncate` (cut, with a marker) or `reject` (TOOL_ERROR) | `truncate` |
+/// | `idempotent` | top, server, tool | a call may be sent again once after its backend died and restarted | false (or the tool's `idempotentHint`/`readOnlyHint`) |
+/// | `allow_large_integers` | top, server, tool | integers beyond ±(2^53 − 1) are passed on | false (INVALID) |
+///
+/// A tool's setting is its own, else its server's, else the top level's, else the default.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
     namespace: String,
