@@ -56,3 +56,37 @@ fn the_budget_per_session_ends_in_budget() {
         connection.wait();
     }
 }
+
+#[test]
+fn requests_of_2026_07_28_have_no_session_and_share_one_budget() {
+    let gateway = gateway(
+        &[("tools", tool_server_entry())],
+        r#"{"calls_per_session": 2}"#,
+    );
+    let modern = || {
+        support::front_with(
+            &gateway,
+            toolwire::McpConfig::default().mode(toolwire::ProtocolMode::Modern),
+        )
+    };
+    let (first, first_connection) = modern();
+    let (second, second_connection) = modern();
+    assert_eq!(
+        call(&first, "mcp__tools__echo", json!({"message": "1"})).text(),
+        "1"
+    );
+    assert_eq!(
+        call(&second, "mcp__tools__echo", json!({"message": "2"})).text(),
+        "2"
+    );
+    assert!(call(&first, "mcp__tools__echo", json!({"message": "3"}))
+        .text()
+        .starts_with("BUDGET: "));
+    assert!(call(&second, "mcp__tools__echo", json!({"message": "4"}))
+        .text()
+        .starts_with("BUDGET: "));
+    for (client, connection) in [(first, first_connection), (second, second_connection)] {
+        client.close().unwrap();
+        connection.wait();
+    }
+}
