@@ -93,7 +93,7 @@ pub fn run(
         .sum();
     if !cli.options.quiet {
         errln!(
-            "toolwire: serving {tools} tools of {} servers{}",
+            "toolwire: serving {tools} tool(s) of {} server(s){}",
             report.started.len(),
             if report.failed.is_empty() {
                 ""
