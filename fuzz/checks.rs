@@ -1313,3 +1313,241 @@ pub fn config(data: &[u8]) {
         check_configs(text, format, &parsed, Some(workspace));
     }
 }
+
+// ---- http_request ----
+
+/// The limits the HTTP reader runs with under the fuzzer: small, so they are reached.
+#[cfg(feature = "server")]
+const HTTP_HEAD: usize = 512;
+#[cfg(feature = "server")]
+const HTTP_HEADERS: usize = 16;
+#[cfg(feature = "server")]
+const HTTP_BODY: usize = 256;
+
+/// The Streamable HTTP server's request reader (`src/server/http/request.rs`): the head
+/// through httparse within 512 bytes and 16 headers, then the body by `Content-Length` or
+/// chunked framing within 256 bytes. Byte 0 picks how many bytes each read hands out
+/// (`% 17`, 0: as many as asked); the rest is what the client sent.
+///
+/// Never panics; reads of any size give the same outcome as one read of everything; what is
+/// accepted has a token method, a target, lower-case header names and visible-ASCII values
+/// without surrounding spaces, at most 16 headers, a body within its cap (exactly the
+/// declared length, found in the input, for `Content-Length`); a refusal is one of the
+/// statuses the server answers with, with a reason; anything sent after a whole request
+/// changes nothing about it; a body over the cap is refused (413) whatever follows.
+#[cfg(feature = "server")]
+pub fn http_request(data: &[u8]) {
+    use toolwire::fuzzing::read_http_request;
+    let [chunk, input @ ..] = data else {
+        return;
+    };
+    let chunk = usize::from(chunk % 17);
+    let read = |bytes: &[u8], chunk: usize| {
+        read_http_request(bytes, chunk, HTTP_HEAD, HTTP_HEADERS, HTTP_BODY)
+    };
+    let whole = read(input, 0);
+    assert_eq!(
+        read(input, chunk),
+        whole,
+        "the outcome depends on the read size {chunk}"
+    );
+    match &whole {
+        Ok(request) => {
+            let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+            assert!(
+                !request.method.is_empty() && request.method.bytes().all(token),
+                "{request:?}"
+            );
+            assert!(!request.target.is_empty(), "{request:?}");
+            assert!(request.minor <= 1);
+            assert!(request.headers.len() <= HTTP_HEADERS);
+            for (name, value) in &request.headers {
+                assert!(
+                    !name.is_empty() && name.bytes().all(|b| token(b) && !b.is_ascii_uppercase()),
+                    "{name:?}"
+                );
+                assert!(
+                    value
+                        .bytes()
+                        .all(|b| b == b'\t' || (b' '..=b'~').contains(&b)),
+                    "{value:?}"
+                );
+                assert_eq!(value.trim(), value, "{value:?}");
+            }
+            assert!(request.body.len() <= HTTP_BODY);
+            let length = request
+                .headers
+                .iter()
+                .find(|(name, _)| name == "content-length")
+                .map(|(_, value)| {
+                    value
+                        .split(',')
+                        .next()
+                        .unwrap()
+                        .trim()
+                        .parse::<usize>()
+                        .unwrap()
+                });
+            if let Some(length) = length {
+                assert_eq!(request.body.len(), length);
+                if length > 0 {
+                    assert!(input
+                        .windows(length)
+                        .any(|window| window == request.body.as_slice()));
+                }
+            }
+            // What follows a whole request belongs to the next one.
+            let mut more = input.to_vec();
+            more.extend_from_slice(b"GET /next HTTP/1.1\r\n\r\n");
+            assert_eq!(
+                read(&more, chunk),
+                whole,
+                "bytes after the request changed it"
+            );
+        }
+        Err((status, reason)) => {
+            assert!(
+                [0, 400, 413, 431, 501, 505].contains(status),
+                "status {status}: {reason}"
+            );
+            assert!(*status == 0 || !reason.is_empty());
+        }
+    }
+    // Past the cap, whatever the body: refused before it is read.
+    if let Ok(request) = &whole {
+        if request
+            .headers
+            .iter()
+            .all(|(name, _)| name != "transfer-encoding")
+        {
+            let mut big = format!(
+                "POST / HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+                HTTP_BODY + 1
+            )
+            .into_bytes();
+            big.extend_from_slice(input);
+            assert_eq!(read(&big, chunk).map(|_| ()).unwrap_err().0, 413);
+        }
+    }
+}
+
+// ---- server_frames ----
+
+/// The ids a frame's requests may be answered under: its well-formed requests' (single or in
+/// a batch), and those of requests gone wrong whose id could be read (answered -32600).
+#[cfg(feature = "server")]
+fn request_ids(line: &[u8]) -> Vec<RequestId> {
+    // Text that is not JSON is never answered, even when an id can be made out in it.
+    let invalid_id = |invalid: Invalid| {
+        let answered = invalid.method_present && !matches!(invalid.error, ParseError::NotJson(_));
+        invalid.id.filter(|_| answered)
+    };
+    match parse_frame(line) {
+        Ok(Frame::Single(Message::Request(request))) => vec![request.id],
+        Ok(Frame::Batch(elements)) => elements
+            .into_iter()
+            .filter_map(|element| match element {
+                Ok(Message::Request(request)) => Some(request.id),
+                Err(invalid) => invalid_id(invalid),
+                _ => None,
+            })
+            .collect(),
+        Err(invalid) => invalid_id(invalid).into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Frames through a stdio MCP server's whole dispatch (`toolwire::fuzzing::serve_frames`:
+/// the JSON-RPC client's inbound path, the request sink, both protocol eras, inline and
+/// pooled handlers, a tool that asks for input). The input is the server's stdin, split on
+/// newlines.
+///
+/// Never panics; every frame the server writes is one line of valid JSON-RPC (responses,
+/// notifications, and no request but the pooled tool's elicitation); every response
+/// answers a request of the input or has a null id (a request whose id could not be read),
+/// and no id is answered more often than it was sent; when nothing is cancelled and every
+/// request id is used once, every request gets exactly one answer; a 2026-07-28 result
+/// (its request's `_meta` holds a protocol version and capabilities) carries `resultType`,
+/// and a handshake-era one carries none.
+#[cfg(feature = "server")]
+pub fn server_frames(data: &[u8]) {
+    use std::collections::HashMap;
+    use toolwire::fuzzing::serve_frames;
+    let out = serve_frames(data);
+    let mut sent: HashMap<RequestId, usize> = HashMap::new();
+    let mut stateless: HashSet<RequestId> = HashSet::new();
+    for line in data.split(|&b| b == b'\n') {
+        for id in request_ids(line) {
+            *sent.entry(id).or_default() += 1;
+        }
+        if let Ok(Frame::Single(Message::Request(request))) = parse_frame(line) {
+            let meta = request.params.as_ref().and_then(|p| p.get("_meta"));
+            let modern = meta.is_some_and(|m| {
+                m.get("io.modelcontextprotocol/protocolVersion").is_some()
+                    && m.get("io.modelcontextprotocol/clientCapabilities")
+                        .is_some_and(Value::is_object)
+            });
+            if modern {
+                stateless.insert(request.id);
+            }
+        }
+    }
+    // A subscription is answered only when it ends, which this input never makes it do.
+    let mut long_lived: HashSet<RequestId> = HashSet::new();
+    for line in data.split(|&b| b == b'\n') {
+        if let Ok(Frame::Single(Message::Request(request))) = parse_frame(line) {
+            if request.method == "subscriptions/listen" {
+                long_lived.insert(request.id);
+            }
+        }
+    }
+    let mut answered: HashMap<RequestId, usize> = HashMap::new();
+    for frame in &out {
+        assert!(!frame.contains('\n'), "a frame with a newline: {frame:?}");
+        let parsed = parse_frame(frame.as_bytes())
+            .unwrap_or_else(|invalid| panic!("the server wrote {frame:?}: {invalid:?}"));
+        let messages = match parsed {
+            Frame::Single(message) => vec![message],
+            Frame::Batch(elements) => elements
+                .into_iter()
+                .map(|element| element.unwrap_or_else(|invalid| panic!("{frame}: {invalid:?}")))
+                .collect(),
+        };
+        for message in messages {
+            match message {
+                // The one thing this server asks a handshake-era client: its pooled tool's
+                // elicitation (given up at once: the fuzzer never answers).
+                Message::Request(request) => {
+                    assert_eq!(request.method, "elicitation/create", "{request:?}")
+                }
+                Message::Notification(_) => {}
+                Message::Response(response) => {
+                    let Some(id) = response.id else { continue };
+                    let count = answered.entry(id.clone()).or_default();
+                    *count += 1;
+                    let times = sent.get(&id).copied().unwrap_or(0);
+                    assert!(
+                        *count <= times,
+                        "id {id} answered {count} times, sent {times}: {frame}"
+                    );
+                    if let Ok(result) = &response.payload {
+                        if stateless.contains(&id) && sent[&id] == 1 {
+                            assert!(result.get("resultType").is_some(), "no resultType: {frame}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(data);
+    let unique = sent.values().all(|&count| count == 1);
+    if unique && !text.contains("cancelled") {
+        for id in sent.keys().filter(|id| !long_lived.contains(*id)) {
+            assert_eq!(
+                answered.get(id).copied().unwrap_or(0),
+                1,
+                "request {id} got no answer"
+            );
+        }
+    }
+}

@@ -170,3 +170,60 @@ pub fn read_call(
         arguments: request.arguments,
     })
 }
+
+/// One HTTP request as the Streamable HTTP server read it, owned.
+#[cfg(feature = "server")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpRequestOut {
+    /// The method.
+    pub method: String,
+    /// The request target, as sent.
+    pub target: String,
+    /// `1` for HTTP/1.1, `0` for HTTP/1.0.
+    pub minor: u8,
+    /// Header names in lower case and values without surrounding whitespace, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body, its framing undone.
+    pub body: Vec<u8>,
+}
+
+/// Runs the HTTP server's request reader over `bytes` (the reader handing out at most `chunk`
+/// bytes per `read`, `0`: no limit) with these limits. `Err` holds the status the client
+/// would be answered with (`0` when the input ends before a request begins: nothing is
+/// answered) and the reason.
+#[cfg(feature = "server")]
+pub fn read_http_request(
+    bytes: &[u8],
+    chunk: usize,
+    max_head_bytes: usize,
+    max_headers: usize,
+    max_body_bytes: usize,
+) -> Result<HttpRequestOut, (u16, String)> {
+    use crate::server::http::request::{Limits, ReadError};
+    let limits = Limits {
+        max_head_bytes,
+        max_headers,
+        max_body_bytes,
+    };
+    match crate::server::fuzz::read_request(bytes, chunk, limits) {
+        Ok((head, body)) => Ok(HttpRequestOut {
+            method: head.method,
+            target: head.target,
+            minor: head.minor,
+            headers: head.headers,
+            body,
+        }),
+        Err(ReadError::Idle) => Err((0, String::new())),
+        Err(ReadError::TimedOut) => Err((408, "timed out".into())),
+        Err(ReadError::Refused(status, reason)) => Err((status, reason)),
+        Err(ReadError::Broken(reason)) => Err((0, reason)),
+    }
+}
+
+/// Feeds `bytes` to a stdio MCP server as its input (line by line) through the whole server
+/// path (the JSON-RPC client's inbound handling, the request sink, both protocol eras, the
+/// worker pool), then ends the connection; every frame the server wrote, in order.
+#[cfg(feature = "server")]
+pub fn serve_frames(bytes: &[u8]) -> Vec<String> {
+    crate::server::fuzz::serve_lines(bytes)
+}

@@ -85,6 +85,10 @@
 //!   every 401 and 403; `auth::OAuth` is the one this crate ships, with pluggable
 //!   authorizers (the user's step) and token stores.
 //!
+//! Beside them, `server` (feature `server`, on by default) is the other end of the link: an
+//! MCP server for tools, resources and prompts, over stdio and Streamable HTTP, on the same
+//! JSON-RPC core and transports.
+//!
 //! The root holds what a first program needs; everything else is in its layer's module.
 //!
 //! # Threads and shutdown
@@ -145,6 +149,8 @@ pub mod jsonrpc;
 mod mask;
 pub mod mcp;
 pub mod schema;
+#[cfg(feature = "server")]
+pub mod server;
 mod sys;
 mod timer;
 pub mod transport;

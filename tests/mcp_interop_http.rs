@@ -37,6 +37,9 @@ const EVERYTHING_TOOLS: usize = 13;
 // ---- servers ----
 
 /// A port that was free on 127.0.0.1 a moment ago: bound, then released for the server.
+/// How many ports [`Server::start`] tries before it gives up.
+const PORT_TRIES: usize = 4;
+
 fn free_port() -> u16 {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0");
     listener.local_addr().expect("local addr").port()
@@ -50,38 +53,56 @@ struct Server {
 }
 
 impl Server {
-    /// Starts `command` (which must listen on 127.0.0.1:`port`) and waits, at most
-    /// [`STARTUP`], until the port accepts TCP connections.
-    fn start(mut command: Command, port: u16) -> Server {
-        command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = command
-            .spawn()
-            .unwrap_or_else(|error| panic!("spawn {command:?}: {error}"));
-        let log = Arc::new(Mutex::new(String::new()));
-        let stdout = child.stdout.take().expect("stdout");
-        let stderr = child.stderr.take().expect("stderr");
-        drain(stdout, Arc::clone(&log));
-        drain(stderr, Arc::clone(&log));
-        let mut server = Server { child, port, log };
-        server.wait_for_port();
-        server
+    /// Starts the command `make(port)` builds (which must listen on 127.0.0.1:`port`) on a
+    /// free port and waits, at most [`STARTUP`], until the port accepts TCP connections while
+    /// the server is alive. The port is free when chosen but may be taken before the server
+    /// binds it (other test processes share the machine): a server that exits before
+    /// listening is started again on another port, up to [`PORT_TRIES`] times.
+    fn start(make: impl Fn(u16) -> Command) -> Server {
+        let mut exits = Vec::new();
+        for _ in 0..PORT_TRIES {
+            let port = free_port();
+            let mut command = make(port);
+            command
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = command
+                .spawn()
+                .unwrap_or_else(|error| panic!("spawn {command:?}: {error}"));
+            let log = Arc::new(Mutex::new(String::new()));
+            let stdout = child.stdout.take().expect("stdout");
+            let stderr = child.stderr.take().expect("stderr");
+            drain(stdout, Arc::clone(&log));
+            drain(stderr, Arc::clone(&log));
+            let mut server = Server { child, port, log };
+            match server.wait_for_port() {
+                Ok(()) => return server,
+                Err(exit) => exits.push(exit),
+            }
+        }
+        panic!(
+            "the server exited before listening, {PORT_TRIES} times:\n{}",
+            exits.join("\n")
+        );
     }
 
-    fn wait_for_port(&mut self) {
+    /// Waits until the port accepts connections and the server is still running then (so the
+    /// listener is the server's, not another process's on a port taken first); `Err` with
+    /// the server's output when it exited first.
+    fn wait_for_port(&mut self) -> Result<(), String> {
         let address = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
         let deadline = Instant::now() + STARTUP;
         loop {
-            if TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok() {
-                return;
-            }
+            let open = TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok();
             if let Ok(Some(status)) = self.child.try_wait() {
-                panic!(
-                    "the server exited ({status}) before listening on {address}:\n{}",
+                return Err(format!(
+                    "exited ({status}) before listening on {address}:\n{}",
                     self.log()
-                );
+                ));
+            }
+            if open {
+                return Ok(());
             }
             assert!(
                 Instant::now() < deadline,
@@ -128,26 +149,28 @@ fn loopback_preload() -> PathBuf {
 
 /// server-everything over Streamable HTTP, on 127.0.0.1 only.
 fn start_everything(peers: &Peers) -> Server {
-    let port = free_port();
-    let mut command = Command::new(peers.path("TOOLWIRE_NODE"));
-    command
-        .arg("--require")
-        .arg(loopback_preload())
-        .arg(peers.path("TOOLWIRE_EVERYTHING_JS"))
-        .arg("streamableHttp")
-        .env("PORT", port.to_string());
-    Server::start(command, port)
+    Server::start(|port| {
+        let mut command = Command::new(peers.path("TOOLWIRE_NODE"));
+        command
+            .arg("--require")
+            .arg(loopback_preload())
+            .arg(peers.path("TOOLWIRE_EVERYTHING_JS"))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string());
+        command
+    })
 }
 
 /// Our Python SDK server over Streamable HTTP (it binds 127.0.0.1 itself).
 fn start_python(peers: &Peers) -> Server {
-    let port = free_port();
-    let mut command = Command::new(peers.path("TOOLWIRE_PYTHON"));
-    command
-        .arg(peers.py_server())
-        .arg("http")
-        .arg(port.to_string());
-    Server::start(command, port)
+    Server::start(|port| {
+        let mut command = Command::new(peers.path("TOOLWIRE_PYTHON"));
+        command
+            .arg(peers.py_server())
+            .arg("http")
+            .arg(port.to_string());
+        command
+    })
 }
 
 // ---- the client ----

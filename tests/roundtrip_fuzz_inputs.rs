@@ -65,3 +65,15 @@ fn raw_call_inputs_hold_their_properties() {
 fn config_inputs_hold_their_properties() {
     run_all("config", checks::config);
 }
+
+#[cfg(feature = "server")]
+#[test]
+fn http_request_inputs_hold_their_properties() {
+    run_all("http_request", checks::http_request);
+}
+
+#[cfg(feature = "server")]
+#[test]
+fn server_frames_inputs_hold_their_properties() {
+    run_all("server_frames", checks::server_frames);
+}

@@ -22,6 +22,19 @@ pub type RequestHandler = Arc<dyn Fn(&Request) -> Result<Value, ErrorObject> + S
 /// and logged.
 pub type NotificationHandler = Arc<dyn Fn(&Notification) + Send + Sync>;
 
+/// The peer's requests, as they arrive: one, or the requests of one batch with the error
+/// responses for its invalid elements (answered together as one array).
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
+pub(crate) enum PeerRequests {
+    One(Request),
+    Batch(Vec<Request>, Vec<crate::wire::Response>),
+}
+
+/// Takes the peer's requests on the reader thread instead of the dispatch thread, for the
+/// layer above that runs them itself (the MCP server's worker pool) and answers through
+/// `Client::respond`. It must not block: it hands the work on or answers at once.
+pub(crate) type RequestSink = Arc<dyn Fn(PeerRequests) + Send + Sync>;
+
 /// A progress callback: runs on the thread that waits for the call, once per report, in
 /// order. A panic is caught and logged, and the call goes on.
 pub type ProgressCallback = Box<dyn FnMut(&Progress) + Send>;
@@ -57,6 +70,9 @@ pub struct ClientConfig {
     /// lag behind the responses that follow (cache invalidation). Not public: it runs on the
     /// reader thread, where nothing slow may run.
     pub(crate) notification_tap: Option<NotificationHandler>,
+    /// Takes the peer's requests on the reader thread (see [`RequestSink`]). With it and no
+    /// notification handler the client starts no dispatch thread.
+    pub(crate) request_sink: Option<RequestSink>,
     pub(crate) dialect: Arc<dyn Dialect>,
 }
 
@@ -75,6 +91,7 @@ impl Default for ClientConfig {
             request_handler: None,
             notification_handler: None,
             notification_tap: None,
+            request_sink: None,
             dialect: Arc::new(PlainJsonRpc),
         }
     }
@@ -207,6 +224,11 @@ impl ClientConfig {
 
     pub(crate) fn set_notification_tap(&mut self, tap: NotificationHandler) {
         self.notification_tap = Some(tap);
+    }
+
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
+    pub(crate) fn set_request_sink(&mut self, sink: RequestSink) {
+        self.request_sink = Some(sink);
     }
 
     pub(crate) fn set_dialect(&mut self, dialect: Arc<dyn Dialect>) {

@@ -47,6 +47,18 @@ impl Dispatcher {
         let (tx, rx) = bounded::<Item>(config.inbound_queue.max(1));
         let (done_tx, done) = bounded::<()>(0);
         let client: Arc<Mutex<Weak<Inner>>> = Arc::new(Mutex::new(Weak::new()));
+        if config.request_sink.is_some() && config.notification_handler.is_none() {
+            // The layer above takes the peer's requests and sees its notifications through
+            // the tap: there is nothing for a dispatch thread to do.
+            return Ok(Dispatcher {
+                tx: Mutex::new(None),
+                done,
+                thread: Mutex::new(None),
+                client,
+                dropped: AtomicU64::new(0),
+                last_warning: Mutex::new(None),
+            });
+        }
         let handlers = Handlers {
             request: config.request_handler.clone(),
             notification: config.notification_handler.clone(),

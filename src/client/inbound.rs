@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::{bump, CallEvent, Inner, Progress};
+use super::{bump, CallEvent, Inner, PeerRequests, Progress};
 use crate::error::{Closed, Error};
 use crate::transport::{FrameMeta, Inbound, OutFrame, Outgoing, TransportEvent};
 use crate::wire::{
@@ -178,7 +178,10 @@ impl Inner {
             }
         }
         if !requests.is_empty() || !errors.is_empty() {
-            self.dispatch.batch(requests, errors, self);
+            match &self.config.request_sink {
+                Some(sink) => sink(PeerRequests::Batch(requests, errors)),
+                None => self.dispatch.batch(requests, errors, self),
+            }
         }
     }
 
@@ -204,7 +207,10 @@ impl Inner {
     fn on_message(&self, message: Incoming) {
         match message {
             Incoming::Response(response) => self.on_response(response),
-            Incoming::Request(request) => self.dispatch.request(request, self),
+            Incoming::Request(request) => match &self.config.request_sink {
+                Some(sink) => sink(PeerRequests::One(request)),
+                None => self.dispatch.request(request, self),
+            },
             Incoming::Notification(notification) => {
                 if let Some((token, progress)) = self.config.dialect.read_progress(&notification) {
                     self.on_progress(&token, progress);

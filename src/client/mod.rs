@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::error::{Closed, Error, Result};
 use crate::timer::{TimerKey, TimerWheel};
 use crate::transport::{FrameMeta, Inbound, OutFrame, Outgoing, Transport};
-use crate::wire::{Message, Notification, Request, RequestId};
+use crate::wire::{Message, Notification, Request, RequestId, Response};
 
 mod config;
 mod dialect;
@@ -29,6 +29,7 @@ mod set;
 
 use pending::PendingTable;
 
+pub(crate) use config::PeerRequests;
 pub use config::{
     CallOptions, ClientConfig, NotificationHandler, Progress, ProgressCallback, RequestHandler,
 };
@@ -458,6 +459,19 @@ impl Client {
     /// The transport's description (e.g. the command line).
     pub fn describe(&self) -> String {
         self.inner.transport.describe()
+    }
+
+    /// Answers one of the peer's requests (taken by a request sink), without blocking past the
+    /// client's request timeout; a failure to send is logged, the request stays unanswered.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
+    pub(crate) fn respond(&self, response: Response) {
+        self.inner.reply(response);
+    }
+
+    /// Answers the requests of one of the peer's batches, as one array.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
+    pub(crate) fn respond_batch(&self, responses: Vec<Response>) {
+        self.inner.reply_batch(responses);
     }
 
     pub(crate) fn parts(&self) -> (&Arc<Inner>, &Arc<Owner>) {

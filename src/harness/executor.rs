@@ -49,6 +49,8 @@ impl Drop for SlotGuard {
 }
 
 pub(crate) struct Executor {
+    /// Whose workers these are, for logs ("harness", "server").
+    owner: &'static str,
     hand_off: Mutex<Option<Sender<Job>>>,
     slots: Arc<Slots>,
     workers: Mutex<Vec<JoinHandle<()>>>,
@@ -66,6 +68,16 @@ impl Executor {
         hand_off_grace: Duration,
         close_grace: Duration,
     ) -> std::io::Result<Executor> {
+        Executor::start_named("harness", size, hand_off_grace, close_grace)
+    }
+
+    /// Starts `size` workers named `toolwire-{owner}-N` (the MCP server's pool is one).
+    pub(crate) fn start_named(
+        owner: &'static str,
+        size: usize,
+        hand_off_grace: Duration,
+        close_grace: Duration,
+    ) -> std::io::Result<Executor> {
         let (hand_off, jobs) = crossbeam_channel::bounded::<Job>(0);
         let (exit_tx, exited) = crossbeam_channel::unbounded();
         let slots = Arc::new(Slots {
@@ -78,7 +90,7 @@ impl Executor {
             let slots = Arc::clone(&slots);
             let exit_tx = exit_tx.clone();
             let spawned = std::thread::Builder::new()
-                .name(format!("toolwire-harness-{index}"))
+                .name(format!("toolwire-{owner}-{index}"))
                 .spawn(move || {
                     for job in jobs.iter() {
                         let slot = SlotGuard {
@@ -87,7 +99,7 @@ impl Executor {
                         // Jobs catch their tools' panics; this is the last line of defence,
                         // so that a worker is never lost.
                         if catch_unwind(AssertUnwindSafe(move || job(slot))).is_err() {
-                            log::error!(target: HARNESS_LOG_TARGET, "a harness job panicked");
+                            log::error!(target: HARNESS_LOG_TARGET, "a {owner} job panicked");
                         }
                     }
                     let _ = exit_tx.send(());
@@ -102,6 +114,7 @@ impl Executor {
             }
         }
         Ok(Executor {
+            owner,
             hand_off: Mutex::new(Some(hand_off)),
             slots,
             workers: Mutex::new(workers),
@@ -194,7 +207,8 @@ impl Executor {
         if left > 0 {
             log::warn!(
                 target: HARNESS_LOG_TARGET,
-                "{left} harness worker(s) still inside a tool after {grace:?}; leaving them behind"
+                "{left} {} worker(s) still inside a handler after {grace:?}; leaving them behind",
+                self.owner
             );
         }
     }

@@ -4,9 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::parse::{check_name, quote};
-use super::registry::{Backend, RegisteredTool, ToolRegistry, ToolSchema};
+use super::registry::{Backend, OutputSchema, RegisteredTool, ToolRegistry, ToolSchema};
 use super::remote::{RemoteBinding, RemoteErrorText, RemoteTimeoutSlot};
-use super::tool::{check_bound, ToolOptions};
+use super::tool::{check_bound, Served, ToolOptions};
 use crate::error::{Error, RegistryErrorKind, Result};
 use crate::mcp::McpClient;
 
@@ -246,6 +246,12 @@ impl ToolRegistry {
                     slot: import.timeout_slot,
                     error_text: import.error_text,
                 }),
+                served: Served {
+                    title: tool.title.clone(),
+                    annotations: tool.annotations,
+                    output_schema: None,
+                },
+                output_schema: tool.output_schema().map(OutputSchema::Remote),
             });
         }
         if let Some(allow) = &import.allow {

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 mod audit;
 mod batch;
 mod budget;
-mod executor;
+pub(crate) mod executor;
 mod import;
 mod outcome;
 mod parse;
@@ -43,8 +43,18 @@ pub use retry::{RetryPolicy, Sleeper, ThreadSleeper};
 pub use shapes::{CallShape, MessageReply, OpenAiDeltas, ToolReply};
 pub use tool::{CancelFlag, LocalTool, ToolFailure, ToolHandler, ToolOptions, ToolTimeout};
 
+#[cfg(feature = "server")]
+pub(crate) use outcome::value_text;
 pub(crate) use parse::check_name;
+#[cfg(feature = "server")]
+pub(crate) use registry::{Backend, OutputSchema, RegisteredTool};
+#[cfg(feature = "server")]
+pub(crate) use ran::{remote_error, run_local, Ran};
+#[cfg(feature = "server")]
+pub(crate) use run::check_call;
 pub(crate) use shapes::read_raw;
+#[cfg(feature = "server")]
+pub(crate) use tool::check_bound;
 
 use audit::Audit;
 use budget::Budget;

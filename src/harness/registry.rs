@@ -13,7 +13,7 @@ use super::retry::RetryPolicy;
 use super::shapes::{
     anthropic_definition, gemini_definitions, openai_definition, responses_definition,
 };
-use super::tool::{LocalTool, ToolHandler, ToolOptions};
+use super::tool::{LocalTool, Served, ToolHandler, ToolOptions};
 use crate::error::{Error, RegistryErrorKind, Result};
 use crate::schema::Schema;
 
@@ -47,6 +47,33 @@ pub(crate) struct RegisteredTool {
     pub(crate) options: ToolOptions,
     pub(crate) idempotent: bool,
     pub(crate) backend: Backend,
+    /// The title and hints shown when the registry is served.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
+    pub(crate) served: Served,
+    /// The result's schema, compiled (a local tool's, at registration) or as the server sent
+    /// it (an imported tool's, which its MCP client checks itself).
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
+    pub(crate) output_schema: Option<OutputSchema>,
+}
+
+/// A tool's output schema.
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
+pub(crate) enum OutputSchema {
+    /// Compiled when the tool was registered; results are checked against it.
+    Checked(Arc<Schema>),
+    /// An imported tool's, passed on as the server sent it.
+    Remote(Value),
+}
+
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
+impl OutputSchema {
+    /// The schema as given.
+    pub(crate) fn source(&self) -> &Value {
+        match self {
+            OutputSchema::Checked(schema) => schema.source(),
+            OutputSchema::Remote(source) => source,
+        }
+    }
 }
 
 impl RegisteredTool {
@@ -151,11 +178,16 @@ fn check_object_schema(name: &str, schema: &Value) -> Result<()> {
 /// Compiles an input schema, which must be an object schema (`"type": "object"`), since
 /// arguments are always a JSON object.
 pub(crate) fn compile_input_schema(name: &str, schema: &Value) -> Result<Schema> {
+    compile_object_schema(name, "input", schema)
+}
+
+/// Compiles a tool's input or output schema (`which`), an object schema.
+fn compile_object_schema(name: &str, which: &str, schema: &Value) -> Result<Schema> {
     let bad = |reason: String| {
         Error::registry_error(
             RegistryErrorKind::BadSchema,
             name,
-            format!("the input schema of tool {name:?} is invalid: {reason}"),
+            format!("the {which} schema of tool {name:?} is invalid: {reason}"),
         )
     };
     if schema.get("type").and_then(Value::as_str) != Some("object") {
@@ -226,6 +258,12 @@ impl ToolRegistry {
                 tool.name
             );
         }
+        let output_schema = match &tool.served.output_schema {
+            Some(source) => Some(OutputSchema::Checked(Arc::new(compile_object_schema(
+                &tool.name, "output", source,
+            )?))),
+            None => None,
+        };
         let registered = RegisteredTool {
             name: tool.name.clone(),
             description: tool.description,
@@ -233,6 +271,8 @@ impl ToolRegistry {
             options: tool.options,
             idempotent: tool.options.idempotent,
             backend: Backend::Local(tool.handler),
+            served: tool.served,
+            output_schema,
         };
         self.tools.insert(tool.name, Arc::new(registered));
         Ok(())
@@ -325,6 +365,12 @@ impl ToolRegistry {
 
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<RegisteredTool>> {
         self.tools.get(name)
+    }
+
+    /// Every registered tool, sorted by name.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
+    pub(crate) fn registered(&self) -> impl Iterator<Item = &Arc<RegisteredTool>> {
+        self.tools.values()
     }
 
     /// Adds a checked tool (its name must be new).

@@ -19,7 +19,7 @@ use super::executor::SlotGuard;
 use super::outcome::{value_text, Outcome, Status};
 use super::parse::{check_name, quote, MAX_SAFE_INTEGER};
 use super::ran::{remote_error, remote_result, run_local, Ran, GENERIC_FAILURE, GENERIC_TRANSPORT};
-use super::registry::{Backend, RegisteredTool};
+use super::registry::{Backend, RegisteredTool, ToolRegistry};
 use super::remote::{RemoteBinding, RemoteTimeoutSlot};
 use super::shapes::{read_raw, CallShape, ToolReply};
 use super::tool::CancelFlag;
@@ -218,78 +218,11 @@ impl Inner {
     }
 
     fn checked(&self, name: &str, arguments: &Value) -> Result<&Arc<RegisteredTool>, Outcome> {
-        if let Err(reason) = check_name(name, self.registry.profile()) {
-            return Err(Outcome::new(Status::Invalid, reason));
-        }
-        let Some(tool) = self.registry.get(name) else {
-            return Err(Outcome::new(
-                Status::UnknownTool,
-                self.unknown_tool_detail(name),
-            ));
-        };
-        if !arguments.is_object() {
-            let detail = format!(
-                "the arguments of tool {} must be a JSON object, not {}",
-                quote(name),
-                super::parse::kind_of(arguments)
-            );
-            return Err(Outcome::new(Status::Invalid, detail));
-        }
-        let schema = match tool.schema.get() {
-            Ok(schema) => schema,
-            // The server's schema is refused (over the schema bounds, or not compilable): the
-            // tool cannot be checked, so it cannot be called; the others work.
-            Err(reason) => return Err(Outcome::new(Status::ToolError, reason)),
-        };
-        if let Err(violations) = schema.validate(arguments) {
-            if let Some(budget) = violations.iter().find(|violation| violation.is_budget()) {
-                // Too costly to check: the schema's fault, not the arguments'.
-                let detail = format!(
-                    "the arguments of tool {} could not be checked against its schema ({}); \
-                     nothing was run",
-                    quote(name),
-                    budget.message
-                );
-                return Err(Outcome::new(Status::ToolError, detail));
-            }
-            return Err(Outcome::new(
-                Status::Invalid,
-                schema.repair_message(&tool.name, &violations, self.config.repair_schema_chars),
-            ));
-        }
-        if !tool.options.allow_large_integers {
-            if let Some((path, number)) = super::parse::unsafe_integer(arguments) {
-                let detail = format!(
-                    "the arguments of tool {} hold the integer {number} at {}, beyond \
-                     ±{MAX_SAFE_INTEGER} (2^53 − 1): many JSON readers cannot hold it exactly, \
-                     so nothing was run. Send a smaller number, or the value as a string if the \
-                     schema allows one",
-                    quote(name),
-                    super::parse::show_pointer(&path)
-                );
-                return Err(Outcome::new(Status::Invalid, detail));
-            }
-        }
-        Ok(tool)
-    }
-
-    fn unknown_tool_detail(&self, name: &str) -> String {
-        let names = self.registry.names();
-        let mut listed = names
-            .iter()
-            .take(MAX_LISTED_NAMES)
-            .copied()
-            .collect::<Vec<_>>()
-            .join(", ");
-        if names.len() > MAX_LISTED_NAMES {
-            listed.push_str(&format!(" and {} more", names.len() - MAX_LISTED_NAMES));
-        }
-        if listed.is_empty() {
-            listed.push_str("(none)");
-        }
-        format!(
-            "there is no tool named {}; nothing was run. The available tools are: {listed}",
-            quote(name)
+        check_call(
+            &self.registry,
+            name,
+            arguments,
+            self.config.repair_schema_chars,
         )
     }
 
@@ -572,6 +505,92 @@ impl Inner {
             },
         }
     }
+}
+
+/// The checks a call passes before any tool code runs, in the order the harness documents:
+/// the name pattern, the registry (`UNKNOWN_TOOL`), object arguments, the tool's input schema
+/// (`INVALID` with the repair message; `TOOL_ERROR` when the schema itself cannot be used or
+/// checked), and integers beyond ±(2^53 − 1). The MCP server runs a served registry's calls
+/// through the same checks.
+pub(crate) fn check_call<'a>(
+    registry: &'a ToolRegistry,
+    name: &str,
+    arguments: &Value,
+    repair_schema_chars: usize,
+) -> Result<&'a Arc<RegisteredTool>, Outcome> {
+    if let Err(reason) = check_name(name, registry.profile()) {
+        return Err(Outcome::new(Status::Invalid, reason));
+    }
+    let Some(tool) = registry.get(name) else {
+        return Err(Outcome::new(
+            Status::UnknownTool,
+            unknown_tool_detail(registry, name),
+        ));
+    };
+    if !arguments.is_object() {
+        let detail = format!(
+            "the arguments of tool {} must be a JSON object, not {}",
+            quote(name),
+            super::parse::kind_of(arguments)
+        );
+        return Err(Outcome::new(Status::Invalid, detail));
+    }
+    let schema = match tool.schema.get() {
+        Ok(schema) => schema,
+        // The server's schema is refused (over the schema bounds, or not compilable): the
+        // tool cannot be checked, so it cannot be called; the others work.
+        Err(reason) => return Err(Outcome::new(Status::ToolError, reason)),
+    };
+    if let Err(violations) = schema.validate(arguments) {
+        if let Some(budget) = violations.iter().find(|violation| violation.is_budget()) {
+            // Too costly to check: the schema's fault, not the arguments'.
+            let detail = format!(
+                "the arguments of tool {} could not be checked against its schema ({}); \
+                 nothing was run",
+                quote(name),
+                budget.message
+            );
+            return Err(Outcome::new(Status::ToolError, detail));
+        }
+        return Err(Outcome::new(
+            Status::Invalid,
+            schema.repair_message(&tool.name, &violations, repair_schema_chars),
+        ));
+    }
+    if !tool.options.allow_large_integers {
+        if let Some((path, number)) = super::parse::unsafe_integer(arguments) {
+            let detail = format!(
+                "the arguments of tool {} hold the integer {number} at {}, beyond \
+                 ±{MAX_SAFE_INTEGER} (2^53 − 1): many JSON readers cannot hold it exactly, \
+                 so nothing was run. Send a smaller number, or the value as a string if the \
+                 schema allows one",
+                quote(name),
+                super::parse::show_pointer(&path)
+            );
+            return Err(Outcome::new(Status::Invalid, detail));
+        }
+    }
+    Ok(tool)
+}
+
+fn unknown_tool_detail(registry: &ToolRegistry, name: &str) -> String {
+    let names = registry.names();
+    let mut listed = names
+        .iter()
+        .take(MAX_LISTED_NAMES)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > MAX_LISTED_NAMES {
+        listed.push_str(&format!(" and {} more", names.len() - MAX_LISTED_NAMES));
+    }
+    if listed.is_empty() {
+        listed.push_str("(none)");
+    }
+    format!(
+        "there is no tool named {}; nothing was run. The available tools are: {listed}",
+        quote(name)
+    )
 }
 
 /// Everything a worker needs for one attempt.

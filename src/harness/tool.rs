@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::outcome::ResultLimit;
 use super::retry::RetryPolicy;
 use crate::error::{Error, Result};
+use crate::mcp::ToolAnnotations;
 
 /// Set when a call's time bound has passed (or the harness is closing). A tool may check it
 /// and stop early; nothing forces it to. Cheap to clone; clones share the flag.
@@ -226,6 +227,16 @@ pub struct LocalTool {
     pub(crate) input_schema: Value,
     pub(crate) handler: ToolHandler,
     pub(crate) options: ToolOptions,
+    pub(crate) served: Served,
+}
+
+/// What a tool shows to MCP clients when its registry is served (`toolwire::server`), beyond
+/// its name, description and input schema. A harness calling the tool itself ignores it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Served {
+    pub(crate) title: Option<String>,
+    pub(crate) annotations: ToolAnnotations,
+    pub(crate) output_schema: Option<Value>,
 }
 
 impl fmt::Debug for LocalTool {
@@ -256,12 +267,36 @@ impl LocalTool {
             input_schema,
             handler: Arc::new(handler),
             options: ToolOptions::default(),
+            served: Served::default(),
         }
     }
 
     /// Sets the tool's options.
     pub fn options(mut self, options: ToolOptions) -> Self {
         self.options = options;
+        self
+    }
+
+    /// A display title, shown to MCP clients when the registry is served. Defaults to none.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.served.title = Some(title.into());
+        self
+    }
+
+    /// Behaviour hints for MCP clients when the registry is served. Defaults to none, except
+    /// that an idempotent tool ([`ToolOptions::idempotent`]) is listed with
+    /// `idempotentHint: true` unless this says otherwise.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.served.annotations = annotations;
+        self
+    }
+
+    /// The JSON Schema of the tool's result (an object schema), compiled when the tool is
+    /// registered. When the registry is served, an object result is sent as
+    /// `structuredContent` and checked against it first: a result that does not match is a
+    /// tool error, never sent. Defaults to none.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.served.output_schema = Some(schema);
         self
     }
 }

@@ -136,6 +136,7 @@ impl Session {
                 .map(str::to_owned),
             lifecycle: Lifecycle::Ordinary,
             param_headers: Vec::new(),
+            ..FrameMeta::default()
         }
     }
 

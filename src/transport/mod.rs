@@ -128,6 +128,11 @@ pub struct FrameMeta {
     /// parameter's plain text, which the transport encodes for the header itself. Defaults to
     /// none.
     pub param_headers: Vec<(String, String)>,
+    /// The peer's request this frame belongs to: a server's progress report, log message or
+    /// request back to the client made while answering it. Transports that route frames by
+    /// request (a Streamable HTTP server sends them on that request's response stream) read
+    /// it; the others ignore it. Defaults to none.
+    pub related: Option<RequestId>,
 }
 
 /// The messages of one outbound frame: one message, or a batch sent as one JSON array.

@@ -1,0 +1,695 @@
+//! The MCP conformance suite's server fixtures, served by `toolwire::server` over Streamable
+//! HTTP on 127.0.0.1: the tools, resources, prompts and completion the suite's server
+//! scenarios call, at one URL for both protocol eras (the handshake era with sessions, and
+//! 2026-07-28 stateless).
+//!
+//! ```text
+//! cargo run --example conformance_server -- --port 3001
+//! node conformance/dist/index.js server --url http://127.0.0.1:3001/mcp --requirements 2025-11-25
+//! ```
+//!
+//! It prints `listening on URL` to stdout once it accepts connections, and serves until it is
+//! killed (or its stdin reaches end of file with `--until-eof`).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use toolwire::server::{
+    content, HandlerError, HttpServer, HttpServerConfig, InputRequired, LogLevel, Prompt,
+    PromptResult, RequestContext, Resource, ResourceTemplate, Server, ServerConfig, ServerTool,
+    ToolResult,
+};
+
+/// A 1×1 red PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+/// A 44-byte WAV header (8 kHz mono 16-bit, no samples).
+const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+fn main() {
+    let mut port = 3001u16;
+    let mut until_eof = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--port" => {
+                port = args
+                    .next()
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or_else(|| usage())
+            }
+            "--until-eof" => until_eof = true,
+            _ => usage(),
+        }
+    }
+    let server = build().unwrap_or_else(|error| {
+        eprintln!("conformance_server: {error}");
+        std::process::exit(1);
+    });
+    let http =
+        HttpServer::bind(&server, HttpServerConfig::new().port(port)).unwrap_or_else(|error| {
+            eprintln!("conformance_server: {error}");
+            std::process::exit(1);
+        });
+    println!("listening on {}", http.url());
+    if until_eof {
+        let _ = std::io::stdin().read_to_end(&mut Vec::new());
+        let _ = http.close();
+        return;
+    }
+    http.wait();
+}
+
+fn usage() -> ! {
+    eprintln!("usage: conformance_server [--port N] [--until-eof]");
+    std::process::exit(2);
+}
+
+fn no_args() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
+fn text_of(value: &Value) -> String {
+    value.to_string()
+}
+
+fn build() -> toolwire::Result<Server> {
+    let server = Server::new(
+        ServerConfig::new("toolwire-conformance-server", env!("CARGO_PKG_VERSION"))
+            .instructions("The MCP conformance suite's server fixtures, served by toolwire."),
+    )?;
+    add_content_tools(&server)?;
+    add_client_tools(&server)?;
+    add_input_round_tools(&server)?;
+    add_resources(&server)?;
+    add_prompts(&server)?;
+    server.set_completion(|_, request| {
+        let offered = ["test", "testing", "test-value", "other"];
+        Ok(offered
+            .iter()
+            .filter(|value| value.starts_with(&request.value))
+            .map(|value| value.to_string())
+            .collect())
+    });
+    Ok(server)
+}
+
+fn tool(
+    name: &str,
+    description: &str,
+    handler: impl Fn(&RequestContext, &Value) -> Result<ToolResult, HandlerError>
+        + Send
+        + Sync
+        + 'static,
+) -> ServerTool {
+    ServerTool::new(name, description, no_args(), handler)
+}
+
+fn add_content_tools(server: &Server) -> toolwire::Result<()> {
+    server.add_tool(tool(
+        "test_simple_text",
+        "Returns a simple text.",
+        |_, _| {
+            Ok(ToolResult::text(
+                "This is a simple text response for testing.",
+            ))
+        },
+    ))?;
+    server.add_tool(tool("test_image_content", "Returns an image.", |_, _| {
+        Ok(ToolResult::content(vec![content::image(PNG, "image/png")]))
+    }))?;
+    server.add_tool(tool("test_audio_content", "Returns audio.", |_, _| {
+        Ok(ToolResult::content(vec![content::audio(WAV, "audio/wav")]))
+    }))?;
+    server.add_tool(tool(
+        "test_embedded_resource",
+        "Returns an embedded resource.",
+        |_, _| {
+            Ok(ToolResult::content(vec![content::resource(
+                content::text_contents(
+                    "test://embedded-resource",
+                    Some("text/plain"),
+                    "This is an embedded resource content.",
+                ),
+            )]))
+        },
+    ))?;
+    server.add_tool(tool(
+        "test_multiple_content_types",
+        "Returns text, an image and a resource.",
+        |_, _| {
+            Ok(ToolResult::content(vec![
+                content::text("Multiple content types test:"),
+                content::image(PNG, "image/png"),
+                content::resource(content::text_contents(
+                    "test://mixed-content-resource",
+                    Some("application/json"),
+                    r#"{"test":"data","value":123}"#,
+                )),
+            ]))
+        },
+    ))?;
+    server.add_tool(tool("test_error_handling", "Always fails.", |_, _| {
+        Ok(ToolResult::error(
+            "This tool intentionally returns an error for testing",
+        ))
+    }))?;
+    server.add_tool(tool(
+        "test_tool_with_logging",
+        "Logs three messages.",
+        |context, _| {
+            for (index, message) in [
+                "Tool execution started",
+                "Tool processing data",
+                "Tool execution completed",
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                if index > 0 {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                context.log(LogLevel::Info, None, json!(message));
+            }
+            Ok(ToolResult::text("Tool with logging executed successfully"))
+        },
+    ))?;
+    server.add_tool(tool(
+        "test_logging_tool",
+        "Logs when the client asks for a level.",
+        |context, _| {
+            context.info("test_logging_tool ran");
+            Ok(ToolResult::text("Logging tool executed"))
+        },
+    ))?;
+    server.add_tool(tool(
+        "test_tool_with_progress",
+        "Reports progress 0, 50, 100.",
+        |context, _| {
+            for (index, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                if index > 0 {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                if let Some(progress) = context.progress() {
+                    progress.report(step, Some(100.0), None);
+                }
+            }
+            Ok(ToolResult::text("Progress tool executed successfully"))
+        },
+    ))?;
+    server.add_tool(ServerTool::new(
+        "json_schema_2020_12_tool",
+        "Takes arguments described with JSON Schema 2020-12.",
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "$anchor": "addressDef",
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+                }
+            },
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"}
+            },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
+            "additionalProperties": false
+        }),
+        |_, args| Ok(ToolResult::text(format!("Received: {}", text_of(args)))),
+    ))?;
+    server.add_tool(ServerTool::new(
+        "greet",
+        "Greets someone by name.",
+        json!({"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}),
+        |_, args| {
+            Ok(ToolResult::text(format!(
+                "Hello, {}!",
+                args["name"].as_str().unwrap_or("world")
+            )))
+        },
+    ))?;
+    let changer = server.clone();
+    server.add_tool(tool(
+        "test_trigger_tool_change",
+        "Changes the tool list.",
+        move |_, _| {
+            let name = "test_dynamic_tool";
+            if !changer.remove_tool(name) {
+                changer
+                    .add_tool(tool(name, "Appears and disappears.", |_, _| {
+                        Ok(ToolResult::text("dynamic"))
+                    }))
+                    .map_err(|error| HandlerError::internal(error.to_string()))?;
+            }
+            Ok(ToolResult::text("Tool list changed"))
+        },
+    ))?;
+    let changer = server.clone();
+    server.add_tool(tool(
+        "test_trigger_prompt_change",
+        "Changes the prompt list.",
+        move |_, _| {
+            let name = "test_dynamic_prompt";
+            if !changer.remove_prompt(name) {
+                changer
+                    .add_prompt(Prompt::new(name, "Appears and disappears.", |_, _| {
+                        Ok(PromptResult::new().user_text("dynamic"))
+                    }))
+                    .map_err(|error| HandlerError::internal(error.to_string()))?;
+            }
+            Ok(ToolResult::text("Prompt list changed"))
+        },
+    ))?;
+    Ok(())
+}
+
+/// A text summing up an elicitation's answer.
+fn elicited(answer: &Value) -> String {
+    format!(
+        "Elicitation completed: action={}, content={}",
+        answer["action"].as_str().unwrap_or("unknown"),
+        answer
+            .get("content")
+            .map(text_of)
+            .unwrap_or_else(|| "{}".into())
+    )
+}
+
+fn add_client_tools(server: &Server) -> toolwire::Result<()> {
+    server.add_tool(ServerTool::new(
+        "test_sampling",
+        "Asks the client's model.",
+        json!({"type": "object", "properties": {"prompt": {"type": "string"}}}),
+        |context, args| {
+            let prompt = args["prompt"].as_str().unwrap_or("Hello");
+            let answer = context.sample(
+                "completion",
+                json!({"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+                       "maxTokens": 100}),
+            )?;
+            let text = answer["content"]["text"].as_str().unwrap_or("");
+            Ok(ToolResult::text(format!("LLM response: {text}")))
+        },
+    ))?;
+    server.add_tool(ServerTool::new(
+        "test_elicitation",
+        "Asks the user.",
+        json!({"type": "object", "properties": {"message": {"type": "string"}}}),
+        |context, args| {
+            let message = args["message"]
+                .as_str()
+                .unwrap_or("Please provide your details");
+            let answer = context.elicit(
+                "details",
+                json!({"message": message, "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "username": {"type": "string", "description": "Your username"},
+                        "email": {"type": "string", "description": "Your email address"}
+                    },
+                    "required": ["username", "email"]
+                }}),
+            )?;
+            Ok(ToolResult::text(format!(
+                "User response: action={}, content={}",
+                answer["action"].as_str().unwrap_or("unknown"),
+                answer.get("content").map(text_of).unwrap_or_default()
+            )))
+        },
+    ))?;
+    server.add_tool(tool("test_elicitation_sep1034_defaults", "Asks with defaults.", |context, _| {
+        let answer = context.elicit(
+            "defaults",
+            json!({"message": "Please review your details", "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "default": "John Doe"},
+                    "age": {"type": "integer", "default": 30},
+                    "score": {"type": "number", "default": 95.5},
+                    "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+                    "verified": {"type": "boolean", "default": true}
+                }
+            }}),
+        )?;
+        Ok(ToolResult::text(elicited(&answer)))
+    }))?;
+    server.add_tool(tool("test_elicitation_sep1330_enums", "Asks with five kinds of enum.", |context, _| {
+        let answer = context.elicit(
+            "enums",
+            json!({"message": "Please choose", "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                    "titledSingle": {"type": "string", "oneOf": [
+                        {"const": "value1", "title": "First Option"},
+                        {"const": "value2", "title": "Second Option"},
+                        {"const": "value3", "title": "Third Option"}]},
+                    "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                                   "enumNames": ["Option One", "Option Two", "Option Three"]},
+                    "untitledMulti": {"type": "array",
+                                      "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                    "titledMulti": {"type": "array", "items": {"anyOf": [
+                        {"const": "value1", "title": "First Choice"},
+                        {"const": "value2", "title": "Second Choice"},
+                        {"const": "value3", "title": "Third Choice"}]}}
+                }
+            }}),
+        )?;
+        Ok(ToolResult::text(elicited(&answer)))
+    }))?;
+    server.add_tool(
+        tool(
+            "test_missing_capability",
+            "Needs the client's sampling.",
+            |context, _| {
+                let answer = context.sample(
+                "completion",
+                json!({"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                       "maxTokens": 10}),
+            )?;
+                Ok(ToolResult::text(text_of(&answer)))
+            },
+        )
+        .requires("sampling"),
+    )?;
+    server.add_tool(tool(
+        "test_streaming_elicitation",
+        "Asks the user, in the way of its protocol.",
+        |context, _| {
+            let answer = context.elicit(
+                "confirm",
+                json!({"message": "Continue?", "requestedSchema": {
+                "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}),
+            )?;
+            Ok(ToolResult::text(elicited(&answer)))
+        },
+    ))?;
+    Ok(())
+}
+
+fn name_schema(message: &str, property: &str) -> Value {
+    json!({"message": message, "requestedSchema": {
+        "type": "object", "properties": {property: {"type": "string"}}, "required": [property]}})
+}
+
+/// An elicitation answer's field, when the answer is an accepted one with that string.
+fn accepted_field(answer: &Value, field: &str) -> Option<String> {
+    if answer.get("action").and_then(Value::as_str) != Some("accept") {
+        return None;
+    }
+    answer
+        .get("content")?
+        .get(field)?
+        .as_str()
+        .map(str::to_owned)
+}
+
+fn add_input_round_tools(server: &Server) -> toolwire::Result<()> {
+    server.add_tool(tool(
+        "test_input_required_result_elicitation",
+        "Asks for a name in an input round.",
+        |context, _| {
+            let ask = || {
+                InputRequired::new().elicit("user_name", name_schema("What is your name?", "name"))
+            };
+            match context.input_response("user_name") {
+                None => Err(ask().into()),
+                Some(answer) => match accepted_field(answer, "name") {
+                    Some(name) => Ok(ToolResult::text(format!("Hello, {name}!"))),
+                    // An answer that is not an accepted name: ask again.
+                    None if answer.is_object() => Err(ask().into()),
+                    None => Err(HandlerError::invalid_params(
+                        "inputResponses.user_name must be an elicitation result",
+                    )),
+                },
+            }
+        },
+    ))?;
+    server.add_tool(tool(
+        "test_input_required_result_sampling",
+        "Asks the model in an input round.",
+        |context, _| {
+            let answer = context.sample(
+                "capital_question",
+                json!({"messages": [{"role": "user", "content": {"type": "text",
+                                 "text": "What is the capital of France?"}}], "maxTokens": 50}),
+            )?;
+            Ok(ToolResult::text(format!(
+                "The model answered: {}",
+                answer["content"]["text"].as_str().unwrap_or("")
+            )))
+        },
+    ))?;
+    server.add_tool(tool(
+        "test_input_required_result_list_roots",
+        "Asks for roots in an input round.",
+        |context, _| {
+            let answer = context.list_roots("client_roots")?;
+            let count = answer["roots"].as_array().map_or(0, Vec::len);
+            Ok(ToolResult::text(format!("The client has {count} root(s)")))
+        },
+    ))?;
+    server.add_tool(tool("test_input_required_result_request_state", "Round-trips its state.", |context, _| {
+        match (context.request_state(), context.input_response("confirm")) {
+            (Some(state), Some(_)) if state["step"] == 1 => {
+                Ok(ToolResult::text("state-ok: the request state came back intact"))
+            }
+            _ => Err(InputRequired::new()
+                .elicit("confirm", json!({"message": "Please confirm", "requestedSchema": {
+                    "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}))
+                .state(json!({"step": 1}))
+                .into()),
+        }
+    }))?;
+    server.add_tool(tool(
+        "test_input_required_result_multiple_inputs",
+        "Asks for three inputs at once.",
+        |context, _| {
+            let all = ["user_name", "greeting", "client_roots"];
+            let answered = all.iter().all(|key| context.input_response(key).is_some());
+            if answered && context.request_state().is_some() {
+                return Ok(ToolResult::text("All three inputs received"));
+            }
+            Err(InputRequired::new()
+                .elicit("user_name", name_schema("What is your name?", "name"))
+                .sample(
+                    "greeting",
+                    json!({"messages": [{"role": "user", "content": {"type": "text",
+                    "text": "Generate a greeting"}}], "maxTokens": 50}),
+                )
+                .list_roots("client_roots")
+                .state(json!({"asked": all}))
+                .into())
+        },
+    ))?;
+    server.add_tool(tool(
+        "test_input_required_result_multi_round",
+        "Asks in two rounds.",
+        |context, _| {
+            let round = context
+                .request_state()
+                .and_then(|state| state["round"].as_u64());
+            match round {
+                Some(1) if context.input_response("step1").is_some() => {
+                    let name = context
+                        .input_response("step1")
+                        .and_then(|answer| accepted_field(answer, "name"))
+                        .unwrap_or_default();
+                    Err(InputRequired::new()
+                        .elicit(
+                            "step2",
+                            name_schema("Step 2: What is your favorite color?", "color"),
+                        )
+                        .state(json!({"round": 2, "name": name}))
+                        .into())
+                }
+                Some(2) if context.input_response("step2").is_some() => {
+                    let name = context
+                        .request_state()
+                        .and_then(|s| s["name"].as_str())
+                        .unwrap_or("");
+                    let color = context
+                        .input_response("step2")
+                        .and_then(|answer| accepted_field(answer, "color"))
+                        .unwrap_or_default();
+                    Ok(ToolResult::text(format!("{name} likes {color}")))
+                }
+                _ => Err(InputRequired::new()
+                    .elicit("step1", name_schema("Step 1: What is your name?", "name"))
+                    .state(json!({"round": 1}))
+                    .into()),
+            }
+        },
+    ))?;
+    server.add_tool(tool("test_input_required_result_tampered_state", "Signs its state.", |context, _| {
+        match context.request_state() {
+            Some(_) => Ok(ToolResult::text("the state is intact")),
+            None => Err(InputRequired::new()
+                .elicit("confirm", json!({"message": "Please confirm", "requestedSchema": {
+                    "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}))
+                .state(json!({"issued": true}))
+                .into()),
+        }
+    }))?;
+    server.add_tool(tool(
+        "test_input_required_result_capabilities",
+        "Asks only for what the client offers.",
+        |context, _| {
+            if context
+                .input_responses()
+                .is_some_and(|answers| !answers.is_empty())
+            {
+                return Ok(ToolResult::text("answered"));
+            }
+            let input = if context.client_supports("elicitation") {
+                InputRequired::new().elicit("user_name", name_schema("What is your name?", "name"))
+            } else if context.client_supports("sampling") {
+                InputRequired::new().sample(
+                    "completion",
+                    json!({"messages": [{"role": "user",
+                "content": {"type": "text", "text": "Say hello"}}], "maxTokens": 20}),
+                )
+            } else if context.client_supports("roots") {
+                InputRequired::new().list_roots("client_roots")
+            } else {
+                return Ok(ToolResult::text("the client offers no input"));
+            };
+            Err(input.into())
+        },
+    ))?;
+    Ok(())
+}
+
+fn add_resources(server: &Server) -> toolwire::Result<()> {
+    server.add_resource(
+        Resource::new("test://static-text", "Static text", |_, uri| {
+            Ok(vec![content::text_contents(
+                uri,
+                Some("text/plain"),
+                "This is the content of the static text resource.",
+            )])
+        })
+        .mime_type("text/plain")
+        .description("A static text resource"),
+    )?;
+    server.add_resource(
+        Resource::new("test://static-binary", "Static binary", |_, uri| {
+            Ok(vec![content::blob_contents(uri, Some("image/png"), PNG)])
+        })
+        .mime_type("image/png")
+        .description("A static binary resource"),
+    )?;
+    server.add_resource(
+        Resource::new("test://watched-resource", "Watched", |_, uri| {
+            Ok(vec![content::text_contents(
+                uri,
+                Some("text/plain"),
+                "Watched resource content",
+            )])
+        })
+        .mime_type("text/plain")
+        .description("A resource to subscribe to"),
+    )?;
+    server.add_resource_template(
+        ResourceTemplate::new(
+            "test://template/{id}/data",
+            "Template",
+            |_, uri, vars: &BTreeMap<String, String>| {
+                let id = vars.get("id").cloned().unwrap_or_default();
+                let data =
+                    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+                Ok(vec![content::text_contents(
+                    uri,
+                    Some("application/json"),
+                    data.to_string(),
+                )])
+            },
+        )
+        .mime_type("application/json")
+        .description("A resource template"),
+    )?;
+    Ok(())
+}
+
+fn add_prompts(server: &Server) -> toolwire::Result<()> {
+    server.add_prompt(Prompt::new(
+        "test_simple_prompt",
+        "A simple prompt.",
+        |_, _| Ok(PromptResult::new().user_text("This is a simple prompt for testing.")),
+    ))?;
+    server.add_prompt(
+        Prompt::new(
+            "test_prompt_with_arguments",
+            "A prompt with arguments.",
+            |_, args| {
+                let arg = |key: &str| {
+                    args.get(key)
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned()
+                };
+                Ok(PromptResult::new().user_text(format!(
+                    "Prompt with arguments: arg1='{}', arg2='{}'",
+                    arg("arg1"),
+                    arg("arg2")
+                )))
+            },
+        )
+        .argument("arg1", "First test argument", true)
+        .argument("arg2", "Second test argument", true),
+    )?;
+    server.add_prompt(
+        Prompt::new(
+            "test_prompt_with_embedded_resource",
+            "A prompt with an embedded resource.",
+            |_, args| {
+                let uri = args
+                    .get("resourceUri")
+                    .and_then(Value::as_str)
+                    .unwrap_or("test://example-resource");
+                Ok(PromptResult::new()
+                    .message(
+                        "user",
+                        content::resource(content::text_contents(
+                            uri,
+                            Some("text/plain"),
+                            "Embedded resource content for testing.",
+                        )),
+                    )
+                    .user_text("Please process the embedded resource above."))
+            },
+        )
+        .argument("resourceUri", "URI of the resource to embed", true),
+    )?;
+    server.add_prompt(Prompt::new(
+        "test_prompt_with_image",
+        "A prompt with an image.",
+        |_, _| {
+            Ok(PromptResult::new()
+                .message("user", content::image(PNG, "image/png"))
+                .user_text("Please analyze the image above."))
+        },
+    ))?;
+    server.add_prompt(Prompt::new(
+        "test_input_required_result_prompt",
+        "A prompt that asks for context first.",
+        |context, _| {
+            let answer = context.elicit(
+                "user_context",
+                name_schema("What context should the prompt use?", "context"),
+            )?;
+            let given = accepted_field(&answer, "context").unwrap_or_else(|| "none".into());
+            Ok(PromptResult::new().user_text(format!("Use this context: {given}")))
+        },
+    ))?;
+    Ok(())
+}

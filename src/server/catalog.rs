@@ -1,0 +1,771 @@
+//! What a server offers: tools (its own and a served `ToolRegistry`'s), resources and
+//! resource templates, prompts, completion, and plain JSON-RPC methods; and the listings of
+//! them, in the order they were added.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::context::RequestContext;
+use super::types::{HandlerError, PromptResult, ToolResult};
+use crate::error::{Error, RegistryErrorKind, Result};
+use crate::harness::{OutputSchema, RegisteredTool, ToolRegistry};
+use crate::mcp::ToolAnnotations;
+use crate::schema::Schema;
+
+/// A tool's code: the validated arguments (an object; `{}` when the client sent none) and the
+/// request's context.
+pub type ToolFn = Arc<
+    dyn Fn(&RequestContext, &Value) -> std::result::Result<ToolResult, HandlerError> + Send + Sync,
+>;
+/// Reads a resource: its URI; returns its contents (see [`super::content::text_contents`]).
+pub type ReadFn = Arc<
+    dyn Fn(&RequestContext, &str) -> std::result::Result<Vec<Value>, HandlerError> + Send + Sync,
+>;
+/// Reads a resource matched by a template: its URI and the template's variables.
+pub type TemplateFn = Arc<
+    dyn Fn(
+            &RequestContext,
+            &str,
+            &BTreeMap<String, String>,
+        ) -> std::result::Result<Vec<Value>, HandlerError>
+        + Send
+        + Sync,
+>;
+/// Fills a prompt in from its arguments (strings, checked for the required ones).
+pub type PromptFn = Arc<
+    dyn Fn(&RequestContext, &Map<String, Value>) -> std::result::Result<PromptResult, HandlerError>
+        + Send
+        + Sync,
+>;
+/// Answers a plain JSON-RPC method: its params (`Value::Null` when absent).
+pub type MethodFn =
+    Arc<dyn Fn(&RequestContext, &Value) -> std::result::Result<Value, HandlerError> + Send + Sync>;
+/// Completes an argument: the values offered (at most 100 are sent).
+pub type CompletionFn = Arc<
+    dyn Fn(&RequestContext, &CompletionRequest) -> std::result::Result<Vec<String>, HandlerError>
+        + Send
+        + Sync,
+>;
+
+/// A `completion/complete` request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletionRequest {
+    /// What is completed: `{"type": "ref/prompt", "name"}` or `{"type": "ref/resource", "uri"}`.
+    pub reference: Value,
+    /// The argument's name.
+    pub argument: String,
+    /// What the user typed so far.
+    pub value: String,
+    /// The arguments already filled in (`context.arguments`), when sent.
+    pub context: Option<Value>,
+}
+
+/// The longest tool name accepted (the 2025-11-25 revision's recommendation).
+const MAX_TOOL_NAME: usize = 128;
+
+/// Checks a tool name: 1 to 128 characters of `A-Z a-z 0-9 _ - . /`.
+pub(crate) fn check_tool_name(name: &str) -> Result<()> {
+    let valid = !name.is_empty()
+        && name.len() <= MAX_TOOL_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'));
+    if valid {
+        return Ok(());
+    }
+    Err(Error::registry_error(
+        RegistryErrorKind::BadName,
+        name,
+        format!(
+            "the tool name {name:?} must be 1 to {MAX_TOOL_NAME} characters of A-Z, a-z, 0-9, \
+             '_', '-', '.' and '/'"
+        ),
+    ))
+}
+
+/// A tool the server runs itself, with a [`RequestContext`] (progress, log messages,
+/// cancellation, requests back to the client).
+pub struct ServerTool {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: String,
+    pub(crate) input_schema: Value,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) annotations: Option<ToolAnnotations>,
+    pub(crate) timeout: Duration,
+    pub(crate) inline: bool,
+    pub(crate) requires: Vec<String>,
+    pub(crate) handler: ToolFn,
+}
+
+impl std::fmt::Debug for ServerTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerTool")
+            .field("name", &self.name)
+            .field("timeout", &self.timeout)
+            .field("inline", &self.inline)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerTool {
+    /// A tool named `name`, described for the model, with the JSON Schema of its arguments (an
+    /// object schema, compiled when the tool is added; arguments are checked against it
+    /// before the handler runs, and a call that breaks it is answered with the repair message
+    /// as a tool error) and its code.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: impl Fn(&RequestContext, &Value) -> std::result::Result<ToolResult, HandlerError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> ServerTool {
+        ServerTool {
+            name: name.into(),
+            title: None,
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+            annotations: None,
+            timeout: Duration::from_secs(60),
+            inline: false,
+            requires: Vec::new(),
+            handler: Arc::new(handler),
+        }
+    }
+
+    /// A display title. Defaults to none.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// The JSON Schema of the structured result (an object schema): `structuredContent` is
+    /// checked against it, and a result that breaks it is a tool error, never sent. Defaults
+    /// to none.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Behaviour hints. Defaults to none.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// The longest a call may run (1 ms to 1 hour); past it the call is abandoned: the client
+    /// gets a tool error saying so, the cancel flag is set, and the handler keeps its worker
+    /// until it returns. Defaults to 60 s.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Runs the handler on the thread that read the request instead of the worker pool: for
+    /// quick work that never blocks and makes no request back to the client (it holds up
+    /// every later request of its connection while it runs, and no bound applies). Defaults
+    /// to false.
+    pub fn inline(mut self, inline: bool) -> Self {
+        self.inline = inline;
+        self
+    }
+
+    /// A client capability (`sampling`, `elicitation`, `roots`) the tool cannot run
+    /// without: a call from a client that did not declare it is refused with
+    /// [`super::MISSING_CAPABILITY`] before the handler runs. Defaults to none.
+    pub fn requires(mut self, capability: impl Into<String>) -> Self {
+        self.requires.push(capability.into());
+        self
+    }
+}
+
+/// A tool of the catalog, ready to list and call.
+pub(crate) enum ToolEntry {
+    Native {
+        tool: ServerTool,
+        input: Arc<Schema>,
+        output: Option<Arc<Schema>>,
+    },
+    Registry {
+        /// The registry it came from, whose checks its calls pass.
+        registry: Arc<ToolRegistry>,
+        tool: Arc<RegisteredTool>,
+    },
+}
+
+fn annotations_value(annotations: &ToolAnnotations) -> Option<Value> {
+    let mut object = Map::new();
+    for (key, value) in [
+        ("readOnlyHint", annotations.read_only_hint),
+        ("destructiveHint", annotations.destructive_hint),
+        ("idempotentHint", annotations.idempotent_hint),
+        ("openWorldHint", annotations.open_world_hint),
+    ] {
+        if let Some(value) = value {
+            object.insert(key.into(), Value::Bool(value));
+        }
+    }
+    (!object.is_empty()).then_some(Value::Object(object))
+}
+
+impl ToolEntry {
+    pub(crate) fn native(tool: ServerTool) -> Result<ToolEntry> {
+        check_tool_name(&tool.name)?;
+        let compile = |which: &str, schema: &Value| {
+            if schema.get("type").and_then(Value::as_str) != Some("object") {
+                return Err(format!(
+                    "the {which} schema must be an object schema (\"type\": \"object\")"
+                ));
+            }
+            Schema::compile(schema).map(Arc::new)
+        };
+        let bad = |reason: String| {
+            Error::registry_error(
+                RegistryErrorKind::BadSchema,
+                &tool.name,
+                format!("tool {:?}: {reason}", tool.name),
+            )
+        };
+        let input = compile("input", &tool.input_schema).map_err(bad)?;
+        let output = match &tool.output_schema {
+            Some(schema) => Some(compile("output", schema).map_err(bad)?),
+            None => None,
+        };
+        crate::harness::check_bound("a tool timeout", tool.timeout)?;
+        Ok(ToolEntry::Native {
+            tool,
+            input,
+            output,
+        })
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            ToolEntry::Native { tool, .. } => &tool.name,
+            ToolEntry::Registry { tool, .. } => &tool.name,
+        }
+    }
+
+    pub(crate) fn timeout(&self) -> Duration {
+        match self {
+            ToolEntry::Native { tool, .. } => tool.timeout,
+            ToolEntry::Registry { tool, .. } => tool.timeout(),
+        }
+    }
+
+    pub(crate) fn inline(&self) -> bool {
+        matches!(self, ToolEntry::Native { tool, .. } if tool.inline)
+    }
+
+    pub(crate) fn requires(&self) -> &[String] {
+        match self {
+            ToolEntry::Native { tool, .. } => &tool.requires,
+            ToolEntry::Registry { .. } => &[],
+        }
+    }
+
+    /// The tool as `tools/list` shows it.
+    pub(crate) fn listing(&self) -> Value {
+        let mut object = Map::new();
+        let (title, description, input, output, annotations) = match self {
+            ToolEntry::Native { tool, .. } => (
+                tool.title.clone(),
+                tool.description.clone(),
+                tool.input_schema.clone(),
+                tool.output_schema.clone(),
+                tool.annotations.as_ref().and_then(annotations_value),
+            ),
+            ToolEntry::Registry { tool, .. } => {
+                let mut hints = tool.served.annotations;
+                if hints.idempotent_hint.is_none() && tool.idempotent {
+                    hints.idempotent_hint = Some(true);
+                }
+                (
+                    tool.served.title.clone(),
+                    tool.description.clone(),
+                    tool.schema.source().clone(),
+                    tool.output_schema
+                        .as_ref()
+                        .map(|schema| schema.source().clone()),
+                    annotations_value(&hints),
+                )
+            }
+        };
+        object.insert("name".into(), Value::from(self.name()));
+        if let Some(title) = title {
+            object.insert("title".into(), Value::from(title));
+        }
+        object.insert("description".into(), Value::from(description));
+        object.insert("inputSchema".into(), input);
+        if let Some(output) = output {
+            object.insert("outputSchema".into(), output);
+        }
+        if let Some(annotations) = annotations {
+            object.insert("annotations".into(), annotations);
+        }
+        Value::Object(object)
+    }
+
+    /// The compiled output schema results are checked against, when the tool has one.
+    pub(crate) fn checked_output(&self) -> Option<&Schema> {
+        match self {
+            ToolEntry::Native { output, .. } => output.as_deref(),
+            ToolEntry::Registry { tool, .. } => match &tool.output_schema {
+                Some(OutputSchema::Checked(schema)) => Some(schema),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// A resource with a fixed URI.
+pub struct Resource {
+    pub(crate) uri: String,
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) mime_type: Option<String>,
+    pub(crate) handler: ReadFn,
+}
+
+impl Resource {
+    /// A resource at `uri`, listed as `name`, read by `handler` (which returns its contents).
+    pub fn new(
+        uri: impl Into<String>,
+        name: impl Into<String>,
+        handler: impl Fn(&RequestContext, &str) -> std::result::Result<Vec<Value>, HandlerError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Resource {
+        Resource {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            handler: Arc::new(handler),
+        }
+    }
+
+    /// A display title. Defaults to none.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// A description. Defaults to none.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The MIME type of its contents. Defaults to none.
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    fn listing(&self) -> Value {
+        let mut object = Map::new();
+        object.insert("uri".into(), Value::from(self.uri.clone()));
+        object.insert("name".into(), Value::from(self.name.clone()));
+        insert_some(&mut object, "title", &self.title);
+        insert_some(&mut object, "description", &self.description);
+        insert_some(&mut object, "mimeType", &self.mime_type);
+        Value::Object(object)
+    }
+}
+
+fn insert_some(object: &mut Map<String, Value>, key: &str, value: &Option<String>) {
+    if let Some(value) = value {
+        object.insert(key.into(), Value::from(value.clone()));
+    }
+}
+
+/// A family of resources whose URIs match a template like `file:///logs/{day}.txt` (simple
+/// `{name}` variables, each matching one or more characters other than `/`).
+pub struct ResourceTemplate {
+    pub(crate) uri_template: String,
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    pub(crate) mime_type: Option<String>,
+    pub(crate) parts: Vec<TemplatePart>,
+    pub(crate) handler: TemplateFn,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum TemplatePart {
+    Literal(String),
+    Variable(String),
+}
+
+impl ResourceTemplate {
+    /// A template listed as `name`, read by `handler` with the variables of the URI.
+    pub fn new(
+        uri_template: impl Into<String>,
+        name: impl Into<String>,
+        handler: impl Fn(
+                &RequestContext,
+                &str,
+                &BTreeMap<String, String>,
+            ) -> std::result::Result<Vec<Value>, HandlerError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> ResourceTemplate {
+        let uri_template = uri_template.into();
+        let parts = parse_template(&uri_template);
+        ResourceTemplate {
+            uri_template,
+            name: name.into(),
+            description: None,
+            mime_type: None,
+            parts,
+            handler: Arc::new(handler),
+        }
+    }
+
+    /// A description. Defaults to none.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The MIME type of its resources. Defaults to none.
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    fn listing(&self) -> Value {
+        let mut object = Map::new();
+        object.insert("uriTemplate".into(), Value::from(self.uri_template.clone()));
+        object.insert("name".into(), Value::from(self.name.clone()));
+        insert_some(&mut object, "description", &self.description);
+        insert_some(&mut object, "mimeType", &self.mime_type);
+        Value::Object(object)
+    }
+
+    /// The variables when `uri` matches.
+    pub(crate) fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
+        match_parts(&self.parts, uri)
+    }
+}
+
+pub(crate) fn parse_template(template: &str) -> Vec<TemplatePart> {
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        if open > 0 {
+            parts.push(TemplatePart::Literal(rest[..open].to_owned()));
+        }
+        parts.push(TemplatePart::Variable(
+            rest[open + 1..open + close].to_owned(),
+        ));
+        rest = &rest[open + close + 1..];
+    }
+    if !rest.is_empty() {
+        parts.push(TemplatePart::Literal(rest.to_owned()));
+    }
+    parts
+}
+
+pub(crate) fn match_parts(parts: &[TemplatePart], uri: &str) -> Option<BTreeMap<String, String>> {
+    let mut vars = BTreeMap::new();
+    let mut rest = uri;
+    let mut index = 0;
+    while index < parts.len() {
+        match &parts[index] {
+            TemplatePart::Literal(literal) => rest = rest.strip_prefix(literal.as_str())?,
+            TemplatePart::Variable(name) => {
+                // Up to the next literal (or the end), never across a `/`.
+                let end = match parts.get(index + 1) {
+                    Some(TemplatePart::Literal(next)) => rest.find(next.as_str())?,
+                    _ => rest.len(),
+                };
+                let value = &rest[..end];
+                if value.is_empty() || value.contains('/') {
+                    return None;
+                }
+                vars.insert(name.clone(), value.to_owned());
+                rest = &rest[end..];
+            }
+        }
+        index += 1;
+    }
+    rest.is_empty().then_some(vars)
+}
+
+/// A prompt template.
+pub struct Prompt {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: String,
+    pub(crate) arguments: Vec<(String, Option<String>, bool)>,
+    pub(crate) handler: PromptFn,
+}
+
+impl Prompt {
+    /// A prompt named `name`, described, filled in by `handler`.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: impl Fn(
+                &RequestContext,
+                &Map<String, Value>,
+            ) -> std::result::Result<PromptResult, HandlerError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Prompt {
+        Prompt {
+            name: name.into(),
+            title: None,
+            description: description.into(),
+            arguments: Vec::new(),
+            handler: Arc::new(handler),
+        }
+    }
+
+    /// A display title. Defaults to none.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Declares an argument; a `prompts/get` without a required one is refused (-32602) before
+    /// the handler runs. Defaults to no arguments.
+    pub fn argument(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        required: bool,
+    ) -> Self {
+        self.arguments
+            .push((name.into(), Some(description.into()), required));
+        self
+    }
+
+    fn listing(&self) -> Value {
+        let mut object = Map::new();
+        object.insert("name".into(), Value::from(self.name.clone()));
+        insert_some(&mut object, "title", &self.title);
+        object.insert("description".into(), Value::from(self.description.clone()));
+        if !self.arguments.is_empty() {
+            let arguments = self
+                .arguments
+                .iter()
+                .map(|(name, description, required)| {
+                    let mut argument = Map::new();
+                    argument.insert("name".into(), Value::from(name.clone()));
+                    insert_some(&mut argument, "description", description);
+                    argument.insert("required".into(), Value::Bool(*required));
+                    Value::Object(argument)
+                })
+                .collect();
+            object.insert("arguments".into(), Value::Array(arguments));
+        }
+        Value::Object(object)
+    }
+}
+
+/// A plain JSON-RPC method (not MCP's): for servers that offer more than the protocol.
+pub struct Method {
+    pub(crate) name: String,
+    pub(crate) inline: bool,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) handler: MethodFn,
+}
+
+impl Method {
+    /// A method named `name` answered by `handler`.
+    pub fn new(
+        name: impl Into<String>,
+        handler: impl Fn(&RequestContext, &Value) -> std::result::Result<Value, HandlerError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Method {
+        Method {
+            name: name.into(),
+            inline: false,
+            timeout: None,
+            handler: Arc::new(handler),
+        }
+    }
+
+    /// Runs on the thread that read the request, not the pool (see
+    /// [`ServerTool::inline`]). Defaults to false.
+    pub fn inline(mut self, inline: bool) -> Self {
+        self.inline = inline;
+        self
+    }
+
+    /// Its bound (1 ms to 1 hour). Defaults to the server's
+    /// [`super::ServerConfig::request_timeout`].
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+/// An ordered, keyed collection: listed in the order added.
+pub(crate) struct Ordered<T> {
+    order: Vec<String>,
+    items: HashMap<String, Arc<T>>,
+}
+
+impl<T> Default for Ordered<T> {
+    fn default() -> Self {
+        Ordered {
+            order: Vec::new(),
+            items: HashMap::new(),
+        }
+    }
+}
+
+impl<T> Ordered<T> {
+    pub(crate) fn insert(&mut self, key: String, item: T) -> bool {
+        if self.items.contains_key(&key) {
+            return false;
+        }
+        self.order.push(key.clone());
+        self.items.insert(key, Arc::new(item));
+        true
+    }
+
+    pub(crate) fn remove(&mut self, key: &str) -> bool {
+        if self.items.remove(key).is_none() {
+            return false;
+        }
+        self.order.retain(|known| known != key);
+        true
+    }
+
+    pub(crate) fn get(&self, key: &str) -> Option<&Arc<T>> {
+        self.items.get(key)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// The items from `offset`, at most `count`.
+    pub(crate) fn page(&self, offset: usize, count: usize) -> impl Iterator<Item = &Arc<T>> {
+        self.order
+            .iter()
+            .skip(offset)
+            .take(count)
+            .filter_map(|key| self.items.get(key))
+    }
+
+    pub(crate) fn values(&self) -> impl Iterator<Item = &Arc<T>> {
+        self.order.iter().filter_map(|key| self.items.get(key))
+    }
+}
+
+/// Everything a server offers.
+#[derive(Default)]
+pub(crate) struct Catalog {
+    pub(crate) tools: Ordered<ToolEntry>,
+    pub(crate) resources: Ordered<Resource>,
+    pub(crate) templates: Ordered<ResourceTemplate>,
+    pub(crate) prompts: Ordered<Prompt>,
+    pub(crate) methods: HashMap<String, Arc<Method>>,
+    pub(crate) completion: Option<CompletionFn>,
+}
+
+/// What one list method lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Listing {
+    Tools,
+    Resources,
+    Templates,
+    Prompts,
+}
+
+impl Catalog {
+    /// One page of a listing from `offset`: the items and the offset of the next page.
+    pub(crate) fn page(
+        &self,
+        listing: Listing,
+        offset: usize,
+        size: usize,
+    ) -> (Vec<Value>, Option<usize>) {
+        let (items, total): (Vec<Value>, usize) = match listing {
+            Listing::Tools => (
+                self.tools.page(offset, size).map(|t| t.listing()).collect(),
+                self.tools.len(),
+            ),
+            Listing::Resources => (
+                self.resources
+                    .page(offset, size)
+                    .map(|r| r.listing())
+                    .collect(),
+                self.resources.len(),
+            ),
+            Listing::Templates => (
+                self.templates
+                    .page(offset, size)
+                    .map(|t| t.listing())
+                    .collect(),
+                self.templates.len(),
+            ),
+            Listing::Prompts => (
+                self.prompts
+                    .page(offset, size)
+                    .map(|p| p.listing())
+                    .collect(),
+                self.prompts.len(),
+            ),
+        };
+        let next = offset.saturating_add(size);
+        (items, (next < total).then_some(next))
+    }
+
+    pub(crate) fn has_resources(&self) -> bool {
+        !self.resources.is_empty() || !self.templates.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_match_simple_variables() {
+        let parts = parse_template("test://template/{id}/data");
+        let vars = match_parts(&parts, "test://template/123/data").unwrap();
+        assert_eq!(vars["id"], "123");
+        assert!(match_parts(&parts, "test://template//data").is_none());
+        assert!(match_parts(&parts, "test://template/1/2/data").is_none());
+        assert!(match_parts(&parts, "test://template/1/data/more").is_none());
+        let tail = parse_template("file:///logs/{day}");
+        assert_eq!(
+            match_parts(&tail, "file:///logs/mon").unwrap()["day"],
+            "mon"
+        );
+    }
+
+    #[test]
+    fn tool_names_follow_the_recommended_alphabet() {
+        assert!(check_tool_name("get_weather.v2/x-y").is_ok());
+        for bad in ["", "has space", "ünï", &"a".repeat(129)] {
+            assert!(check_tool_name(bad).is_err(), "{bad:?}");
+        }
+    }
+}

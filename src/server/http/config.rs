@@ -1,0 +1,269 @@
+//! The Streamable HTTP server's settings: where it listens, who may reach it, and every bound a
+//! client could otherwise stretch.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// Settings for an [`super::HttpServer`]. Every bound is finite; `Default` spells out each
+/// value, and each knob has a setter that says its default.
+#[derive(Debug, Clone)]
+pub struct HttpServerConfig {
+    pub(crate) addr: SocketAddr,
+    pub(crate) path: String,
+    pub(crate) allowed_hosts: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) max_connections: usize,
+    pub(crate) max_head_bytes: usize,
+    pub(crate) max_headers: usize,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) head_timeout: Duration,
+    pub(crate) body_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) write_timeout: Duration,
+    pub(crate) sessions: bool,
+    pub(crate) max_sessions: usize,
+    pub(crate) session_idle: Duration,
+    pub(crate) replay_events: usize,
+    pub(crate) replay_bytes: usize,
+    pub(crate) keepalive: Duration,
+    pub(crate) retry: Duration,
+    pub(crate) poll: Duration,
+    pub(crate) json_first: bool,
+    pub(crate) join_grace: Duration,
+}
+
+impl Default for HttpServerConfig {
+    fn default() -> Self {
+        HttpServerConfig {
+            addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+            path: "/mcp".into(),
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_connections: 64,
+            max_head_bytes: 16 * 1024,
+            max_headers: 64,
+            max_body_bytes: 4 * 1024 * 1024,
+            head_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(10),
+            sessions: true,
+            max_sessions: 256,
+            session_idle: Duration::from_secs(30 * 60),
+            replay_events: 256,
+            replay_bytes: 1024 * 1024,
+            keepalive: Duration::from_secs(15),
+            retry: Duration::from_millis(1000),
+            poll: Duration::from_millis(25),
+            json_first: true,
+            join_grace: Duration::from_secs(2),
+        }
+    }
+}
+
+impl HttpServerConfig {
+    /// The defaults: 127.0.0.1 on a port the system picks, the endpoint `/mcp`.
+    pub fn new() -> HttpServerConfig {
+        HttpServerConfig::default()
+    }
+
+    /// The address to listen on. Defaults to 127.0.0.1 with a port the system picks
+    /// ([`super::HttpServer::local_addr`] says which). Listening beyond the loopback
+    /// interface exposes the server to the network: the Host and Origin checks then need
+    /// [`HttpServerConfig::allowed_hosts`].
+    pub fn addr(mut self, addr: SocketAddr) -> Self {
+        self.addr = addr;
+        self
+    }
+
+    /// The port on 127.0.0.1. Defaults to 0 (the system picks).
+    pub fn port(mut self, port: u16) -> Self {
+        self.addr.set_port(port);
+        self
+    }
+
+    /// The endpoint's path. Defaults to `/mcp`.
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Host names (without port) a request's `Host` and `Origin` may name, besides
+    /// `localhost`, `127.0.0.1` and `[::1]`, which are always allowed. Anything else is
+    /// refused (421 for a Host, 403 for an Origin), the DNS-rebinding protection the
+    /// protocol requires. Defaults to none.
+    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Exact origins (`https://app.example`) a browser may call from, besides the loopback
+    /// hosts and [`HttpServerConfig::allowed_hosts`]. Defaults to none.
+    pub fn allowed_origins<I, S>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The most connections served at once (1 to 65,536), each on a thread of its own; one
+    /// more is answered 503 at once and closed. Defaults to 64.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.max_connections = connections;
+        self
+    }
+
+    /// The longest request head (request line and headers), in bytes: 431 past it. Defaults
+    /// to 16 KiB.
+    pub fn max_head_bytes(mut self, bytes: usize) -> Self {
+        self.max_head_bytes = bytes;
+        self
+    }
+
+    /// The most headers in a request: 431 past it. Defaults to 64.
+    pub fn max_headers(mut self, headers: usize) -> Self {
+        self.max_headers = headers;
+        self
+    }
+
+    /// The largest request body, in bytes, by `Content-Length` or chunked: 413 past it (told
+    /// before reading a declared length). Defaults to 4 MiB.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// How long a request's head may take to arrive from its first byte, and how long a new
+    /// connection may wait before its first byte: a client that trickles its head
+    /// (slowloris) gets 408 and its connection is closed. Defaults to 10 s.
+    pub fn head_timeout(mut self, timeout: Duration) -> Self {
+        self.head_timeout = timeout;
+        self
+    }
+
+    /// How long a request's body may take to arrive after its head: 408 past it. No worker is
+    /// taken before the whole body is in. Defaults to 30 s.
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
+        self
+    }
+
+    /// How long a kept-alive connection may sit between requests before it is closed.
+    /// Defaults to 30 s.
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// How long one write to a client may block (a client that stops reading its stream loses
+    /// it). Defaults to 10 s.
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.write_timeout = timeout;
+        self
+    }
+
+    /// Whether the handshake era's sessions (`Mcp-Session-Id`) are served. Off, only the
+    /// 2026-07-28 stateless protocol is. Defaults to true.
+    pub fn sessions(mut self, sessions: bool) -> Self {
+        self.sessions = sessions;
+        self
+    }
+
+    /// The most sessions open at once; one more `initialize` is answered 503 (after the idle
+    /// ones are swept). Defaults to 256.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions;
+        self
+    }
+
+    /// How long a session may go without a request before it is closed. Defaults to 30
+    /// minutes.
+    pub fn session_idle(mut self, idle: Duration) -> Self {
+        self.session_idle = idle;
+        self
+    }
+
+    /// How many events of a session's streams are kept for `Last-Event-ID` resumption, and
+    /// their bytes at most; the oldest go first. Defaults to 256 events, 1 MiB.
+    pub fn replay_buffer(mut self, events: usize, bytes: usize) -> Self {
+        self.replay_events = events;
+        self.replay_bytes = bytes;
+        self
+    }
+
+    /// How often an idle event stream gets a comment line. Defaults to 15 s.
+    pub fn keepalive(mut self, every: Duration) -> Self {
+        self.keepalive = every;
+        self
+    }
+
+    /// The reconnection delay a resumable stream announces (`retry:`). Defaults to 1 s.
+    pub fn retry(mut self, retry: Duration) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// How often a connection waiting for its answer looks whether the client hung up (on
+    /// the 2026-07-28 protocol closing the stream cancels the request). Defaults to 25 ms.
+    pub fn disconnect_poll(mut self, every: Duration) -> Self {
+        self.poll = every;
+        self
+    }
+
+    /// Whether an answer that comes before any notification is sent as `application/json`
+    /// (else every request's answer is an event stream). Defaults to true.
+    pub fn json_first(mut self, json: bool) -> Self {
+        self.json_first = json;
+        self
+    }
+
+    /// How long [`super::HttpServer::close`] waits for connection threads. Defaults to 2 s.
+    pub fn join_grace(mut self, grace: Duration) -> Self {
+        self.join_grace = grace;
+        self
+    }
+
+    pub(crate) fn check(&self) -> Result<()> {
+        let bad = |text: String| Err(Error::Config(text));
+        if !(1..=65_536).contains(&self.max_connections) {
+            return bad(format!(
+                "max_connections must be 1 to 65536, not {}",
+                self.max_connections
+            ));
+        }
+        if self.max_head_bytes < 256 || self.max_headers == 0 || self.max_body_bytes == 0 {
+            return bad(
+                "max_head_bytes must be at least 256, max_headers and max_body_bytes positive"
+                    .into(),
+            );
+        }
+        if !self.path.starts_with('/') {
+            return bad(format!("the path must start with '/', not {:?}", self.path));
+        }
+        let hour = Duration::from_secs(3600);
+        for (name, value) in [
+            ("head_timeout", self.head_timeout),
+            ("body_timeout", self.body_timeout),
+            ("idle_timeout", self.idle_timeout),
+            ("write_timeout", self.write_timeout),
+            ("keepalive", self.keepalive),
+            ("disconnect_poll", self.poll),
+        ] {
+            if value < Duration::from_millis(1) || value > hour {
+                return bad(format!("{name} must be 1 ms to 1 hour, not {value:?}"));
+            }
+        }
+        if self.max_sessions == 0 || self.replay_events == 0 || self.replay_bytes == 0 {
+            return bad("max_sessions and the replay buffer must be positive".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,437 @@
+//! Streamable HTTP for the server: both protocol eras at one endpoint, on std's sockets.
+//!
+//! The connection handling is ours, on httparse for the request head: it is where the bounds
+//! live that a client could otherwise stretch (a head that must arrive within its deadline
+//! from its first byte, a body within its own and its cap, a bounded number of connections,
+//! writes that cannot block for long), and it needs what the synchronous server crates do not
+//! give together: streaming responses written while a handler runs, with a look for a client
+//! that hung up (on 2026-07-28 that is the cancellation), and sessions whose streams can be
+//! resumed. One thread per connection (`toolwire-http-conn`), bounded by
+//! [`HttpServerConfig::max_connections`]; no request takes a worker before its whole body is
+//! in.
+//!
+//! Files: `config`, `request` (reading a request), `response` (writing), `guard` (Host and
+//! Origin), `route` (POST, GET, DELETE), `stream` (a response stream), `session`.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{bounded, Receiver, Sender};
+use parking_lot::Mutex;
+
+use super::Server;
+use crate::error::Result;
+use crate::sys::{self, spawn_named};
+
+mod config;
+mod guard;
+pub(crate) mod request;
+mod response;
+mod route;
+mod session;
+mod stream;
+
+pub use config::HttpServerConfig;
+
+use request::{framing, read_body, read_head, Buffer, Framing, Limits, ReadError};
+use session::Session;
+
+/// What the acceptor and the connection threads share.
+pub(crate) struct HttpInner {
+    pub(crate) server: Server,
+    pub(crate) config: HttpServerConfig,
+    pub(crate) sessions: Mutex<HashMap<String, Arc<Session>>>,
+    pub(crate) stopping: AtomicBool,
+    connections: AtomicUsize,
+    /// The open sockets, so that closing the server ends their reads at once.
+    open: Mutex<HashMap<u64, TcpStream>>,
+    next_connection: AtomicU64,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl HttpInner {
+    /// Closes the sessions idle past their limit.
+    pub(crate) fn sweep_sessions(&self) {
+        let limit = self.config.session_idle;
+        let idle: Vec<Arc<Session>> = {
+            let mut sessions = self.sessions.lock();
+            let expired: Vec<String> = sessions
+                .iter()
+                .filter(|(_, session)| session.last_seen.lock().elapsed() >= limit)
+                .map(|(id, _)| id.clone())
+                .collect();
+            expired
+                .iter()
+                .filter_map(|id| sessions.remove(id))
+                .collect()
+        };
+        for session in idle {
+            log::debug!(target: super::LOG_TARGET, "session {} idle; closed", session.id);
+            let _ = session.connection.close();
+        }
+    }
+}
+
+/// A Streamable HTTP server for a [`Server`]: one endpoint serving the handshake era (with
+/// sessions, JSON or SSE answers, the GET stream, resumption with `Last-Event-ID`, DELETE)
+/// and the 2026-07-28 stateless protocol (its headers checked, closing a response stream
+/// cancels the request). It listens on 127.0.0.1 unless told otherwise, and refuses any
+/// `Host` or `Origin` that does not name it (DNS-rebinding protection).
+///
+/// Threads: `toolwire-http-accept`, `toolwire-http-janitor` (closes idle sessions), and one
+/// `toolwire-http-conn` per connection. [`HttpServer::close`] (or dropping it) stops
+/// accepting, closes every session and connection, and joins the threads within
+/// [`HttpServerConfig::join_grace`].
+pub struct HttpServer {
+    inner: Arc<HttpInner>,
+    addr: SocketAddr,
+    acceptor: Mutex<Option<JoinHandle<()>>>,
+    janitor: Mutex<Option<JoinHandle<()>>>,
+    janitor_stop: Mutex<Option<Sender<()>>>,
+    closed: (Sender<()>, Receiver<()>),
+    done: AtomicBool,
+}
+
+impl std::fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer")
+            .field("addr", &self.addr)
+            .field("sessions", &self.sessions())
+            .field("connections", &self.connections())
+            .finish()
+    }
+}
+
+impl HttpServer {
+    /// Listens and serves in the background; returns at once.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::Config`] for a setting out of its bounds, [`crate::Error::Io`] when the address
+    /// cannot be bound or a thread cannot start.
+    pub fn bind(server: &Server, config: HttpServerConfig) -> Result<HttpServer> {
+        config.check()?;
+        let listener = TcpListener::bind(config.addr)?;
+        let addr = listener.local_addr()?;
+        let inner = Arc::new(HttpInner {
+            server: server.clone(),
+            config,
+            sessions: Mutex::new(HashMap::new()),
+            stopping: AtomicBool::new(false),
+            connections: AtomicUsize::new(0),
+            open: Mutex::new(HashMap::new()),
+            next_connection: AtomicU64::new(0),
+            threads: Mutex::new(Vec::new()),
+        });
+        let accepting = Arc::clone(&inner);
+        let acceptor = spawn_named("toolwire-http-accept", move || accept(&accepting, listener))?;
+        let (stop_tx, stop_rx) = bounded::<()>(0);
+        let sweeping = Arc::clone(&inner);
+        let every = (inner.config.session_idle / 4)
+            .clamp(Duration::from_millis(100), Duration::from_secs(30));
+        let janitor = spawn_named("toolwire-http-janitor", move || {
+            while let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
+                stop_rx.recv_timeout(every)
+            {
+                sweeping.sweep_sessions();
+            }
+        })?;
+        Ok(HttpServer {
+            inner,
+            addr,
+            acceptor: Mutex::new(Some(acceptor)),
+            janitor: Mutex::new(Some(janitor)),
+            janitor_stop: Mutex::new(Some(stop_tx)),
+            closed: bounded(0),
+            done: AtomicBool::new(false),
+        })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The endpoint's URL, e.g. `http://127.0.0.1:39211/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}{}", self.addr, self.inner.config.path)
+    }
+
+    /// Sessions open right now.
+    pub fn sessions(&self) -> usize {
+        self.inner.sessions.lock().len()
+    }
+
+    /// Connections served right now.
+    pub fn connections(&self) -> usize {
+        self.inner.connections.load(Ordering::SeqCst)
+    }
+
+    /// Blocks until [`HttpServer::close`] is called from another thread.
+    pub fn wait(&self) {
+        if !self.done.load(Ordering::SeqCst) {
+            let _ = self.closed.1.recv();
+        }
+    }
+
+    /// Stops the server: no new connection; every session closed (its requests given up as
+    /// a connection's are); every connection closed; the threads joined within the join
+    /// grace (one stuck in a write to a client is left, logged). Idempotent.
+    ///
+    /// # Errors
+    ///
+    /// None today; the signature leaves room.
+    pub fn close(&self) -> Result<()> {
+        if self.done.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.inner.stopping.store(true, Ordering::SeqCst);
+        // Wake the acceptor from `accept` with a connection of our own.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        if let Some(acceptor) = self.acceptor.lock().take() {
+            sys::join_reporting(acceptor);
+        }
+        drop(self.janitor_stop.lock().take());
+        if let Some(janitor) = self.janitor.lock().take() {
+            sys::join_reporting(janitor);
+        }
+        let sessions: Vec<Arc<Session>> =
+            self.inner.sessions.lock().drain().map(|(_, s)| s).collect();
+        for session in sessions {
+            let _ = session.connection.close();
+        }
+        for (_, socket) in self.inner.open.lock().drain() {
+            let _ = socket.shutdown(std::net::Shutdown::Both);
+        }
+        let deadline = Instant::now() + self.inner.config.join_grace;
+        let threads = std::mem::take(&mut *self.inner.threads.lock());
+        let mut left = 0;
+        for thread in threads {
+            while !thread.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            if thread.is_finished() {
+                sys::join_reporting(thread);
+            } else {
+                left += 1;
+            }
+        }
+        if left > 0 {
+            log::warn!(target: super::LOG_TARGET, "{left} HTTP connection thread(s) still busy after close; leaving them");
+        }
+        let _ = self.closed.0.try_send(());
+        Ok(())
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+/// Refuses a connection past the limit: a 503 written without waiting, then closed.
+fn refuse_busy(mut socket: TcpStream, limit: usize) {
+    let _ = socket.set_nonblocking(true);
+    let body = response::error_body(
+        -32000,
+        &format!("the server serves at most {limit} connections at once; try again later"),
+    );
+    let mut out = response::head(
+        503,
+        &[
+            ("Content-Type", "application/json".into()),
+            ("Content-Length", body.len().to_string()),
+            ("Retry-After", "1".into()),
+        ],
+        false,
+    );
+    out.extend(body);
+    let _ = socket.write_all(&out);
+    let _ = socket.shutdown(std::net::Shutdown::Both);
+}
+
+fn accept(inner: &Arc<HttpInner>, listener: TcpListener) {
+    for socket in listener.incoming() {
+        if inner.stopping.load(Ordering::SeqCst) {
+            return;
+        }
+        let socket = match socket {
+            Ok(socket) => socket,
+            Err(error) => {
+                log::warn!(target: super::LOG_TARGET, "accept failed: {error}");
+                // Out of descriptors, most likely: give the connections a moment to end.
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+        };
+        let limit = inner.config.max_connections;
+        if inner.connections.fetch_add(1, Ordering::SeqCst) >= limit {
+            inner.connections.fetch_sub(1, Ordering::SeqCst);
+            refuse_busy(socket, limit);
+            continue;
+        }
+        let key = inner.next_connection.fetch_add(1, Ordering::Relaxed);
+        if let Ok(clone) = socket.try_clone() {
+            inner.open.lock().insert(key, clone);
+        }
+        let serving = Arc::clone(inner);
+        let spawned = spawn_named("toolwire-http-conn", move || {
+            serve_connection(&serving, socket);
+            serving.open.lock().remove(&key);
+            serving.connections.fetch_sub(1, Ordering::SeqCst);
+        });
+        match spawned {
+            Ok(thread) => {
+                let mut threads = inner.threads.lock();
+                threads.retain(|thread| !thread.is_finished());
+                threads.push(thread);
+            }
+            Err(error) => {
+                log::warn!(target: super::LOG_TARGET, "no thread for a connection: {error}");
+                inner.open.lock().remove(&key);
+                inner.connections.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// Sets the socket's read timeout to what is left before `deadline`.
+fn until(socket: &TcpStream, deadline: Instant) -> std::result::Result<(), ReadError> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(ReadError::TimedOut);
+    }
+    socket
+        .set_read_timeout(Some(left))
+        .map_err(|error| ReadError::Broken(error.to_string()))
+}
+
+/// Serves the requests of one connection, one after another, until it closes, idles past its
+/// limit, breaks a rule, or the server stops.
+fn serve_connection(inner: &Arc<HttpInner>, mut socket: TcpStream) {
+    let config = &inner.config;
+    let _ = socket.set_nodelay(true);
+    let _ = socket.set_write_timeout(Some(config.write_timeout));
+    let Ok(timer) = socket.try_clone() else {
+        return;
+    };
+    let limits = Limits {
+        max_head_bytes: config.max_head_bytes,
+        max_headers: config.max_headers,
+        max_body_bytes: config.max_body_bytes,
+    };
+    let mut buffer = Buffer::default();
+    let mut first = true;
+    loop {
+        if inner.stopping.load(Ordering::SeqCst) {
+            return;
+        }
+        if buffer.is_empty() {
+            // The first request's first byte must come within the head deadline (a client
+            // that connects and sends nothing holds its place no longer than a slow head);
+            // between requests, a kept-alive connection waits up to the idle limit.
+            let wait = if first {
+                config.head_timeout
+            } else {
+                config.idle_timeout
+            };
+            first = false;
+            let _ = timer.set_read_timeout(Some(wait));
+            match socket.peek(&mut [0u8; 1]) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+        let head_deadline = Instant::now() + config.head_timeout;
+        let head = read_head(&mut socket, &mut buffer, &limits, &mut || {
+            until(&timer, head_deadline)
+        });
+        let head = match head {
+            Ok(head) => head,
+            Err(error) => return refuse_read(&mut socket, error),
+        };
+        let framing = match framing(&head, &limits) {
+            Ok(framing) => framing,
+            Err(error) => return refuse_read(&mut socket, error),
+        };
+        if framing != Framing::None
+            && head
+                .header("expect")
+                .is_some_and(|expect| expect.eq_ignore_ascii_case("100-continue"))
+        {
+            let _ = socket.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
+        }
+        let body_deadline = Instant::now() + config.body_timeout;
+        let body = read_body(&mut socket, &mut buffer, framing, &limits, &mut || {
+            until(&timer, body_deadline)
+        });
+        let body = match body {
+            Ok(body) => body,
+            Err(error) => return refuse_read(&mut socket, error),
+        };
+        // No read timeout while a request is served: the stream loop looks for a hang-up
+        // itself.
+        let _ = timer.set_read_timeout(None);
+        match handle(inner, &head, &body, &mut socket) {
+            Ok(true) if head.keep_alive() => {}
+            Ok(_) => return,
+            Err(error) => {
+                log::debug!(target: super::LOG_TARGET, "a client connection broke: {error}");
+                return;
+            }
+        }
+    }
+}
+
+/// Answers a request that could not be read, then the connection closes.
+fn refuse_read(socket: &mut TcpStream, error: ReadError) {
+    let (status, message) = match error {
+        ReadError::Idle | ReadError::Broken(_) => return,
+        ReadError::TimedOut => (408, "the request did not arrive in time".to_owned()),
+        ReadError::Refused(status, message) => (status, message),
+    };
+    log::debug!(target: super::LOG_TARGET, "refused a request with {status}: {message}");
+    let body = response::error_body(-32600, &message);
+    let _ = response::write_full(socket, status, Some("application/json"), &[], &body, false);
+    let _ = socket.shutdown(std::net::Shutdown::Both);
+}
+
+/// Routes one request. Returns whether the connection may serve another.
+fn handle(
+    inner: &Arc<HttpInner>,
+    head: &request::Head,
+    body: &[u8],
+    socket: &mut TcpStream,
+) -> io::Result<bool> {
+    let path = head.target.split('?').next().unwrap_or("");
+    if path != inner.config.path {
+        let body = response::error_body(-32600, "Not Found");
+        response::write_full(socket, 404, Some("application/json"), &[], &body, true)?;
+        return Ok(true);
+    }
+    if let Err((status, message)) =
+        guard::check(head.header("host"), head.header("origin"), &inner.config)
+    {
+        log::debug!(target: super::LOG_TARGET, "refused by the rebinding check: {message}");
+        let body = response::error_body(-32600, &message);
+        response::write_full(socket, status, Some("application/json"), &[], &body, false)?;
+        return Ok(false);
+    }
+    match head.method.as_str() {
+        "POST" => route::post(inner, head, body, socket),
+        "GET" => route::get(inner, head, socket),
+        "DELETE" => route::delete(inner, head, socket),
+        _ => {
+            let allow = [("Allow", "GET, POST, DELETE".to_owned())];
+            let body = response::error_body(-32600, "Method Not Allowed");
+            response::write_full(socket, 405, Some("application/json"), &allow, &body, true)?;
+            Ok(true)
+        }
+    }
+}

@@ -1,0 +1,556 @@
+//! The other end of the link: a synchronous MCP server, over stdio and Streamable HTTP, on
+//! the same JSON-RPC core, transports and timer wheel as the client.
+//!
+//! A [`Server`] holds what it offers (tools, a served [`ToolRegistry`], resources and
+//! templates, prompts, completion, plain JSON-RPC methods) and a bounded worker pool; it
+//! serves any number of connections at once: the process's stdio ([`Server::serve_stdio`]),
+//! any [`Transport`] ([`Server::connect`]), or Streamable HTTP (`HttpServer`, feature
+//! `server`).
+//!
+//! ```
+//! use serde_json::json;
+//! use toolwire::server::{PeerTransport, Server, ServerConfig, ServerTool, ToolResult};
+//! use toolwire::transport::MemoryTransport;
+//! use toolwire::{McpClient, McpConfig, ProtocolMode};
+//!
+//! let server = Server::new(ServerConfig::new("demo", "1.0"))?;
+//! server.add_tool(ServerTool::new(
+//!     "add",
+//!     "Adds two integers.",
+//!     json!({"type": "object", "required": ["a", "b"],
+//!            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}),
+//!     |_context, args| Ok(ToolResult::text((args["a"].as_i64().unwrap() + args["b"].as_i64().unwrap()).to_string())),
+//! ))?;
+//! let (client_end, server_end) = MemoryTransport::pair();
+//! let connection = server.connect(PeerTransport::new(server_end))?;
+//! let client = McpClient::connect(client_end, McpConfig::default().mode(ProtocolMode::Legacy))?;
+//! assert_eq!(client.call_tool("add", json!({"a": 2, "b": 3}))?.text(), "5");
+//! client.close()?;
+//! connection.wait();
+//! # Ok::<(), toolwire::Error>(())
+//! ```
+//!
+//! # Both protocol eras
+//!
+//! The handshake era (`initialize`, 2024-11-05 … 2025-11-25) and the 2026-07-28 stateless
+//! protocol (`server/discover`, every request carrying its `_meta`) are served side by side:
+//! over stdio a request whose `_meta` names a protocol version is a 2026-07-28 one, any other
+//! a handshake-era one; over HTTP the headers and the session decide. 2026-07-28 results
+//! carry `resultType`, caching hints where the revision asks for them (`ttlMs`,
+//! `cacheScope`) and the server's identity in `_meta`; the envelope's errors are the
+//! revision's (-32602 for a missing `_meta` key, -32020, -32021, -32022, -32601). List
+//! changes and resource updates reach handshake-era clients on their connection, and
+//! 2026-07-28 clients through `subscriptions/listen` (acknowledged first, filtered to what
+//! each asked for, tagged with the subscription's id).
+//!
+//! # Handlers
+//!
+//! Handlers are ordinary blocking functions that get a [`RequestContext`]: the request's
+//! cancel flag, a progress reporter (only when the client sent a token), a logger, and
+//! blocking requests back to the client (sampling, elicitation, roots) with deadlines. On the
+//! 2026-07-28 protocol the same calls ([`RequestContext::elicit`], `sample`, `list_roots`)
+//! read the retry's `inputResponses`, or return an [`InputRequired`] for `?` to pass on; the
+//! state a handler gives with it is signed and checked on the retry.
+//!
+//! # Threads, bounds, and cancellation is not termination
+//!
+//! Requests run on a pool of [`ServerConfig::workers`] threads (`toolwire-server-N`) behind a
+//! zero-capacity hand-off: when every worker is busy the client is answered at once with
+//! [`BUSY`], and nothing is queued. Quick work can run inline on the reading thread
+//! ([`ServerTool::inline`], [`Method::inline`]). Every request has a bound (a tool's own
+//! [`ServerTool::timeout`], else [`ServerConfig::request_timeout`]), kept by the crate's
+//! timer thread: when it passes, the client is answered with an error (a tool error for a
+//! tool call, [`REQUEST_TIMEOUT`] otherwise), the handler's cancel flag is set, and its late
+//! answer is dropped. **Nothing stops a handler**: a cancelled or abandoned handler keeps its
+//! worker until it returns, so one that ignores its flag makes the pool smaller until it
+//! does. A client's `notifications/cancelled` (or, on 2026-07-28 HTTP, closing its response
+//! stream) sets the flag the same way, and nothing more is sent for that request.
+//!
+//! When a connection ends (stdin reaches end of file, a socket closes) its requests are
+//! given up: their flags are set, running handlers get [`ServerConfig::close_grace`] to
+//! finish, and the connection's threads end.
+//!
+//! # Logging
+//!
+//! Through the `log` facade, under the target `toolwire::server`: refused requests at
+//! debug, abandoned handlers and broken output schemas at warn.
+
+use std::sync::{Arc, Weak};
+
+use parking_lot::{Mutex, RwLock};
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, RegistryErrorKind, Result};
+use crate::harness::executor::Executor;
+use crate::harness::ToolRegistry;
+use crate::timer::TimerWheel;
+use crate::transport::Transport;
+use crate::wire::Notification;
+
+mod catalog;
+mod config;
+pub(crate) mod conn;
+pub(crate) mod context;
+mod dispatch;
+#[doc(hidden)]
+pub(crate) mod fuzz;
+pub(crate) mod http;
+mod memory;
+pub(crate) mod serve;
+mod state;
+pub(crate) mod stateless;
+mod stdio;
+mod subscriptions;
+mod tools;
+mod types;
+
+pub use catalog::{
+    CompletionFn, CompletionRequest, Method, MethodFn, Prompt, PromptFn, ReadFn, Resource,
+    ResourceTemplate, ServerTool, TemplateFn, ToolFn,
+};
+pub use config::ServerConfig;
+pub use context::{Era, ProgressReporter, RequestContext, Responder};
+pub use http::{HttpServer, HttpServerConfig};
+pub use memory::PeerTransport;
+pub use serve::ServerConnection;
+pub use stdio::StdioServer;
+pub use types::{
+    content, HandlerError, InputRequired, LogLevel, PromptResult, ToolResult, BUSY,
+    HEADER_MISMATCH, MISSING_CAPABILITY, REQUEST_TIMEOUT, UNSUPPORTED_VERSION,
+};
+
+use catalog::{Catalog, ToolEntry};
+use conn::{Connection, EraPolicy};
+
+/// The log target of the server's records.
+pub const LOG_TARGET: &str = "toolwire::server";
+
+/// A notification hook: sees every notification a client sends, on the thread that read it.
+type NotificationHook = Arc<dyn Fn(&Notification) + Send + Sync>;
+
+/// What every connection of a server shares.
+pub(crate) struct Shared {
+    pub(crate) config: ServerConfig,
+    pub(crate) catalog: RwLock<Catalog>,
+    pub(crate) pool: Executor,
+    pub(crate) timer: TimerWheel,
+    connections: Mutex<Vec<Weak<Connection>>>,
+    hooks: RwLock<Vec<NotificationHook>>,
+    pub(crate) listeners: subscriptions::Listeners,
+}
+
+impl Shared {
+    /// `serverInfo`.
+    pub(crate) fn server_info(&self) -> Value {
+        let mut info = Map::new();
+        info.insert("name".into(), Value::from(self.config.name.clone()));
+        info.insert("version".into(), Value::from(self.config.version.clone()));
+        if let Some(title) = &self.config.title {
+            info.insert("title".into(), Value::from(title.clone()));
+        }
+        Value::Object(info)
+    }
+
+    /// What this server declares, for `initialize` or `server/discover`: list-change
+    /// notifications and resource subscriptions in both eras (the handshake era's on its
+    /// connections, 2026-07-28's through `subscriptions/listen`).
+    pub(crate) fn capabilities(&self, _stateless: bool) -> Value {
+        let catalog = self.catalog.read();
+        let mut capabilities = Map::new();
+        if !catalog.tools.is_empty() {
+            capabilities.insert("tools".into(), json!({"listChanged": true}));
+        }
+        if catalog.has_resources() {
+            capabilities.insert(
+                "resources".into(),
+                json!({"subscribe": true, "listChanged": true}),
+            );
+        }
+        if !catalog.prompts.is_empty() {
+            capabilities.insert("prompts".into(), json!({"listChanged": true}));
+        }
+        if catalog.completion.is_some() {
+            capabilities.insert("completions".into(), json!({}));
+        }
+        if self.config.logging {
+            capabilities.insert("logging".into(), json!({}));
+        }
+        Value::Object(capabilities)
+    }
+
+    pub(crate) fn register(&self, connection: &Arc<Connection>) {
+        let mut connections = self.connections.lock();
+        connections.retain(|known| known.strong_count() > 0);
+        connections.push(Arc::downgrade(connection));
+    }
+
+    pub(crate) fn notification_hooks(&self, notification: &Notification) {
+        for hook in self.hooks.read().iter() {
+            crate::sys::guard("a server notification hook", || hook(notification));
+        }
+    }
+
+    /// Sends a notification to every open handshake-era connection `only` picks, and to
+    /// every 2026-07-28 subscription that asked for it.
+    fn broadcast(&self, method: &str, params: Value, only: impl Fn(&Connection) -> bool) {
+        self.listeners.broadcast(method, &params);
+        let connections: Vec<Arc<Connection>> = self
+            .connections
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for connection in connections {
+            if connection.is_closed() || connection.policy == EraPolicy::Stateless {
+                continue;
+            }
+            if !only(&connection) {
+                continue;
+            }
+            if let Err(error) = connection.link.notify(None, method, params.clone()) {
+                log::debug!(target: LOG_TARGET, "{method} was not sent to a client: {error}");
+            }
+        }
+    }
+}
+
+/// An MCP server: what it offers, its settings and its worker pool. Cheap to clone; clones
+/// share everything. See the module documentation.
+#[derive(Clone)]
+pub struct Server {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let catalog = self.shared.catalog.read();
+        f.debug_struct("Server")
+            .field("name", &self.shared.config.name)
+            .field("tools", &catalog.tools.len())
+            .field("resources", &catalog.resources.len())
+            .field("prompts", &catalog.prompts.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// A server offering nothing yet; starts its worker pool.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for a setting out of its bounds, [`Error::Io`] when a worker cannot
+    /// be started.
+    pub fn new(config: ServerConfig) -> Result<Server> {
+        config.check()?;
+        let pool = Executor::start_named(
+            "server",
+            config.workers,
+            std::time::Duration::from_secs(1),
+            config.close_grace,
+        )?;
+        Ok(Server {
+            shared: Arc::new(Shared {
+                config,
+                catalog: RwLock::new(Catalog::default()),
+                pool,
+                timer: TimerWheel::global(),
+                connections: Mutex::new(Vec::new()),
+                hooks: RwLock::new(Vec::new()),
+                listeners: subscriptions::Listeners::default(),
+            }),
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ServerConfig {
+        &self.shared.config
+    }
+
+    fn add_tool_entry(&self, entry: ToolEntry) -> Result<()> {
+        let name = entry.name().to_owned();
+        let added = self
+            .shared
+            .catalog
+            .write()
+            .tools
+            .insert(name.clone(), entry);
+        if !added {
+            return Err(Error::registry_error(
+                RegistryErrorKind::Duplicate,
+                &name,
+                format!("a tool named {name:?} is already served"),
+            ));
+        }
+        self.tools_changed();
+        Ok(())
+    }
+
+    /// Adds a tool; clients already connected are told the list changed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Registry`] for a bad name, a name already served, or a schema that is not a
+    /// compilable object schema; [`Error::Config`] for a timeout out of its bounds.
+    pub fn add_tool(&self, tool: ServerTool) -> Result<()> {
+        self.add_tool_entry(ToolEntry::native(tool)?)
+    }
+
+    /// Serves every tool of a harness registry as it is: its names, descriptions, input and
+    /// output schemas and annotations; each call passes the registry's own checks (the name,
+    /// the input schema with its repair message as the tool error, the integer bound) before
+    /// the tool runs, gets its bound, and its result is cut to its result limit. Tools
+    /// imported from another MCP server are called there (a gateway).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Registry`] when a name is already served (nothing is added then).
+    pub fn add_registry(&self, registry: &ToolRegistry) -> Result<()> {
+        let shared = Arc::new(registry.clone());
+        {
+            let catalog = self.shared.catalog.read();
+            for tool in shared.registered() {
+                catalog::check_tool_name(&tool.name)?;
+                if catalog.tools.get(&tool.name).is_some() {
+                    return Err(Error::registry_error(
+                        RegistryErrorKind::Duplicate,
+                        &tool.name,
+                        format!("a tool named {:?} is already served", tool.name),
+                    ));
+                }
+            }
+        }
+        {
+            let mut catalog = self.shared.catalog.write();
+            for tool in shared.registered() {
+                catalog.tools.insert(
+                    tool.name.clone(),
+                    ToolEntry::Registry {
+                        registry: Arc::clone(&shared),
+                        tool: Arc::clone(tool),
+                    },
+                );
+            }
+        }
+        self.tools_changed();
+        Ok(())
+    }
+
+    /// Removes a tool; true when it was served. Clients are told the list changed.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = self.shared.catalog.write().tools.remove(name);
+        if removed {
+            self.tools_changed();
+        }
+        removed
+    }
+
+    fn tools_changed(&self) {
+        self.shared.broadcast(
+            crate::mcp::methods::TOOLS_LIST_CHANGED,
+            Value::Null,
+            |connection| connection.handshake.lock().initialized,
+        );
+    }
+
+    /// Adds a resource.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] when its URI is already served.
+    pub fn add_resource(&self, resource: Resource) -> Result<()> {
+        let uri = resource.uri.clone();
+        if !self
+            .shared
+            .catalog
+            .write()
+            .resources
+            .insert(uri.clone(), resource)
+        {
+            return Err(Error::Config(format!(
+                "the resource {uri:?} is already served"
+            )));
+        }
+        self.list_changed("notifications/resources/list_changed");
+        Ok(())
+    }
+
+    /// Adds a resource template.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] when the template is already served.
+    pub fn add_resource_template(&self, template: ResourceTemplate) -> Result<()> {
+        let key = template.uri_template.clone();
+        if !self
+            .shared
+            .catalog
+            .write()
+            .templates
+            .insert(key.clone(), template)
+        {
+            return Err(Error::Config(format!(
+                "the template {key:?} is already served"
+            )));
+        }
+        self.list_changed("notifications/resources/list_changed");
+        Ok(())
+    }
+
+    /// Adds a prompt.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] when its name is already served.
+    pub fn add_prompt(&self, prompt: Prompt) -> Result<()> {
+        let name = prompt.name.clone();
+        if !self
+            .shared
+            .catalog
+            .write()
+            .prompts
+            .insert(name.clone(), prompt)
+        {
+            return Err(Error::Config(format!(
+                "the prompt {name:?} is already served"
+            )));
+        }
+        self.list_changed("notifications/prompts/list_changed");
+        Ok(())
+    }
+
+    /// Removes a prompt; true when it was served.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = self.shared.catalog.write().prompts.remove(name);
+        if removed {
+            self.list_changed("notifications/prompts/list_changed");
+        }
+        removed
+    }
+
+    fn list_changed(&self, method: &str) {
+        self.shared.broadcast(method, Value::Null, |connection| {
+            connection.handshake.lock().initialized
+        });
+    }
+
+    /// Answers `completion/complete` (and declares the `completions` capability).
+    pub fn set_completion(
+        &self,
+        handler: impl Fn(
+                &RequestContext,
+                &CompletionRequest,
+            ) -> std::result::Result<Vec<String>, HandlerError>
+            + Send
+            + Sync
+            + 'static,
+    ) {
+        self.shared.catalog.write().completion = Some(Arc::new(handler));
+    }
+
+    /// Adds a plain JSON-RPC method.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for a name MCP uses, or one already served.
+    pub fn add_method(&self, method: Method) -> Result<()> {
+        if is_protocol_method(&method.name) {
+            return Err(Error::Config(format!(
+                "{:?} is an MCP method; the server answers it itself",
+                method.name
+            )));
+        }
+        if let Some(timeout) = method.timeout {
+            crate::harness::check_bound("a method timeout", timeout)?;
+        }
+        let mut catalog = self.shared.catalog.write();
+        if catalog.methods.contains_key(&method.name) {
+            return Err(Error::Config(format!(
+                "the method {:?} is already served",
+                method.name
+            )));
+        }
+        catalog
+            .methods
+            .insert(method.name.clone(), Arc::new(method));
+        Ok(())
+    }
+
+    /// Sees every notification clients send (after the server's own handling of
+    /// cancellations), on the thread that read it: it must be quick.
+    pub fn on_notification(&self, hook: impl Fn(&Notification) + Send + Sync + 'static) {
+        self.shared.hooks.write().push(Arc::new(hook));
+    }
+
+    /// Tells the handshake-era clients subscribed to `uri` that it changed
+    /// (`notifications/resources/updated`).
+    pub fn notify_resource_updated(&self, uri: &str) {
+        self.shared.broadcast(
+            "notifications/resources/updated",
+            json!({"uri": uri}),
+            |connection| connection.subscriptions.lock().contains(uri),
+        );
+    }
+
+    /// Serves one client over `transport` until it ends, or [`ServerConnection::close`].
+    /// Returns at once; the connection runs on the transport's threads and the pool.
+    ///
+    /// # Errors
+    ///
+    /// When the transport cannot start.
+    pub fn connect(&self, transport: impl Transport) -> Result<ServerConnection> {
+        serve::connect(&self.shared, Arc::new(transport), EraPolicy::Mixed)
+    }
+
+    /// Serves the process's stdin and stdout (stderr is left for logs) until stdin reaches
+    /// end of file; then gives up what is still running (see the module documentation) and
+    /// returns.
+    ///
+    /// # Errors
+    ///
+    /// When the stdio threads cannot start.
+    pub fn serve_stdio(&self) -> Result<()> {
+        let transport = StdioServer::process()
+            .max_line_bytes(self.shared.config.max_line_bytes)
+            .writer_queue(self.shared.config.writer_queue);
+        let connection = self.connect(transport)?;
+        let closed = connection.wait();
+        log::debug!(target: LOG_TARGET, "stdio connection ended: {closed}");
+        Ok(())
+    }
+
+    /// How many workers are occupied right now (abandoned handlers still running included).
+    pub fn busy_workers(&self) -> usize {
+        self.shared.pool.occupied()
+    }
+
+    /// Waits until no worker is occupied, at most `limit`; true when idle.
+    pub fn wait_idle(&self, limit: std::time::Duration) -> bool {
+        self.shared.pool.wait_idle(limit)
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+}
+
+/// The names MCP defines, which a plain method may not take.
+fn is_protocol_method(name: &str) -> bool {
+    use crate::mcp::methods::*;
+    [
+        INITIALIZE,
+        SERVER_DISCOVER,
+        PING,
+        TOOLS_LIST,
+        TOOLS_CALL,
+        RESOURCES_LIST,
+        RESOURCES_TEMPLATES_LIST,
+        RESOURCES_READ,
+        RESOURCES_SUBSCRIBE,
+        RESOURCES_UNSUBSCRIBE,
+        PROMPTS_LIST,
+        PROMPTS_GET,
+        COMPLETION_COMPLETE,
+        LOGGING_SET_LEVEL,
+    ]
+    .contains(&name)
+}

@@ -1,0 +1,211 @@
+//! Running a tool call: the arguments checked against the tool's input schema (a break is
+//! answered with the repair message, as a tool error), the handler, the structured result
+//! checked against the output schema, and, for a served `ToolRegistry`, the registry's own
+//! checks, failures and result limits. Reading a resource is here too.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::catalog::ToolEntry;
+use super::conn::Connection;
+use super::context::{Era, RequestContext};
+use super::types::{HandlerError, ToolResult};
+use crate::client::CallOptions;
+use crate::harness::{check_call, remote_error, run_local, value_text, Backend, Ran};
+use crate::schema::Schema;
+use crate::wire::{ErrorCode, ErrorObject};
+
+/// How many characters of a tool's schema a repair message quotes.
+const REPAIR_SCHEMA_CHARS: usize = 4_000;
+/// What the model reads when the tool failed with a text that stays internal.
+const GENERIC_FAILURE: &str =
+    "the tool failed; the details were logged for the operator and are not shown here";
+
+/// Runs one call of a tool.
+pub(crate) fn call(
+    entry: &ToolEntry,
+    context: &RequestContext,
+    arguments: Value,
+) -> Result<Value, HandlerError> {
+    match entry {
+        ToolEntry::Native { tool, input, .. } => {
+            if let Some(refusal) = check_arguments(&tool.name, input, &arguments) {
+                return Ok(refusal.to_value());
+            }
+            let result = (tool.handler)(context, &arguments)?;
+            Ok(checked_output(entry, result).to_value())
+        }
+        ToolEntry::Registry { registry, tool } => {
+            let checked = match check_call(registry, &tool.name, &arguments, REPAIR_SCHEMA_CHARS) {
+                Ok(checked) => Arc::clone(checked),
+                Err(outcome) => return Ok(ToolResult::error(outcome.detail).to_value()),
+            };
+            let ran = match &checked.backend {
+                Backend::Local(handler) => run_local(handler, &arguments, context.cancel_flag()),
+                Backend::Remote(binding) => {
+                    let timeout = context
+                        .deadline()
+                        .saturating_duration_since(std::time::Instant::now());
+                    let answer = binding.client.call_tool_with(
+                        &binding.remote_name,
+                        &arguments,
+                        CallOptions::new().timeout(timeout),
+                    );
+                    match answer {
+                        // An MCP tool's result is passed on as its server sent it.
+                        Ok(result) => return Ok(result.raw),
+                        Err(error) => remote_error(error),
+                    }
+                }
+            };
+            Ok(registry_result(entry, &checked, ran).to_value())
+        }
+    }
+}
+
+/// The repair message as a tool error, when the arguments break the schema.
+fn check_arguments(name: &str, schema: &Schema, arguments: &Value) -> Option<ToolResult> {
+    if !arguments.is_object() {
+        return Some(ToolResult::error(format!(
+            "the arguments of tool {name:?} must be a JSON object; nothing was run"
+        )));
+    }
+    let violations = schema.validate(arguments).err()?;
+    if let Some(budget) = violations.iter().find(|violation| violation.is_budget()) {
+        return Some(ToolResult::error(format!(
+            "the arguments of tool {name:?} could not be checked against its schema ({}); \
+             nothing was run",
+            budget.message
+        )));
+    }
+    Some(ToolResult::error(schema.repair_message(
+        name,
+        &violations,
+        REPAIR_SCHEMA_CHARS,
+    )))
+}
+
+/// Checks structured content against the output schema; a result that breaks it is never
+/// sent.
+fn checked_output(entry: &ToolEntry, result: ToolResult) -> ToolResult {
+    let (Some(schema), Some(structured)) = (entry.checked_output(), result.structured_content())
+    else {
+        return result;
+    };
+    if result.is_error() {
+        return result;
+    }
+    match schema.validate(structured) {
+        Ok(()) => result,
+        Err(violations) => {
+            let details: Vec<String> = violations
+                .iter()
+                .take(8)
+                .map(|violation| violation.to_string())
+                .collect();
+            log::warn!(
+                target: super::LOG_TARGET,
+                "tool {:?} returned structured content that breaks its output schema: {}",
+                entry.name(),
+                details.join("; ")
+            );
+            ToolResult::error(
+                "the tool's result does not match its declared output schema; it was not sent \
+                 (the details were logged for the operator)",
+            )
+        }
+    }
+}
+
+/// A served registry tool's attempt as an MCP result, within its result limit.
+fn registry_result(
+    entry: &ToolEntry,
+    tool: &crate::harness::RegisteredTool,
+    ran: Ran,
+) -> ToolResult {
+    let limit = tool.options.result_limit;
+    match ran {
+        Ran::Result(value) => {
+            let structured = value.is_object().then(|| value.clone());
+            match limit.apply(value) {
+                Ok((shown, None)) => {
+                    let text = ToolResult::text(value_text(&shown));
+                    match structured {
+                        Some(structured) => checked_output(entry, text.with_structured(structured)),
+                        None => text,
+                    }
+                }
+                // Cut to the limit: the text says so, and no structured content goes with it.
+                Ok((shown, Some(_))) => ToolResult::text(value_text(&shown)),
+                Err(reason) => ToolResult::error(reason),
+            }
+        }
+        Ran::NoResult => ToolResult::content(Vec::new()),
+        Ran::Failed {
+            public,
+            answer,
+            internal,
+        } => {
+            if let Some(internal) = internal {
+                log::warn!(target: super::LOG_TARGET, "tool {:?}: {internal}", tool.name);
+            }
+            let text = if answer.is_null() {
+                public
+            } else {
+                value_text(&answer)
+            };
+            let text = match limit.apply(Value::String(text)) {
+                Ok((shown, _)) => value_text(&shown),
+                Err(reason) => reason,
+            };
+            ToolResult::error(text)
+        }
+        Ran::Transport(reason) => {
+            log::warn!(target: super::LOG_TARGET, "tool {:?}: {reason}", tool.name);
+            ToolResult::error(GENERIC_FAILURE)
+        }
+        Ran::Timeout { .. } => ToolResult::error(format!(
+            "the tool did not answer within {:?}",
+            tool.timeout()
+        )),
+    }
+}
+
+/// Reads a resource: an exact URI first, then the templates in the order they were added.
+/// An unknown URI is -32002 on the handshake protocol and -32602 on 2026-07-28, with the URI
+/// in `data` either way.
+pub(crate) fn read_resource(
+    conn: &Connection,
+    context: &RequestContext,
+    uri: &str,
+) -> Result<Value, HandlerError> {
+    let (resource, template) = {
+        let catalog = conn.server.catalog.read();
+        let resource = catalog.resources.get(uri).cloned();
+        let template = match resource {
+            Some(_) => None,
+            None => catalog.templates.values().find_map(|template| {
+                template
+                    .matches(uri)
+                    .map(|vars| (Arc::clone(template), vars))
+            }),
+        };
+        (resource, template)
+    };
+    let contents = match (resource, template) {
+        (Some(resource), _) => (resource.handler)(context, uri)?,
+        (None, Some((template, vars))) => (template.handler)(context, uri, &vars)?,
+        (None, None) => {
+            let code = match context.era() {
+                Era::Stateless(_) => ErrorCode::INVALID_PARAMS,
+                Era::Handshake(_) => ErrorCode::RESOURCE_NOT_FOUND,
+            };
+            return Err(HandlerError::Rpc(
+                ErrorObject::new(code, format!("Resource not found: {uri}"))
+                    .with_data(json!({"uri": uri})),
+            ));
+        }
+    };
+    Ok(json!({"contents": contents}))
+}

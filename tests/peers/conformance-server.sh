@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs a frozen MCP conformance requirement set (suite 0.2.0-alpha.12) for the server leg,
+# against toolwire's conformance server (examples/conformance_server.rs), on 127.0.0.1.
+#
+#   tests/peers/conformance-server.sh PEERS_DIR SERVER_BINARY REVISION
+#
+# REVISION is 2025-11-25 or 2026-07-28; one URL serves both. Every scored scenario must pass
+# (there is no baseline: both sets pass in full); the scenarios that are not scored (the tasks
+# extension, pending ones) run and are reported, and decide nothing. The server is started
+# here on a port the system picks and stopped by its PID.
+set -euo pipefail
+
+PEERS_DIR=${1:?usage: conformance-server.sh PEERS_DIR SERVER_BINARY REVISION}
+SERVER=${2:?usage: conformance-server.sh PEERS_DIR SERVER_BINARY REVISION}
+REVISION=${3:?usage: conformance-server.sh PEERS_DIR SERVER_BINARY REVISION}
+
+# shellcheck disable=SC1091
+. "$PEERS_DIR/peers.env"
+[ -x "$TOOLWIRE_NODE22" ] || { echo "conformance: no Node 22 at $TOOLWIRE_NODE22" >&2; exit 2; }
+[ -f "$TOOLWIRE_CONFORMANCE_NEXT_JS" ] || { echo "conformance: suite 0.2.0 missing at $TOOLWIRE_CONFORMANCE_NEXT_JS" >&2; exit 2; }
+[ -x "$SERVER" ] || { echo "conformance: no server binary at $SERVER" >&2; exit 2; }
+
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+    if [ -n "$server_pid" ]; then
+        kill "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The server holds its stdin open (a FIFO we keep a descriptor on) and prints its URL.
+mkfifo "$work/stdin"
+"$SERVER" --port 0 --until-eof <"$work/stdin" >"$work/server.out" 2>"$work/server.err" &
+server_pid=$!
+exec 9>"$work/stdin"
+url=
+for _ in $(seq 1 200); do
+    url=$(sed -n 's/^listening on //p' "$work/server.out")
+    [ -n "$url" ] && break
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+        cat "$work/server.err" >&2
+        echo "conformance: the server exited before listening" >&2
+        exit 2
+    fi
+    sleep 0.05
+done
+[ -n "$url" ] || { echo "conformance: the server did not say where it listens" >&2; exit 2; }
+echo "conformance: server at $url, revision $REVISION"
+
+status=0
+(cd "$work" && PATH="$(dirname "$TOOLWIRE_NODE22"):$PATH" "$TOOLWIRE_NODE22" "$TOOLWIRE_CONFORMANCE_NEXT_JS" server \
+    --url "$url" --requirements "$REVISION" -o "$work/out") >"$work/log" 2>&1 || status=$?
+# The per-scenario lines, the totals, and the not-scored report.
+sed -n '/=== SUMMARY ===/,$p' "$work/log"
+if [ "$status" -ne 0 ]; then
+    echo "conformance: scored server scenarios failed at $REVISION (suite exit $status)" >&2
+    tail -n 40 "$work/server.err" >&2 || true
+fi
+# Close the server's stdin: it stops by itself.
+exec 9>&-
+wait "$server_pid" 2>/dev/null || true
+server_pid=
+exit "$status"
