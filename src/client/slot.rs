@@ -3,9 +3,10 @@
 //!
 //! Whoever removes the pending entry (response, timer, cancel, close: remove-wins, so exactly
 //! one of them) puts the outcome in the slot and wakes the caller parked on it. A slot is a
-//! lock, a condition variable and the outcome inline: about a tenth of a channel's memory,
-//! two cache lines instead of several, and nothing allocated to complete a call. Calls that
-//! follow progress queue their reports in it before the outcome. A channel exists only when
+//! lock, a condition variable and the outcome inline, under 100 bytes where a channel takes
+//! several hundred (benches/memory.rs measures both in one run), and nothing is allocated to
+//! complete a call. Calls that follow progress queue their reports in it (boxed, as few calls
+//! have any) before the outcome. A channel exists only when
 //! the handle's owner asks for one ([`super::CallHandle::receiver`], for `select!`): the
 //! slot's events move into it, in order, and every later event goes to it.
 //!
@@ -44,10 +45,18 @@ pub(crate) struct CallSlot {
 
 #[derive(Default)]
 struct SlotState {
-    progress: VecDeque<Progress>,
     outcome: Option<Result<Value>>,
     /// The completing side was dropped without an outcome.
     gone: bool,
+    /// What only some calls need, boxed so the common slot stays small (10,000 calls in
+    /// flight are 10,000 slots).
+    extra: Option<Box<Extra>>,
+}
+
+#[derive(Default)]
+struct Extra {
+    /// Progress reports not taken yet, oldest first.
+    progress: VecDeque<Progress>,
     /// Set once a receiver was handed out: events go there instead.
     channel: Option<Sender<CallEvent>>,
 }
@@ -67,13 +76,21 @@ impl CallSlot {
         if let CallEvent::Done(_) = event {
             self.done.store(true, Ordering::Release);
         }
-        if let Some(channel) = &state.channel {
+        if let Some(channel) = state
+            .extra
+            .as_ref()
+            .and_then(|extra| extra.channel.as_ref())
+        {
             // A receiver that is gone (a handle dropped mid-flight) wants nothing more.
             let _ = channel.send(event);
             return;
         }
         match event {
-            CallEvent::Progress(progress) => state.progress.push_back(progress),
+            CallEvent::Progress(progress) => state
+                .extra
+                .get_or_insert_with(Box::default)
+                .progress
+                .push_back(progress),
             CallEvent::Done(outcome) => state.outcome = Some(outcome),
         }
         drop(state);
@@ -88,7 +105,9 @@ impl CallSlot {
         let mut state = self.state.lock();
         state.gone = true;
         // Disconnects a receiver handed out.
-        state.channel = None;
+        if let Some(extra) = &mut state.extra {
+            extra.channel = None;
+        }
         drop(state);
         self.ready.notify_one();
     }
@@ -125,7 +144,11 @@ impl CallSlot {
 
     /// Progress first (it was reported before the outcome), then the outcome.
     fn take(state: &mut SlotState) -> Option<CallEvent> {
-        if let Some(progress) = state.progress.pop_front() {
+        if let Some(progress) = state
+            .extra
+            .as_mut()
+            .and_then(|extra| extra.progress.pop_front())
+        {
             return Some(CallEvent::Progress(progress));
         }
         state.outcome.take().map(CallEvent::Done)
@@ -139,7 +162,7 @@ impl CallSlot {
             let _ = tx.send(event);
         }
         if !state.gone {
-            state.channel = Some(tx);
+            state.extra.get_or_insert_with(Box::default).channel = Some(tx);
         }
         rx
     }
