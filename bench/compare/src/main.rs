@@ -16,7 +16,10 @@
 //! * `instant`: 10,000 calls whose deadlines all pass at one instant D, waited in start order
 //!   from one thread (rmcp: one task per call, as its timeout runs only while awaited), lag =
 //!   when the timeout came back − D, p50 and max in ms;
-//! * `spread`: the same with the deadlines spread over one second.
+//! * `spread`: the same with the deadlines spread over one second;
+//! * `http-seq`, `http-par`: `seq` and `par` over Streamable HTTP (toolwire's HTTP client, on
+//!   ureq, beside rmcp's streamable HTTP client, on reqwest), against the same server in its
+//!   HTTP mode.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -26,7 +29,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const CLIENTS: [&str; 2] = ["toolwire", "rmcp"];
-const PHASES: [&str; 5] = ["seq", "par", "rss", "instant", "spread"];
+const PHASES: [&str; 7] = [
+    "seq", "par", "rss", "instant", "spread", "http-seq", "http-par",
+];
 const WINDOW: usize = 64;
 
 fn scale() -> f64 {
@@ -44,6 +49,33 @@ fn server() -> PathBuf {
     std::env::current_exe()
         .expect("own path")
         .with_file_name("echo_server")
+}
+
+/// The echo server in its HTTP mode, and its URL; killed when dropped.
+struct HttpServer(std::process::Child, String);
+
+impl HttpServer {
+    fn start() -> HttpServer {
+        use std::io::BufRead;
+        let mut child = Command::new(server())
+            .arg("http")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn the HTTP server");
+        let mut port = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut port)
+            .expect("the port");
+        let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+        HttpServer(child, url)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 fn rss_mb() -> f64 {
@@ -81,17 +113,25 @@ fn deadlines(n: usize, spread: bool) -> Vec<Instant> {
 mod toolwire_client {
     use super::*;
     use serde_json::json;
-    use toolwire::{CallOptions, ClientConfig, McpClient, McpConfig, ProtocolMode, StdioConfig};
+    use toolwire::{
+        CallOptions, ClientConfig, HttpConfig, McpClient, McpConfig, ProtocolMode, StdioConfig,
+    };
 
-    fn connect() -> McpClient {
+    fn connect(http: Option<&HttpServer>) -> McpClient {
         let config = McpConfig::default()
             .mode(ProtocolMode::Legacy)
             .rpc(ClientConfig::default().max_in_flight(100_000));
-        McpClient::connect_stdio(StdioConfig::new(server()), config).expect("connect")
+        match http {
+            Some(server) => McpClient::connect_http(HttpConfig::new(&server.1), config),
+            None => McpClient::connect_stdio(StdioConfig::new(server()), config),
+        }
+        .expect("connect")
     }
 
     pub fn run(phase: &str) -> (f64, f64) {
-        let client = connect();
+        let http = phase.starts_with("http-").then(HttpServer::start);
+        let phase = phase.trim_start_matches("http-");
+        let client = connect(http.as_ref());
         let echo = json!({"text": "hello"});
         let out = match phase {
             "seq" => {
@@ -158,7 +198,10 @@ mod toolwire_client {
                     .map(|call| {
                         let at = call.deadline();
                         let outcome = call.wait();
-                        assert!(matches!(outcome, Err(ref e) if e.is_timeout()), "{outcome:?}");
+                        assert!(
+                            matches!(outcome, Err(ref e) if e.is_timeout()),
+                            "{outcome:?}"
+                        );
                         Instant::now().saturating_duration_since(at)
                     })
                     .collect();
@@ -175,7 +218,7 @@ mod rmcp_client {
     use super::*;
     use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
     use rmcp::service::{ClientLifecycleMode, ClientServiceExt, PeerRequestOptions};
-    use rmcp::transport::TokioChildProcess;
+    use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 
     fn echo() -> CallToolRequestParams {
         let mut params = CallToolRequestParams::new("echo");
@@ -196,13 +239,23 @@ mod rmcp_client {
             .enable_all()
             .build()
             .expect("runtime");
+        let http = phase.starts_with("http-").then(HttpServer::start);
+        let phase = phase.trim_start_matches("http-");
         runtime.block_on(async move {
-            let transport =
-                TokioChildProcess::new(tokio::process::Command::new(server())).expect("spawn");
-            let client = ()
-                .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
-                .await
-                .expect("connect");
+            let client = match &http {
+                Some(server) => {
+                    let transport = StreamableHttpClientTransport::from_uri(server.1.as_str());
+                    ().serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+                        .await
+                }
+                None => {
+                    let transport = TokioChildProcess::new(tokio::process::Command::new(server()))
+                        .expect("spawn");
+                    ().serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+                        .await
+                }
+            }
+            .expect("connect");
             let peer = client.peer().clone();
             let out = match phase {
                 "seq" => {
@@ -243,9 +296,7 @@ mod rmcp_client {
                                 let handle = peer
                                     .send_request_with_option(
                                         hang_request(),
-                                        PeerRequestOptions::with_timeout(Duration::from_secs(
-                                            3600,
-                                        )),
+                                        PeerRequestOptions::with_timeout(Duration::from_secs(3600)),
                                     )
                                     .await
                                     .expect("send");
@@ -367,16 +418,16 @@ fn run(rounds: usize) {
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
-        "toolwire beside rmcp 3.11.0 over stdio, one echo server (median (min–max) of {rounds} rounds, affinity {cpus} CPU)"
+        "toolwire beside rmcp 3.11.0, one echo server (stdio; HTTP in its last two columns) (median (min–max) of {rounds} rounds, affinity {cpus} CPU)"
     );
     println!();
-    println!("| client | sequential µs/call | 64 in flight calls/s | RSS idle → 10,000 in flight (MB) | 10,000 at one instant: lag p50 / max ms | 10,000 spread over 1 s: lag p50 / max ms |");
-    println!("|---|---|---|---|---|---|");
+    println!("| client | sequential µs/call | 64 in flight calls/s | RSS idle → 10,000 in flight (MB) | 10,000 at one instant: lag p50 / max ms | 10,000 spread over 1 s: lag p50 / max ms | HTTP sequential µs/call | HTTP 64 in flight calls/s |");
+    println!("|---|---|---|---|---|---|---|---|");
     let first = |c: usize, p: usize| results[c][p].iter().map(|s: &(f64, f64)| s.0).collect();
     let second = |c: usize, p: usize| results[c][p].iter().map(|s: &(f64, f64)| s.1).collect();
     for (c, client) in CLIENTS.iter().enumerate() {
         println!(
-            "| {client} | {} | {} | {} → {} | {} / {} | {} / {} |",
+            "| {client} | {} | {} | {} → {} | {} / {} | {} / {} | {} | {} |",
             spread_of(first(c, 0), 1),
             spread_of(first(c, 1), 0),
             spread_of(first(c, 2), 1),
@@ -385,6 +436,8 @@ fn run(rounds: usize) {
             spread_of(second(c, 3), 2),
             spread_of(first(c, 4), 2),
             spread_of(second(c, 4), 2),
+            spread_of(first(c, 5), 1),
+            spread_of(first(c, 6), 0),
         );
     }
     let ratio = |p: usize, pick: &dyn Fn(usize, usize) -> Vec<f64>| {
@@ -393,13 +446,15 @@ fn run(rounds: usize) {
     let growth = |c: usize| median(second(c, 2)) - median(first(c, 2));
     println!();
     println!(
-        "Ratios (rmcp ÷ toolwire, medians): sequential time {:.2}×; 64 in flight rate {:.2}× (toolwire {:.2}× rmcp's rate); RSS growth {:.1} MB vs {:.1} MB; lag p50 at one instant {:.1}×.",
+        "Ratios (rmcp ÷ toolwire, medians): sequential time {:.2}×; 64 in flight rate {:.2}× (toolwire {:.2}× rmcp's rate); RSS growth {:.1} MB vs {:.1} MB; lag p50 at one instant {:.1}×; HTTP sequential time {:.2}×, HTTP 64 in flight toolwire {:.2}× rmcp's rate.",
         ratio(0, &first),
         ratio(1, &first),
         1.0 / ratio(1, &first),
         growth(1),
         growth(0),
         ratio(3, &first),
+        ratio(5, &first),
+        1.0 / ratio(6, &first),
     );
 }
 
