@@ -53,13 +53,13 @@ pub(crate) fn parse(text: &str) -> Result<Value, Refusal> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let mut path = String::new();
     let value = Strict { path: &mut path }
-    .deserialize(&mut deserializer)
-    .map_err(|error| match error.classify() {
-        // The visitor builds any value serde_json reads, so the only data error is its own
-        // refusal of a repeated key; everything else is the text's syntax.
-        serde_json::error::Category::Data => Refusal::RepeatedKey(error.to_string()),
-        _ => Refusal::Syntax(error.to_string()),
-    })?;
+        .deserialize(&mut deserializer)
+        .map_err(|error| match error.classify() {
+            // The visitor builds any value serde_json reads, so the only data error is its own
+            // refusal of a repeated key; everything else is the text's syntax.
+            serde_json::error::Category::Data => Refusal::RepeatedKey(error.to_string()),
+            _ => Refusal::Syntax(error.to_string()),
+        })?;
     deserializer.end().map_err(|error| {
         Refusal::Syntax(format!("unexpected data after the JSON value ({error})"))
     })?;
@@ -207,7 +207,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
                 return Err(A::Error::custom(format!(
                     "duplicate key {} in the object at {}",
                     quote(&key),
-                    show_pointer(&self.path)
+                    show_pointer(self.path)
                 )));
             }
             let len = self.enter_key(&key);

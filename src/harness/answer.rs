@@ -1,7 +1,7 @@
 //! The way back from a worker to its caller: a one-shot cell (an atomic state, the value, and
 //! the waiting thread) instead of a channel.
 //!
-//! The caller spins on the state for [`CALLER_SPIN`] first (a local tool usually answers
+//! The caller checks the state for [`CALLER_SPIN`] first, yielding between checks (a local tool usually answers
 //! within it, and the answer is then taken without any system call), then parks with its
 //! deadline. Who settles the cell is decided once, by a compare-and-swap: the worker
 //! answering, or the caller giving up at its deadline (or the worker's job dropped without an
@@ -15,12 +15,11 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-/// How long a caller spins on the answer before it parks. Measured (benches/harness.rs,
-/// BENCHMARKS.md): a local tool that does little answers within it; a caller waiting longer
-/// sleeps and costs nothing until the worker wakes it or its deadline passes.
+/// How long a caller keeps checking for the answer, yielding its CPU between checks, before
+/// it parks. Measured (benches/harness.rs, BENCHMARKS.md): a local tool that does little
+/// answers within it; a caller waiting longer sleeps and costs nothing until the worker wakes
+/// it or its deadline passes.
 pub(crate) const CALLER_SPIN: Duration = Duration::from_micros(50);
-
-const SPINS_PER_CLOCK_READ: u32 = 32;
 
 const WAITING: u8 = 0;
 const ANSWERED: u8 = 1;
@@ -119,30 +118,11 @@ impl<T> AnswerWait<T> {
     /// then parks. Returns at `until` at the latest (give or take the scheduler).
     pub(crate) fn wait_until(&self, until: Instant) -> Waited<T> {
         let cell = &*self.cell;
-        let spin_until = (Instant::now()
-            + *SPIN_KNOB.get_or_init(|| {
-                Duration::from_micros(knob("TW_CALLER_SPIN_US", CALLER_SPIN.as_micros() as u64))
-            }))
-        .min(until);
-        let mut spins = 0u32;
-        while cell.state.load(Ordering::Acquire) == WAITING {
-            spins = spins.wrapping_add(1);
-            if spins
-                % (if *YS_KNOB.get_or_init(|| knob("TW_CALLER_YS", 0)) == 1 {
-                    1
-                } else {
-                    SPINS_PER_CLOCK_READ
-                })
-                == 0
-                && Instant::now() >= spin_until
-            {
-                break;
-            }
-            match *YS_KNOB.get_or_init(|| knob("TW_CALLER_YS", 0)) {
-                1 => std::thread::yield_now(),
-                2 => {}
-                _ => std::hint::spin_loop(),
-            }
+        // Spin by yielding, as the workers do (see `executor::WORKER_SPIN`): a busy-wait
+        // would hold the core the worker needs on a machine with more threads than cores.
+        let spin_until = (Instant::now() + CALLER_SPIN).min(until);
+        while cell.state.load(Ordering::Acquire) == WAITING && Instant::now() < spin_until {
+            std::thread::yield_now();
         }
         if cell.state.load(Ordering::Acquire) == WAITING {
             *cell.waiter.lock() = Some(std::thread::current());
@@ -235,14 +215,3 @@ mod tests {
         dropper.join().unwrap();
     }
 }
-
-// TEMPORARY: knobs for measuring alternatives; removed before commit.
-#[allow(dead_code)]
-pub(crate) fn knob(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-static SPIN_KNOB: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
-static YS_KNOB: std::sync::OnceLock<u64> = std::sync::OnceLock::new();

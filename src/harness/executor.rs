@@ -5,11 +5,12 @@
 //! Why slots and not a channel: the cost of a local call through the harness was almost all
 //! hand-off (a rendezvous channel, a futex wake-up of a sleeping worker, and another of the
 //! sleeping caller: about 30 µs on a loaded 2-core machine, against 0.5 µs for the tool). A
-//! worker that has just finished a job now spins for [`WORKER_SPIN`] on its own slot before
-//! it yields and parks, so a caller's next call (a few µs later) is picked up without any
-//! system call; a caller that finds it parked unparks it (one futex wake-up). The bound keeps
-//! an idle harness from burning CPU: past it, a worker sleeps in `thread::park` and costs
-//! nothing.
+//! worker that has just finished a job now keeps checking its own slot for [`WORKER_SPIN`]
+//! (yielding its CPU between checks) before it parks, so a caller's next call (a few µs
+//! later) is picked up without a wake-up; a caller that finds it parked unparks it (one
+//! futex wake-up). The bound keeps an idle harness from using the CPU: past it, a worker
+//! sleeps in `thread::park` and costs nothing. The answer comes back the same way
+//! (`answer.rs`).
 //!
 //! Admission counts occupied workers itself: a job holds its count until its work is done
 //! (the job drops its [`SlotGuard`] *before* the caller gets the answer), and a call is
@@ -32,19 +33,11 @@ use super::audit::HARNESS_LOG_TARGET;
 /// A unit of work; it receives its slot and should drop it as soon as its work is done.
 pub(crate) type Job = Box<dyn FnOnce(SlotGuard) + Send>;
 
-/// How long an idle worker spins on its slot (with `spin_loop`) before it yields. Measured
-/// (benches/harness.rs, BENCHMARKS.md): long enough to catch the next call of a caller that
-/// makes calls back to back (a few µs apart), short enough that a worker left idle stops
-/// using the CPU within a few tens of µs.
+/// How long an idle worker keeps checking its slot, yielding its CPU between checks
+/// (`thread::yield_now`), before it parks. Measured (benches/harness.rs, BENCHMARKS.md):
+/// long enough to catch the next call of a caller that makes calls back to back (a few µs
+/// apart) without a wake-up, short enough that a worker left idle is asleep within 50 µs.
 pub(crate) const WORKER_SPIN: Duration = Duration::from_micros(50);
-
-/// How many times an idle worker yields its CPU (`thread::yield_now`) after spinning and
-/// before it parks. A yield is a system call that lets another thread run, so a worker that
-/// shares its core with the caller does not hold the caller off for long.
-pub(crate) const WORKER_YIELDS: u32 = 4;
-
-/// Spins between two reads of the clock while spinning.
-const SPINS_PER_CLOCK_READ: u32 = 32;
 
 /// A worker's slot. `IDLE`: back at its slot, free to take a job. `CLAIMED`: a caller has
 /// taken it and is putting the job in. `FULL`: the job is in. `RUNNING`: the worker has taken
@@ -134,7 +127,7 @@ impl Shared {
         self.workers.iter().find(|worker| worker.try_claim())
     }
 
-    /// Waits for the next job in `worker`'s slot: spins, yields, then parks. False when the
+    /// Waits for the next job in `worker`'s slot: checks it (yielding) for a while, then parks. False when the
     /// executor closed while the slot was empty.
     fn next_job(&self, worker: &Worker) -> bool {
         // Some(true): a job is in; Some(false): closed and empty, the worker leaves; None:
@@ -148,39 +141,12 @@ impl Shared {
                 .then_some(false),
             _ => None,
         };
+        // Spin by yielding: on a machine with more runnable threads than cores (a shared
+        // 2-core VM measured 4-12), a busy-wait with `spin_loop` holds the core the caller
+        // needs and made calls 5-10x slower than parking; a yield gives it up whenever
+        // anything else is runnable and costs a short system call otherwise.
         let started = Instant::now();
-        let mut spins = 0u32;
-        loop {
-            if let Some(ready) = ready() {
-                return ready;
-            }
-            spins = spins.wrapping_add(1);
-            if spins
-                % (if *YS_KNOB.get_or_init(|| knob("TW_WORKER_YS", 0)) == 1 {
-                    1
-                } else {
-                    SPINS_PER_CLOCK_READ
-                })
-                == 0
-                && started.elapsed()
-                    >= *SPIN_KNOB.get_or_init(|| {
-                        Duration::from_micros(knob(
-                            "TW_WORKER_SPIN_US",
-                            WORKER_SPIN.as_micros() as u64,
-                        ))
-                    })
-            {
-                break;
-            }
-            match *YS_KNOB.get_or_init(|| knob("TW_WORKER_YS", 0)) {
-                1 => std::thread::yield_now(),
-                2 => {}
-                _ => std::hint::spin_loop(),
-            }
-        }
-        for _ in
-            0..*YIELD_KNOB.get_or_init(|| knob("TW_WORKER_YIELDS", WORKER_YIELDS as u64) as u32)
-        {
+        while started.elapsed() < WORKER_SPIN {
             if let Some(ready) = ready() {
                 return ready;
             }
@@ -420,15 +386,3 @@ impl Drop for Executor {
 #[cfg(test)]
 #[path = "executor_tests.rs"]
 mod tests;
-
-// TEMPORARY: knobs for measuring alternatives; removed before commit.
-#[allow(dead_code)]
-pub(crate) fn knob(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-static SPIN_KNOB: OnceLock<Duration> = OnceLock::new();
-static YIELD_KNOB: OnceLock<u32> = OnceLock::new();
-static YS_KNOB: OnceLock<u64> = OnceLock::new();
