@@ -167,21 +167,25 @@ fn close_with_parked_workers_leaves_no_worker_behind() {
         "the workers never parked: {:?}",
         worker_states()
     );
-    let started = Instant::now();
     harness.close();
+    // A parked worker that close failed to wake would stay listed forever. (Polled: a
+    // joined thread can be listed for a moment after its join returns.)
     assert!(
-        threads_named(WORKER_PREFIX).is_empty(),
+        no_workers(),
         "workers left after close: {:?}",
         threads_named(WORKER_PREFIX)
     );
-    // Joined, not left behind after the close grace (2 s by default).
-    assert!(started.elapsed() < Duration::from_secs(2) || threads_named(WORKER_PREFIX).is_empty());
     assert_eq!(echo(&harness, 9), Status::Busy);
     // A harness dropped with parked workers (no close) ends them too.
     let dropped = Harness::new(echo_registry(), HarnessConfig::default().workers(3)).unwrap();
     assert!(all_parked(3));
     drop(dropped);
-    assert!(threads_named(WORKER_PREFIX).is_empty());
+    assert!(no_workers(), "{:?}", threads_named(WORKER_PREFIX));
+}
+
+/// True once no worker thread of this process is listed.
+fn no_workers() -> bool {
+    eventually(SOON, || threads_named(WORKER_PREFIX).is_empty())
 }
 
 /// Several threads making short calls, some back to back (the worker still spinning), some
@@ -237,7 +241,7 @@ fn stress(workers: usize, threads: usize, calls: u64) -> (usize, usize) {
     assert!(harness.wait_idle(HANG_GUARD));
     assert_eq!(harness.busy_workers(), 0);
     harness.close();
-    assert!(threads_named(WORKER_PREFIX).is_empty());
+    assert!(no_workers(), "{:?}", threads_named(WORKER_PREFIX));
     (ok, busy)
 }
 
