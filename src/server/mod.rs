@@ -38,7 +38,12 @@
 //! a handshake-era one; over HTTP the headers and the session decide. 2026-07-28 results
 //! carry `resultType`, caching hints where the revision asks for them (`ttlMs`,
 //! `cacheScope`) and the server's identity in `_meta`; the envelope's errors are the
-//! revision's (-32602 for a missing `_meta` key, -32020, -32021, -32022, -32601). List
+//! revision's (-32602 for a missing `_meta` key, -32020, -32021, -32022, -32601). Over HTTP
+//! the routing headers are checked against the body: `Mcp-Method`, `Mcp-Name`, and the
+//! `Mcp-Param-{name}` header of each parameter a tool designates with `x-mcp-header`
+//! (SEP-2243; `=?base64?…?=` decoded, anything else literal; missing, undecodable or different
+//! is -32020 with HTTP 400, before the tool runs). A tool whose designation clients would
+//! have to refuse is refused by [`Server::add_tool`]. List
 //! changes and resource updates reach handshake-era clients on their connection, and
 //! 2026-07-28 clients through `subscriptions/listen` (acknowledged first, filtered to what
 //! each asked for, tagged with the subscription's id).
@@ -96,6 +101,7 @@ mod dispatch;
 pub(crate) mod fuzz;
 pub(crate) mod http;
 mod memory;
+mod resources;
 pub(crate) mod serve;
 mod state;
 pub(crate) mod stateless;
@@ -124,6 +130,10 @@ use conn::{Connection, EraPolicy};
 
 /// The log target of the server's records.
 pub const LOG_TARGET: &str = "toolwire::server";
+
+/// Writes the text of a call to a tool that is not served (it runs while the catalog is read:
+/// it must not touch the server).
+pub(crate) type UnknownToolFn = Arc<dyn Fn(&str) -> String + Send + Sync>;
 
 /// A notification hook: sees every notification a client sends, on the thread that read it.
 type NotificationHook = Arc<dyn Fn(&Notification) + Send + Sync>;
@@ -157,7 +167,7 @@ impl Shared {
     pub(crate) fn capabilities(&self, _stateless: bool) -> Value {
         let catalog = self.catalog.read();
         let mut capabilities = Map::new();
-        if !catalog.tools.is_empty() {
+        if catalog.offers_tools() {
             capabilities.insert("tools".into(), json!({"listChanged": true}));
         }
         if catalog.has_resources() {
@@ -333,6 +343,13 @@ impl Server {
         }
         self.tools_changed();
         Ok(())
+    }
+
+    /// Answers calls of tools not served with `text(name)` as the tool error, instead of
+    /// `Unknown tool: NAME`.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn set_unknown_tool(&self, text: UnknownToolFn) {
+        self.shared.catalog.write().unknown_tool = Some(text);
     }
 
     /// Removes a tool; true when it was served. Clients are told the list changed.
