@@ -19,6 +19,11 @@
 //! (it has freed its count and answered, but not yet come back to its slot); the job then
 //! waits for one to come back, at most `hand_off_grace`, and is refused past it. Either way
 //! nothing ever waits in a queue behind a running tool.
+//!
+//! `try_admit` returns once the job is in the slot, not once the worker has taken it (the
+//! rendezvous channel waited for that), so a call's bound, which counts from admission,
+//! includes the moment a parked worker takes to wake: µs on a quiet machine, more on an
+//! overloaded one. The caller still leaves at its bound or its deadline either way.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
