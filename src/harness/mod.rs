@@ -47,9 +47,9 @@ pub use tool::{CancelFlag, LocalTool, ToolFailure, ToolHandler, ToolOptions, Too
 pub(crate) use outcome::value_text;
 pub(crate) use parse::check_name;
 #[cfg(feature = "server")]
-pub(crate) use registry::{Backend, OutputSchema, RegisteredTool};
-#[cfg(feature = "server")]
 pub(crate) use ran::{remote_error, run_local, Ran};
+#[cfg(feature = "server")]
+pub(crate) use registry::{Backend, OutputSchema, RegisteredTool};
 #[cfg(feature = "server")]
 pub(crate) use run::check_call;
 pub(crate) use shapes::read_raw;
