@@ -166,10 +166,14 @@ fn http_loop(url: &str, count: usize) -> Duration {
         );
         writer.write_all(request.as_bytes()).unwrap();
         let mut length = 0usize;
+        let mut head = String::new();
         let mut header = String::new();
         loop {
             header.clear();
-            reader.read_line(&mut header).unwrap();
+            if reader.read_line(&mut header).unwrap() == 0 {
+                panic!("call {id}: the server closed the connection after {head:?}");
+            }
+            head.push_str(&header);
             if header == "\r\n" {
                 break;
             }
@@ -179,7 +183,12 @@ fn http_loop(url: &str, count: usize) -> Duration {
         }
         let mut answer = vec![0u8; length];
         reader.read_exact(&mut answer).unwrap();
-        assert!(answer.starts_with(b"{\"jsonrpc\"") && length > 0);
+        assert!(
+            serde_json::from_slice::<serde_json::Value>(&answer)
+                .is_ok_and(|answer| answer["jsonrpc"] == "2.0" && answer["id"] == id),
+            "call {id}: {head}{}",
+            String::from_utf8_lossy(&answer)
+        );
     }
     started.elapsed()
 }

@@ -226,6 +226,20 @@ fn add_content_tools(server: &Server) -> toolwire::Result<()> {
         }),
         |_, args| Ok(ToolResult::text(format!("Received: {}", text_of(args)))),
     ))?;
+    // SEP-2243: a parameter mirrored into the `Mcp-Param-Region` header, which the server
+    // checks against the body before the tool runs.
+    server.add_tool(ServerTool::new(
+        "test_custom_header",
+        "Echoes a region that is also sent as the Mcp-Param-Region header.",
+        json!({"type": "object", "required": ["region"], "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}}}),
+        |_, args| {
+            Ok(ToolResult::text(format!(
+                "region {}",
+                args["region"].as_str().unwrap_or_default()
+            )))
+        },
+    ))?;
     server.add_tool(ServerTool::new(
         "greet",
         "Greets someone by name.",

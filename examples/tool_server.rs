@@ -6,13 +6,16 @@
 //! # Usage
 //!
 //! ```text
-//! cargo run --example tool_server -- [--ignore-eof] [--banner] [--hostile]
+//! cargo run --example tool_server -- [--ignore-eof] [--banner] [--hostile] [--catalog]
 //! ```
 //!
 //! * `--ignore-eof` keeps the process running (sleeping forever) after stdin reaches end of file.
 //! * `--banner` writes the non-JSON line `tool_server ready` to stdout at start.
 //! * `--hostile` adds the tool `hostile` (see below), whose texts carry terminal escape
 //!   sequences, for the tests of what the `toolwire` command prints.
+//! * `--catalog` adds resources, a template, a prompt, completion and the tools `log` and
+//!   `ask` (see `examples/support/tool_server_catalog.rs`), for the tests of the `toolwire`
+//!   command's catalog and client-capability commands.
 //!
 //! Any other argument prints the usage on stderr and exits with code 2.
 //!
@@ -81,6 +84,9 @@
 //!   then answers it as a text result (`as` absent or `"text"`), as a result with `isError`
 //!   (`"error"`), or as JSON-RPC error -32000 (`"rpc_error"`).
 
+#[path = "support/tool_server_catalog.rs"]
+mod catalog;
+
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -139,14 +145,16 @@ fn main() {
     let mut ignore_eof = false;
     let mut banner = false;
     let mut hostile = false;
+    let mut catalog = false;
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
             "--ignore-eof" => ignore_eof = true,
             "--banner" => banner = true,
             "--hostile" => hostile = true,
+            "--catalog" => catalog = true,
             _ => {
                 eprintln!("tool_server: unknown argument {arg:?}");
-                eprintln!("usage: tool_server [--ignore-eof] [--banner] [--hostile]");
+                eprintln!("usage: tool_server [--ignore-eof] [--banner] [--hostile] [--catalog]");
                 std::process::exit(2);
             }
         }
@@ -159,6 +167,12 @@ fn main() {
         eprintln!("tool_server: {error}");
         std::process::exit(1);
     });
+    if catalog {
+        if let Err(error) = catalog::add(&server) {
+            eprintln!("tool_server: {error}");
+            std::process::exit(1);
+        }
+    }
     if let Err(error) = server.serve_stdio() {
         eprintln!("tool_server: {error}");
     }

@@ -284,7 +284,7 @@ fn a_result_and_the_servers_log_progress_and_stderr_are_escaped() {
     assert_eq!(called.stdout, format!("result {SHOWN}\n"));
     // The server's log message, its progress report and its stderr line, all on stderr.
     for line in [
-        "warn toolwire::server: [hostile]",
+        "server warning [hostile]: log ",
         &format!("progress 1/1 progress {SHOWN}"),
         &format!("tool_server: stderr {SHOWN}"),
     ] {

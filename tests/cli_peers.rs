@@ -41,11 +41,20 @@ fn everything(peers: &Peers, args: &[&str]) -> Run {
 fn everything_tools_and_calls() {
     let peers = peers("everything_tools_and_calls");
     let run = everything(&peers, &["tools"]).expect(0);
+    // The client declares roots, sampling and elicitation, so the server shows the three
+    // tools that use them too.
     assert!(
-        run.stdout.lines().last() == Some("13 tools"),
+        run.stdout.lines().last() == Some("16 tools"),
         "{}",
         run.stdout
     );
+    for name in [
+        "get-roots-list",
+        "trigger-sampling-request",
+        "trigger-elicitation-request",
+    ] {
+        assert!(run.stdout.contains(name), "{name}: {}", run.stdout);
+    }
     let sum = run
         .stdout
         .lines()
@@ -98,9 +107,14 @@ fn everything_tools_and_calls() {
     let result: Value = serde_json::from_str(&run.stdout).unwrap();
     assert!(result["structuredContent"]["temperature"].is_number());
 
-    // The repair message names the field.
+    // The error names the field and gives the signature.
     let run = everything(&peers, &["call", "get-sum", "a=2", "b=x"]).expect(2);
-    assert!(run.stderr.contains("- field /b:"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`b`: \"x\" is not of type")
+            && run.stderr.contains("usage: toolwire call"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -276,7 +290,12 @@ fn python_server_over_http() {
     assert!(run.stderr.contains("timed out after"), "{}", run.stderr);
 
     let run = server.run(&["call", "add", "a=1", "b=x"]).expect(2);
-    assert!(run.stderr.contains("- field /b:"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`b`: \"x\" is not of type")
+            && run.stderr.contains("usage: toolwire call"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

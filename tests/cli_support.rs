@@ -211,3 +211,13 @@ pub fn sigint(pid: u32) {
         .expect("run kill");
     assert!(status.success(), "kill -INT {pid}");
 }
+
+/// Points the command's user folders (HOME, XDG_CONFIG_HOME, APPDATA, USERPROFILE) at
+/// `home`, so the hosts' user config files it searches are the test's, never the machine's.
+pub fn with_home(command: &mut Command, home: &Path) {
+    command
+        .env("HOME", home)
+        .env("USERPROFILE", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("APPDATA", home.join("AppData"));
+}

@@ -8,7 +8,7 @@ mod cli;
 
 use cli::{
     assert_in_order, closed_port_url, run, run_args, run_tool_server, scratch, sent, tool_server,
-    toolwire, transcript,
+    toolwire, transcript, with_home,
 };
 use serde_json::{json, Value};
 
@@ -128,7 +128,11 @@ fn key_value_arguments_take_the_types_of_the_schema() {
     assert_eq!(run.stdout, "slept 5 ms\n");
     // key:=JSON passes a raw value, which the schema then judges.
     let run = run_tool_server(&["call", "echo", "message:=42"]).expect(2);
-    assert!(run.stderr.contains("- field /message:"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`message`: 42 is not of type"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -240,13 +244,24 @@ fn arguments_that_break_the_schema_exit_2_with_the_repair_message_and_nothing_is
     assert_in_order(
         &run.stderr,
         &[
-            "the arguments of tool \"sleep\" do not match its input schema; nothing was run.",
-            "- field /ms: \"abc\" is not of type \"integer\"",
-            "Fix these fields and call sleep again with arguments matching this JSON Schema:",
-            "\"required\":[\"ms\"]",
+            "the arguments do not fit the input schema of `sleep`; nothing was run",
+            "`ms`: \"abc\" is not of type \"integer\" (expected integer, ≥ 0)",
+            "usage: toolwire call sleep ms=<integer> [progress=<integer>]",
         ],
     );
     let lines = transcript(&file);
+    // The transcript keeps the harness's repair message, for programs.
+    let invalid = lines
+        .iter()
+        .find(|line| line["event"] == "invalid")
+        .expect("an invalid line");
+    assert!(
+        invalid["detail"]
+            .as_str()
+            .unwrap()
+            .contains("Fix these fields and call sleep again"),
+        "{invalid}"
+    );
     assert!(sent(&lines, "tools/call").is_empty(), "{lines:#?}");
     assert!(lines
         .iter()
@@ -327,12 +342,14 @@ fn a_broken_config_exits_2_naming_the_server_and_the_field() {
         r#"{"mcpServers": {"good": {"command": "true"}, "broken": {"command": 42}}}"#,
     )
     .unwrap();
+    // The bad entry is skipped: naming it gives its error; the good one stays usable (here
+    // `true`, which exits at once: a transport failure, not a config error).
     let run = run_args(&[
         "tools",
         "--config",
         file.to_str().unwrap(),
         "--server",
-        "good",
+        "broken",
     ])
     .expect(2);
     assert!(
@@ -341,6 +358,14 @@ fn a_broken_config_exits_2_naming_the_server_and_the_field() {
         "{}",
         run.stderr
     );
+    run_args(&[
+        "tools",
+        "--config",
+        file.to_str().unwrap(),
+        "--server",
+        "good",
+    ])
+    .expect(4);
 
     let vscode = dir.join(".vscode");
     std::fs::create_dir_all(&vscode).unwrap();
@@ -415,6 +440,7 @@ fn config_files_are_found_in_the_current_folder() {
     let empty = scratch("empty");
     let mut command = toolwire(&["tools"]);
     command.current_dir(&empty);
+    with_home(&mut command, &empty);
     let failed = run(command).expect(2);
     assert!(
         failed.stderr.contains("--config FILE --server NAME"),

@@ -16,7 +16,9 @@
 //! folder holding `.vscode` / `.cursor`, or the file's own folder, as a real absolute path
 //! even when the file was named relatively ([`LoadOptions::workspace_folder`]). `${input:id}` (VS Code asks the user) is an error unless the value is supplied
 //! with [`LoadOptions::input`]. A bad entry is an error naming the file, the server and
-//! the field; a field this reader does not know is ignored with a `log` warning. The
+//! the field (or, with [`LoadOptions::skip_bad_entries`], is left out and kept in
+//! [`ServerConfigs::rejected`] while the others stay usable); a field this reader does not
+//! know is ignored with a `log` warning. The
 //! document is read strictly: a key written twice in any object (a server name, `command`
 //! in one entry, anywhere) is an error naming the key, the object's JSON pointer, the line
 //! and the column, never a silent last-wins; so is an integer outside 64 bits. An
@@ -63,8 +65,10 @@ use crate::transport::{Connector, StdioConfig};
 
 mod entry;
 mod file;
+mod hosts;
 mod oauth;
 
+pub use hosts::{host_configs, HostConfig, HostScope};
 pub use oauth::OAuthSettings;
 
 use entry::EntryReader;
@@ -164,6 +168,8 @@ pub struct LoadOptions {
     pub(crate) workspace_folder: Option<PathBuf>,
     pub(crate) max_config_bytes: usize,
     pub(crate) max_env_file_bytes: usize,
+    pub(crate) skip_bad_entries: bool,
+    pub(crate) servers_at: Option<String>,
 }
 
 impl Default for LoadOptions {
@@ -176,6 +182,8 @@ impl Default for LoadOptions {
             workspace_folder: None,
             max_config_bytes: 1024 * 1024,
             max_env_file_bytes: 256 * 1024,
+            skip_bad_entries: false,
+            servers_at: None,
         }
     }
 }
@@ -188,6 +196,8 @@ impl fmt::Debug for LoadOptions {
             .field("process_env", &self.process_env)
             .field("inputs", &MaskedValues(self.inputs.keys()))
             .field("workspace_folder", &self.workspace_folder)
+            .field("skip_bad_entries", &self.skip_bad_entries)
+            .field("servers_at", &self.servers_at)
             .finish()
     }
 }
@@ -251,6 +261,25 @@ impl LoadOptions {
         self
     }
 
+    /// What a bad entry does: with `false` the first one fails the whole file (an error
+    /// naming the server and the field); with `true` it is left out, its error kept in
+    /// [`ServerConfigs::rejected`], and every other entry stays usable. A document that is not
+    /// JSON, holds a key twice or has no object of servers fails either way. Defaults to
+    /// false.
+    pub fn skip_bad_entries(mut self, skip: bool) -> Self {
+        self.skip_bad_entries = skip;
+        self
+    }
+
+    /// Where the object of servers is, as a JSON pointer (RFC 6901) into the document,
+    /// instead of the format's key (`/mcpServers`, VS Code's `/servers`): Claude Code keeps a
+    /// project's own servers at `/projects/<folder>/mcpServers` of `~/.claude.json` (see
+    /// [`HostConfig`]). Nothing at the pointer means no servers. Defaults to the format's key.
+    pub fn servers_at(mut self, pointer: impl Into<String>) -> Self {
+        self.servers_at = Some(pointer.into());
+        self
+    }
+
     fn lookup(&self, name: &str) -> Option<String> {
         if let Some(value) = self.vars.get(name) {
             return Some(value.clone());
@@ -270,6 +299,8 @@ pub struct ServerConfigs {
     servers: BTreeMap<String, ServerEntry>,
     /// The OAuth fields of HTTP entries that have them.
     oauth: BTreeMap<String, OAuthSettings>,
+    /// The entries left out ([`LoadOptions::skip_bad_entries`]), with why.
+    rejected: BTreeMap<String, String>,
 }
 
 impl ServerConfigs {
@@ -338,7 +369,11 @@ impl ServerConfigs {
                 "{source}: the top level is not an object"
             )));
         };
-        let servers = match object.get(key) {
+        let (found, key) = match &options.servers_at {
+            Some(pointer) => (document.pointer(pointer), pointer.as_str()),
+            None => (object.get(key), key),
+        };
+        let servers = match found {
             None => Map::new(),
             Some(Value::Object(servers)) => servers.clone(),
             Some(_) => {
@@ -349,6 +384,7 @@ impl ServerConfigs {
         };
         let mut entries = BTreeMap::new();
         let mut oauth = BTreeMap::new();
+        let mut rejected = BTreeMap::new();
         for (name, entry) in &servers {
             let reader = EntryReader {
                 source: &source,
@@ -356,19 +392,36 @@ impl ServerConfigs {
                 format,
                 options,
             };
-            let read = reader.read(entry)?;
-            if let (ServerEntry::Http { .. }, Some(object)) = (&read, entry.as_object()) {
-                if let Some(settings) = reader.oauth(object)? {
-                    oauth.insert(name.clone(), settings);
+            let read = reader.read(entry).and_then(|read| {
+                let settings = match (&read, entry.as_object()) {
+                    (ServerEntry::Http { .. }, Some(object)) => reader.oauth(object)?,
+                    _ => None,
+                };
+                Ok((read, settings))
+            });
+            match read {
+                Ok((read, settings)) => {
+                    if let Some(settings) = settings {
+                        oauth.insert(name.clone(), settings);
+                    }
+                    entries.insert(name.clone(), read);
                 }
+                Err(error) if options.skip_bad_entries => {
+                    let reason = match error {
+                        Error::Config(reason) => reason,
+                        other => other.to_string(),
+                    };
+                    rejected.insert(name.clone(), reason);
+                }
+                Err(error) => return Err(error),
             }
-            entries.insert(name.clone(), read);
         }
         Ok(ServerConfigs {
             source,
             format,
             servers: entries,
             oauth,
+            rejected,
         })
     }
 
@@ -398,7 +451,19 @@ impl ServerConfigs {
         &self.source
     }
 
+    /// The entries left out because they are bad or unsupported (only with
+    /// [`LoadOptions::skip_bad_entries`]), in name order, each with the error that names
+    /// the file, the server and the field. They are not among [`ServerConfigs::names`].
+    pub fn rejected(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.rejected
+            .iter()
+            .map(|(name, reason)| (name.as_str(), reason.as_str()))
+    }
+
     pub(crate) fn entry(&self, name: &str) -> Result<&ServerEntry> {
+        if let Some(reason) = self.rejected.get(name) {
+            return Err(Error::Config(reason.clone()));
+        }
         self.servers.get(name).ok_or_else(|| {
             let names: Vec<&str> = self.names().collect();
             Error::Config(format!(
@@ -418,7 +483,8 @@ impl ServerConfigs {
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] for an unknown name, or an HTTP server without the `http` feature.
+    /// [`Error::Config`] for an unknown name, a rejected entry (its error), or an HTTP
+    /// server without the `http` feature.
     pub fn connector(&self, name: &str) -> Result<Connector> {
         self.entry(name)?.connector()
     }

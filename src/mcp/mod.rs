@@ -30,7 +30,7 @@ mod client;
 mod config;
 mod connect;
 mod dialect;
-mod headers;
+pub(crate) mod headers;
 pub mod methods;
 mod paging;
 mod requests;

@@ -233,6 +233,8 @@ impl ToolEntry {
             )
         };
         let input = compile("input", &tool.input_schema).map_err(bad)?;
+        // A designation a client must refuse would make clients drop the tool (SEP-2243).
+        crate::mcp::headers::designations(&tool.input_schema).map_err(bad)?;
         let output = match &tool.output_schema {
             Some(schema) => Some(compile("output", schema).map_err(bad)?),
             None => None,
@@ -267,6 +269,14 @@ impl ToolEntry {
         match self {
             ToolEntry::Native { tool, .. } => &tool.requires,
             ToolEntry::Registry { .. } => &[],
+        }
+    }
+
+    /// The input schema as the tool declared it.
+    pub(crate) fn input_source(&self) -> &Value {
+        match self {
+            ToolEntry::Native { tool, .. } => &tool.input_schema,
+            ToolEntry::Registry { tool, .. } => tool.schema.source(),
         }
     }
 

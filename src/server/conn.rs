@@ -43,6 +43,8 @@ pub(crate) struct Envelope {
     pub(crate) method_header: Option<String>,
     /// `Mcp-Name`.
     pub(crate) name_header: Option<String>,
+    /// Every `Mcp-Param-{name}` header as (name in lower case, value as sent).
+    pub(crate) param_headers: Vec<(String, String)>,
 }
 
 /// The handshake era's state of a connection.

@@ -38,7 +38,12 @@
 //! a handshake-era one; over HTTP the headers and the session decide. 2026-07-28 results
 //! carry `resultType`, caching hints where the revision asks for them (`ttlMs`,
 //! `cacheScope`) and the server's identity in `_meta`; the envelope's errors are the
-//! revision's (-32602 for a missing `_meta` key, -32020, -32021, -32022, -32601). List
+//! revision's (-32602 for a missing `_meta` key, -32020, -32021, -32022, -32601). Over HTTP
+//! the routing headers are checked against the body: `Mcp-Method`, `Mcp-Name`, and the
+//! `Mcp-Param-{name}` header of each parameter a tool designates with `x-mcp-header`
+//! (SEP-2243; `=?base64?…?=` decoded, anything else literal; missing, undecodable or different
+//! is -32020 with HTTP 400, before the tool runs). A tool whose designation clients would
+//! have to refuse is refused by [`Server::add_tool`]. List
 //! changes and resource updates reach handshake-era clients on their connection, and
 //! 2026-07-28 clients through `subscriptions/listen` (acknowledged first, filtered to what
 //! each asked for, tagged with the subscription's id).

@@ -13,7 +13,7 @@ use super::types::{
 };
 use super::Shared;
 use crate::mcp::{
-    methods, Implementation, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
+    headers, methods, Implementation, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
 };
 use crate::wire::{ErrorCode, ErrorObject, RequestId, Response};
@@ -113,6 +113,9 @@ pub(crate) fn check_meta(
     }
     if envelope.http {
         check_routing_headers(method, params, envelope)?;
+        if method == methods::TOOLS_CALL {
+            check_param_headers(server, params, envelope)?;
+        }
     }
     let supported = server.config.stateless_versions();
     if !supported.contains(&version.as_str()) {
@@ -188,6 +191,78 @@ fn check_routing_headers(
             format!("the Mcp-Name header does not match the request's {key} ({target:?})"),
         )),
     }
+}
+
+/// SEP-2243: each parameter the called tool designates with `x-mcp-header` is mirrored in its
+/// `Mcp-Param-{name}` header (`=?base64?…?=` decoded first), since an intermediary may have
+/// routed by it. A header that is missing while the arguments hold the value, that does not
+/// decode, or that says something else (or is sent for a value the arguments do not hold) is
+/// refused with -32020. A value without both the prefix and the suffix is literal text. An
+/// unknown tool is left to the call itself.
+fn check_param_headers(
+    server: &Shared,
+    params: &Option<Value>,
+    envelope: &Envelope,
+) -> Result<(), Rejection> {
+    let Some(params) = params else {
+        return Ok(());
+    };
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let designations = {
+        let catalog = server.catalog.read();
+        let Some(entry) = catalog.tools.get(name) else {
+            return Ok(());
+        };
+        // A native tool's designations were checked when it was added; a registry's tool
+        // with invalid ones has none that a client would mirror.
+        headers::designations(entry.input_source()).unwrap_or_default()
+    };
+    if designations.is_empty() {
+        return Ok(());
+    }
+    let arguments = params.get("arguments").unwrap_or(&Value::Null);
+    let body = headers::values(&designations, arguments);
+    for designation in &designations {
+        let header = format!("Mcp-Param-{}", designation.name);
+        let at = designation.path.join(".");
+        let lower = designation.name.to_ascii_lowercase();
+        let sent = envelope
+            .param_headers
+            .iter()
+            .find(|(name, _)| *name == lower)
+            .map(|(_, value)| value.as_str());
+        let expected = body
+            .iter()
+            .find(|(name, _)| *name == designation.name)
+            .map(|(_, text)| text.as_str());
+        match (sent, expected) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                return Err(reject(
+                    HEADER_MISMATCH,
+                    format!("the {header} header is required: the arguments hold `{at}`"),
+                ))
+            }
+            (Some(sent), expected) => match decode_header_value(sent) {
+                None => {
+                    return Err(reject(
+                        HEADER_MISMATCH,
+                        format!("the {header} header is not valid base64 in =?base64?…?="),
+                    ))
+                }
+                Some(decoded) if Some(decoded.as_str()) == expected => {}
+                Some(_) => {
+                    return Err(reject(
+                        HEADER_MISMATCH,
+                        format!("the {header} header does not match the argument `{at}`"),
+                    ))
+                }
+            },
+        }
+    }
+    Ok(())
 }
 
 /// A header value as sent, or decoded from `=?base64?…?=`; `None` for a bad encoding.

@@ -12,7 +12,7 @@ use std::io::Read;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Number, Value};
 use toolwire::harness::{parse_strict, MAX_SAFE_INTEGER};
-use toolwire::schema::Schema;
+use toolwire::schema::{Schema, SchemaViolation};
 use toolwire::Tool;
 
 /// Why JSON text was refused.
@@ -249,10 +249,19 @@ fn float(text: &str) -> Option<Value> {
     Number::from_f64(value).map(Value::Number)
 }
 
-/// Checks the arguments against the tool's input schema. The error is the harness's repair
-/// message: each failing field, what is wrong with it, and the schema.
-pub fn check(tool: &Tool, arguments: &Value) -> Result<(), String> {
-    let schema = match Schema::compile(&tool.input_schema()) {
+/// Why the arguments do not fit the tool's input schema: for the person at the terminal, and
+/// the harness's repair message (for the transcript, where a program reads it).
+pub struct Misfit {
+    /// Each failing field, what was wrong and what the field takes, then the tool's signature.
+    pub human: String,
+    /// The harness's message for a model: the fields and the whole schema.
+    pub repair: String,
+}
+
+/// Checks the arguments against the tool's input schema.
+pub fn check(tool: &Tool, arguments: &Value) -> Result<(), Misfit> {
+    let input = tool.input_schema();
+    let schema = match Schema::compile(&input) {
         Ok(schema) => schema,
         Err(error) => {
             log::warn!(
@@ -265,8 +274,144 @@ pub fn check(tool: &Tool, arguments: &Value) -> Result<(), String> {
     };
     match schema.validate(arguments) {
         Ok(()) => Ok(()),
-        Err(violations) => Err(schema.repair_message(&tool.name, &violations, 4_000)),
+        Err(violations) => Err(Misfit {
+            human: explain(&tool.name, &input, &violations),
+            repair: schema.repair_message(&tool.name, &violations, 4_000),
+        }),
     }
+}
+
+/// The person's message: which field, what is wrong, what it takes; then every argument the
+/// tool takes (its signature).
+fn explain(name: &str, schema: &Value, violations: &[SchemaViolation]) -> String {
+    let mut text =
+        format!("the arguments do not fit the input schema of `{name}`; nothing was run");
+    for violation in violations.iter().take(MAX_SHOWN) {
+        // The top-level property the violation is in, when there is one.
+        let field = violation
+            .path
+            .strip_prefix('/')
+            .map(|rest| rest.split('/').next().unwrap_or(rest))
+            .map(|segment| segment.replace("~1", "/").replace("~0", "~"));
+        match field {
+            Some(field) => {
+                let wants = property(schema, &field)
+                    .map(expected)
+                    .filter(|wants| !wants.is_empty())
+                    .map(|wants| format!(" (expected {wants})"))
+                    .unwrap_or_default();
+                let at = if violation.path == format!("/{field}") {
+                    format!("`{field}`")
+                } else {
+                    format!("`{field}` at {}", violation.path)
+                };
+                text.push_str(&format!("\n  {at}: {}{wants}", violation.message));
+            }
+            None => text.push_str(&format!("\n  {}", violation.message)),
+        }
+    }
+    if violations.len() > MAX_SHOWN {
+        text.push_str(&format!("\n  … and {} more", violations.len() - MAX_SHOWN));
+    }
+    text.push_str(&format!("\n{}", signature(name, schema)));
+    text
+}
+
+/// The most violations listed.
+const MAX_SHOWN: usize = 10;
+
+/// `usage: toolwire call NAME key=<type> [opt=<type>]`, then a line per argument.
+pub fn signature(name: &str, schema: &Value) -> String {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return format!("usage: toolwire call {name} (its schema declares no arguments)");
+    };
+    let mut usage = format!("usage: toolwire call {name}");
+    let mut lines = String::new();
+    let mut ordered: Vec<(&String, &Value)> = properties.iter().collect();
+    // Required arguments first, each group in the schema's order.
+    ordered.sort_by_key(|(key, _)| !required.contains(&key.as_str()));
+    let width = ordered
+        .iter()
+        .map(|(key, _)| key.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (key, property) in ordered {
+        let kind = types(property).join("|");
+        let kind = if kind.is_empty() {
+            "value".to_owned()
+        } else {
+            kind
+        };
+        if required.contains(&key.as_str()) {
+            usage.push_str(&format!(" {key}=<{kind}>"));
+        } else {
+            usage.push_str(&format!(" [{key}=<{kind}>]"));
+        }
+        let mut line = format!("\n  {key:width$}  {}", expected(property));
+        if required.contains(&key.as_str()) {
+            line.push_str(", required");
+        }
+        if let Some(description) = property.get("description").and_then(Value::as_str) {
+            let first = description.lines().next().unwrap_or("");
+            let first: String = first.chars().take(100).collect();
+            line.push_str(&format!(" — {first}"));
+        }
+        lines.push_str(&line);
+    }
+    format!("{usage}{lines}")
+}
+
+/// What a property takes, in words: `integer ≥ 0`, `one of "a", "b"`, `string of at most 10
+/// characters`.
+fn expected(property: &Value) -> String {
+    let mut parts = Vec::new();
+    if let Some(values) = property.get("enum").and_then(Value::as_array) {
+        let shown: Vec<String> = values.iter().take(12).map(Value::to_string).collect();
+        parts.push(format!("one of {}", shown.join(", ")));
+    } else if let Some(value) = property.get("const") {
+        parts.push(format!("exactly {value}"));
+    } else {
+        let kinds = types(property);
+        if !kinds.is_empty() {
+            parts.push(kinds.join(" or "));
+        }
+    }
+    let number = |key: &str| property.get(key).filter(|value| value.is_number());
+    for (key, words) in [
+        ("minimum", "≥"),
+        ("exclusiveMinimum", ">"),
+        ("maximum", "≤"),
+        ("exclusiveMaximum", "<"),
+    ] {
+        if let Some(bound) = number(key) {
+            parts.push(format!("{words} {bound}"));
+        }
+    }
+    for (key, words) in [
+        ("minLength", "at least {} characters"),
+        ("maxLength", "at most {} characters"),
+        ("minItems", "at least {} items"),
+        ("maxItems", "at most {} items"),
+    ] {
+        if let Some(bound) = number(key) {
+            parts.push(words.replace("{}", &bound.to_string()));
+        }
+    }
+    if let Some(pattern) = property.get("pattern").and_then(Value::as_str) {
+        parts.push(format!("matching /{pattern}/"));
+    }
+    if let Some(format) = property.get("format").and_then(Value::as_str) {
+        parts.push(format!("format {format}"));
+    }
+    if let Some(default) = property.get("default") {
+        parts.push(format!("default {default}"));
+    }
+    parts.join(", ")
 }
 
 #[cfg(test)]
@@ -393,9 +538,20 @@ mod tests {
             "type": "object", "required": ["ms"], "properties": {"ms": {"type": "integer"}}}}))
         .unwrap();
         assert!(check(&tool, &json!({"ms": 1})).is_ok());
-        let message = check(&tool, &json!({"ms": "abc"})).unwrap_err();
+        let misfit = check(&tool, &json!({"ms": "abc"})).unwrap_err();
+        let message = misfit.repair;
         assert!(message.contains("nothing was run"), "{message}");
         assert!(message.contains("- field /ms:"), "{message}");
         assert!(message.contains("\"required\":[\"ms\"]"), "{message}");
+        let human = misfit.human;
+        assert!(
+            human.contains("`ms`: \"abc\" is not of type \"integer\" (expected integer)"),
+            "{human}"
+        );
+        assert!(
+            human.contains("usage: toolwire call sleep ms=<integer>"),
+            "{human}"
+        );
+        assert!(!human.contains("JSON Schema"), "{human}");
     }
 }

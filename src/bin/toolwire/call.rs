@@ -64,14 +64,18 @@ pub fn run(
             "invalid",
             json!({"tool": name, "status": "INVALID", "detail": reason}),
         );
-        Failure::usage(format!("the arguments of `{name}`: {reason}"))
+        Failure::usage(format!(
+            "the arguments of `{name}`: {reason}\n{}",
+            args::signature(name, &tool.input_schema())
+        ))
     })?;
-    if let Err(repair) = args::check(tool, &arguments) {
+    if let Err(misfit) = args::check(tool, &arguments) {
         note(
             "invalid",
-            json!({"tool": name, "status": "INVALID", "detail": repair, "arguments": arguments}),
+            json!({"tool": name, "status": "INVALID", "detail": misfit.repair,
+                   "arguments": arguments}),
         );
-        return Err(Failure::usage(repair));
+        return Err(Failure::usage(misfit.human));
     }
     // A warning, not a refusal: the user wrote the number on purpose, and a server that
     // reads integers exactly takes it; many (JavaScript ones among them) would round it.
@@ -225,7 +229,13 @@ fn wait(
                 "cancel",
                 json!({"tool": name, "detail": "interrupted (SIGINT)", "sent": told}),
             );
-            let message = if told {
+            let message = if interrupt::in_shell() {
+                if told {
+                    format!("the call to `{name}` was cancelled (the server was told)")
+                } else {
+                    format!("the call to `{name}` had just ended")
+                }
+            } else if told {
                 format!(
                     "interrupted: the call to `{name}` was cancelled (the server was told) \
                      and the server closed"

@@ -14,7 +14,16 @@ Targets (one of):
                                 left out when the file has one server
   --url URL [--header 'K: V']   a Streamable HTTP endpoint
   -- COMMAND [ARGS...]          a stdio server started with that command (after the subcommand)
-  With none of them, .mcp.json and then .vscode/mcp.json in the current folder are read.
+  With none of them, the hosts' places are searched, in order: .mcp.json, .cursor/mcp.json,
+  .vscode/mcp.json in the current folder, then Claude Code's ~/.claude.json (this folder's
+  entries, then the user's), ~/.cursor/mcp.json, VS Code's user mcp.json and Claude
+  Desktop's claude_desktop_config.json; the first with servers is read (with --server, the
+  first with that server). `servers` says which file it read.
+  A bad or unsupported entry is skipped (`servers` marks it); the others stay usable.
+
+Environment: a stdio server (-- COMMAND or a config entry) gets HOME, LOGNAME, PATH, SHELL,
+TERM and USER, plus its own variables (--env, the entry's env and envFile); --inherit-env
+gives it the whole environment instead.
 
 Examples:
   toolwire servers
@@ -23,6 +32,11 @@ Examples:
   toolwire --url http://127.0.0.1:8000/mcp call add a=2 b=3
   toolwire call sleep '{\"ms\": 2000}' --timeout 5s -- ./tool_server
   toolwire --url https://mcp.example.com/mcp login
+  toolwire doctor --config ~/.cursor/mcp.json
+  toolwire resources -- ./tool_server --catalog
+  toolwire call trigger-sampling-request prompt=hi --sampling-command 'my-llm-cli' -- SERVER
+  toolwire shell -- npx -y @modelcontextprotocol/server-everything
+  toolwire completions bash > ~/.local/share/bash-completion/completions/toolwire
 
 Authorization: an HTTP server that answers 401 is logged in to (OAuth 2.1: discovery,
 registration, the browser, PKCE) when stdin is a terminal, or with `login`; tokens are kept
@@ -32,10 +46,12 @@ mode 0600. `info` shows whether the session is authorized, as whom and until whe
 Exit codes:
   0    ok
   1    the tool returned isError
-  2    usage or config error (also: an unknown tool, arguments that break its input schema)
+  2    usage or config error (also: an unknown tool or prompt, arguments that break its
+       input schema)
   3    timeout
   4    transport or protocol failure (the server could not be started or reached, broke the
-       protocol, or answered with a JSON-RPC error)
+       protocol, answered with a JSON-RPC error, or lacks the capability asked for); doctor:
+       a server not ready
   130  interrupted by Ctrl-C (a running call is cancelled and the server closed)";
 
 /// `toolwire [OPTIONS] <COMMAND> [-- SERVER COMMAND...]`
@@ -48,6 +64,8 @@ pub struct Cli {
     pub options: Options,
     #[command(flatten)]
     pub auth: AuthOptions,
+    #[command(flatten)]
+    pub client: ClientOptions,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -71,6 +89,10 @@ pub struct TargetOptions {
     /// An environment variable for the `-- COMMAND` server, as KEY=VALUE (repeatable).
     #[arg(long = "env", short = 'e', value_name = "KEY=VALUE", global = true)]
     pub env: Vec<String>,
+    /// Give a stdio server (`-- COMMAND` or a config entry) this whole environment, instead
+    /// of HOME, LOGNAME, PATH, SHELL, TERM and USER plus its own variables.
+    #[arg(long, global = true)]
+    pub inherit_env: bool,
     /// A value for VS Code's `${input:ID}` in the config file, as ID=VALUE (repeatable).
     #[arg(long = "input", value_name = "ID=VALUE", global = true)]
     pub inputs: Vec<String>,
@@ -96,12 +118,44 @@ pub struct Options {
     /// What to log on stderr.
     #[arg(long, value_enum, default_value_t = LogLevel::Warn, global = true)]
     pub log_level: LogLevel,
+    /// Which of the server's log messages to show on stderr: this level and above.
+    #[arg(long, value_enum, default_value_t = ServerLog::Warning, global = true)]
+    pub server_log: ServerLog,
     /// Write a JSONL transcript: one line per decision and per wire message.
     #[arg(long, value_name = "FILE", global = true)]
     pub transcript: Option<PathBuf>,
     /// No status lines or progress on stderr (errors and warnings are still shown).
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
+}
+
+/// What the command answers when the server asks the client (roots, elicitation, sampling).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Answering the server")]
+pub struct ClientOptions {
+    /// A folder the server may work in, answered to roots/list (repeatable).
+    #[arg(long = "root", value_name = "DIR", global = true)]
+    pub roots: Vec<PathBuf>,
+    /// How to answer the server's questions for the user (elicitation): ask on the terminal
+    /// (declined when there is none), accept with the defaults, or decline.
+    #[arg(long, value_enum, default_value_t = Elicit::Ask, global = true)]
+    pub elicit: Elicit,
+    /// A command that answers the server's requests to sample a model: it gets the request
+    /// JSON on stdin and prints a CreateMessageResult (or plain text, taken as the answer).
+    /// Without it, sampling is declined.
+    #[arg(long, value_name = "CMD", global = true)]
+    pub sampling_command: Option<String>,
+}
+
+/// How elicitation is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Elicit {
+    /// Ask the user on the terminal, field by field, defaults offered.
+    Ask,
+    /// Accept with every default the requested schema declares.
+    AcceptDefaults,
+    /// Decline.
+    Decline,
 }
 
 /// Authorization (OAuth) for HTTP servers.
@@ -166,6 +220,66 @@ impl LogLevel {
     }
 }
 
+/// The lowest level of the server's log messages shown (MCP's syslog levels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ServerLog {
+    Off,
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl ServerLog {
+    /// The MCP level's name; `None` for `off`.
+    pub fn level(self) -> Option<&'static str> {
+        Some(match self {
+            ServerLog::Off => return None,
+            ServerLog::Debug => "debug",
+            ServerLog::Info => "info",
+            ServerLog::Notice => "notice",
+            ServerLog::Warning => "warning",
+            ServerLog::Error => "error",
+            ServerLog::Critical => "critical",
+            ServerLog::Alert => "alert",
+            ServerLog::Emergency => "emergency",
+        })
+    }
+}
+
+/// An MCP log level (for `log-level`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum McpLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl McpLevel {
+    /// The level's name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            McpLevel::Debug => "debug",
+            McpLevel::Info => "info",
+            McpLevel::Notice => "notice",
+            McpLevel::Warning => "warning",
+            McpLevel::Error => "error",
+            McpLevel::Critical => "critical",
+            McpLevel::Alert => "alert",
+            McpLevel::Emergency => "emergency",
+        }
+    }
+}
+
 /// The stdio server command, after `--`.
 #[derive(Debug, Args)]
 pub struct ServerCommand {
@@ -190,11 +304,96 @@ pub enum Command {
         #[command(flatten)]
         server: ServerCommand,
     },
-    /// List every tool (all pages).
+    /// List every tool (all pages), or show one tool's whole definition.
     Tools {
+        /// One tool: its description, arguments, annotations and schemas in full.
+        #[arg(value_name = "NAME")]
+        name: Option<String>,
         /// Print the tool definitions as JSON instead of a table.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// List the server's resources (all pages).
+    Resources {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// List the server's resource templates (all pages).
+    Templates {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// Read a resource and print its contents (text as text, binary as one line).
+    Read {
+        /// The resource's URI.
+        uri: String,
+        /// Print the whole result as JSON (binary contents in base64).
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// List the server's prompts (all pages).
+    Prompts {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// Get a prompt filled in with its arguments (key=value ...) and print its messages.
+    Prompt {
+        /// The prompt's name.
+        name: String,
+        /// key=value ... (a prompt's arguments are strings)
+        #[arg(value_name = "ARGS")]
+        args: Vec<String>,
+        /// Print the whole result as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// Ask the server to complete an argument of a prompt or a resource template.
+    Complete {
+        /// The prompt whose argument is completed.
+        #[arg(
+            long,
+            value_name = "NAME",
+            conflicts_with = "template",
+            required_unless_present = "template"
+        )]
+        prompt: Option<String>,
+        /// The resource template (its URI template) whose variable is completed.
+        #[arg(long, value_name = "URI_TEMPLATE")]
+        template: Option<String>,
+        /// The argument's name.
+        argument: String,
+        /// What is typed so far.
+        #[arg(default_value = "")]
+        value: String,
+        /// An argument already filled in, as key=value (repeatable): the completion's context.
+        #[arg(long = "with", value_name = "KEY=VALUE")]
+        with: Vec<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// Set the level of the log messages the server sends (logging/setLevel).
+    LogLevel {
+        /// The lowest level the server should send.
+        #[arg(value_enum)]
+        level: McpLevel,
         #[command(flatten)]
         server: ServerCommand,
     },
@@ -221,6 +420,30 @@ pub enum Command {
         #[command(flatten)]
         server: ServerCommand,
     },
+    /// Check every server of a config file: started or not (with its stderr), protocol
+    /// version and era, tool count, whether it needs authorization. Exits 4 unless all are
+    /// ready.
+    Doctor {
+        /// How many servers are checked at once (at most 64).
+        #[arg(long, default_value_t = 8, value_name = "N")]
+        jobs: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// An interactive session: one connection, many commands (info, tools, call, ping,
+    /// resources, templates, read, prompts, prompt, complete, log-level; help, history,
+    /// exit), with line editing and history; Ctrl-C cancels the running call only.
+    Shell {
+        #[command(flatten)]
+        server: ServerCommand,
+    },
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Log in to an HTTP server (OAuth): discovery, registration, the browser, a token kept
     /// in the token file.
     Login,
@@ -232,9 +455,21 @@ impl Command {
     /// The `-- COMMAND ARGS` of the subcommand, possibly empty.
     pub fn server_command(&self) -> &[String] {
         match self {
-            Command::Servers { .. } | Command::Login | Command::Logout => &[],
+            Command::Servers { .. }
+            | Command::Doctor { .. }
+            | Command::Completions { .. }
+            | Command::Login
+            | Command::Logout => &[],
             Command::Info { server, .. }
             | Command::Tools { server, .. }
+            | Command::Resources { server, .. }
+            | Command::Templates { server, .. }
+            | Command::Read { server, .. }
+            | Command::Prompts { server, .. }
+            | Command::Prompt { server, .. }
+            | Command::Complete { server, .. }
+            | Command::LogLevel { server, .. }
+            | Command::Shell { server }
             | Command::Call { server, .. }
             | Command::Ping { server } => &server.command,
         }

@@ -9,7 +9,7 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
@@ -24,6 +24,10 @@ static WRITE_FD: AtomicI32 = AtomicI32::new(-1);
 static CALL_ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Set when an interrupt arrived outside a call.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// True in `shell`: an interrupt outside a call does not end the session.
+static SHELL: AtomicBool = AtomicBool::new(false);
+/// Interrupts since the last call began (or, in the shell, since the last one outside a call).
+static SEEN: AtomicU32 = AtomicU32::new(0);
 /// The session to close when an interrupt arrives outside a call.
 static CLIENT: Mutex<Option<McpClient>> = Mutex::new(None);
 
@@ -47,7 +51,23 @@ pub fn install(transcript: Option<Arc<Transcript>>) -> Receiver<()> {
 
 /// Marks whether a call owns the interrupt.
 pub fn call_active(active: bool) {
+    if active && SHELL.load(Ordering::SeqCst) {
+        // In the shell each call has its own Ctrl-C; a second one still exits at once.
+        SEEN.store(0, Ordering::SeqCst);
+    }
     CALL_ACTIVE.store(active, Ordering::SeqCst);
+}
+
+/// Marks whether the shell runs: an interrupt outside a call is then the shell's (a hint
+/// the first time, exiting the second time in a row).
+pub fn shell_mode(on: bool) {
+    SEEN.store(0, Ordering::SeqCst);
+    SHELL.store(on, Ordering::SeqCst);
+}
+
+/// True in the shell (a cancelled call leaves the session open).
+pub fn in_shell() -> bool {
+    SHELL.load(Ordering::SeqCst)
 }
 
 /// Sets the session an interrupt outside a call closes.
@@ -58,7 +78,6 @@ pub fn hold_client(client: Option<McpClient>) {
 }
 
 fn watch(mut pipe: File, tx: &Sender<()>, transcript: Option<&Transcript>) {
-    let mut seen = 0u32;
     let mut byte = [0u8; 1];
     loop {
         match pipe.read(&mut byte) {
@@ -70,7 +89,7 @@ fn watch(mut pipe: File, tx: &Sender<()>, transcript: Option<&Transcript>) {
                 return;
             }
         }
-        seen += 1;
+        let seen = SEEN.fetch_add(1, Ordering::SeqCst) + 1;
         if seen > 1 {
             crate::progress::clear();
             errln!("toolwire: interrupted again; exiting now");
@@ -80,6 +99,13 @@ fn watch(mut pipe: File, tx: &Sender<()>, transcript: Option<&Transcript>) {
             // The call cancels itself and closes the server; a full channel already holds
             // an interrupt.
             let _ = tx.try_send(());
+            continue;
+        }
+        if SHELL.load(Ordering::SeqCst) {
+            errln!(
+                "toolwire: Ctrl-C cancels a running call; `exit` or Ctrl-D leaves the shell \
+                 (Ctrl-C again exits now)"
+            );
             continue;
         }
         crate::progress::clear();

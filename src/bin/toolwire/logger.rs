@@ -17,7 +17,10 @@ static LOGGER: StderrLogger = StderrLogger;
 
 impl Log for StderrLogger {
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        metadata.level() <= log::max_level() && !is_raw_wire(metadata)
+        // The server's own log messages are shown by `serverlog`, at `--server-log`.
+        metadata.level() <= log::max_level()
+            && !is_raw_wire(metadata)
+            && metadata.target() != "toolwire::server"
     }
 
     fn log(&self, record: &Record<'_>) {

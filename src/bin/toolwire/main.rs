@@ -29,13 +29,21 @@ macro_rules! out {
 }
 
 mod args;
+mod asks;
 mod auth;
 mod call;
+mod catalog;
 mod cli;
+mod configs;
+mod doctor;
 mod interrupt;
+mod lineedit;
 mod logger;
 mod output;
 mod progress;
+mod serverlog;
+mod shell;
+mod sniff;
 mod target;
 mod terminal;
 mod transcript;
@@ -122,8 +130,48 @@ impl Failure {
     }
 }
 
+/// Programs that start MCP servers, to notice one given without `--` before it.
+const LAUNCHERS: [&str; 14] = [
+    "npx", "uvx", "uv", "node", "python", "python3", "deno", "bun", "bunx", "docker", "pipx",
+    "java", "ruby", "cargo",
+];
+
+/// The hint for a server command given without `--`: the line as it should have been.
+fn missing_separator(argv: &[String]) -> Option<String> {
+    if argv.iter().any(|arg| arg == "--") {
+        return None;
+    }
+    let at = argv.iter().skip(1).position(|arg| {
+        let path = std::path::Path::new(arg);
+        LAUNCHERS.contains(&arg.as_str())
+            || (arg.contains('/')
+                && path.is_file()
+                && path.extension().is_none_or(|extension| extension != "json"))
+    })? + 1;
+    let before = argv[1..at].join(" ");
+    let after = argv[at..].join(" ");
+    Some(format!(
+        "hint: a stdio server's command goes after `--`: toolwire {before} -- {after}"
+    ))
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let argv: Vec<String> = std::env::args().collect();
+    let hint = missing_separator(&argv);
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let usage = error.use_stderr();
+            let _ = error.print();
+            if !usage {
+                return ExitCode::SUCCESS;
+            }
+            if let Some(hint) = &hint {
+                errln!("{hint}");
+            }
+            return ExitCode::from(Exit::Usage as u8);
+        }
+    };
     logger::init(cli.options.log_level.filter());
     let transcript = match &cli.options.transcript {
         Some(path) => match Transcript::create(path) {
@@ -156,12 +204,16 @@ fn main() -> ExitCode {
             } else {
                 errln!("toolwire: error: {}", failure.message);
             }
+            if let (Exit::Usage, Some(hint)) = (failure.exit, &hint) {
+                errln!("{hint}");
+            }
             if let Some(transcript) = &transcript {
                 transcript.decision("error", json!({"detail": failure.message}));
             }
             failure.exit
         }
     };
+    asks::report_refusals();
     if let Some(transcript) = &transcript {
         transcript.decision(
             "exit",
@@ -178,10 +230,25 @@ fn run(
     transcript: Option<&Arc<Transcript>>,
     interrupts: &crossbeam_channel::Receiver<()>,
 ) -> Result<Exit, Failure> {
-    if let Command::Servers { json } = &cli.command {
-        let (path, configs) = target::load_config(&cli.target)?;
-        output::print_servers(&path, &configs, *json);
+    if let Command::Completions { shell } = &cli.command {
+        let mut command = <Cli as clap::CommandFactory>::command();
+        let mut out = Vec::new();
+        clap_complete::generate(*shell, &mut command, "toolwire", &mut out);
+        output::write_raw(&out);
         return Ok(Exit::Ok);
+    }
+    if let Command::Servers { json } = &cli.command {
+        if cli.target.url.is_some() {
+            return Err(Failure::usage(
+                "`servers` lists the entries of a config file; --url names one server",
+            ));
+        }
+        let loaded = configs::load(&cli.target, None)?;
+        output::print_servers(&loaded, *json);
+        return Ok(Exit::Ok);
+    }
+    if let Command::Doctor { jobs, json } = &cli.command {
+        return doctor::run(cli, *jobs, *json);
     }
     let mut target = target::resolve(&cli.target, cli.command.server_command())?;
     if let target::Target::Url(http) = &mut target {
@@ -211,6 +278,12 @@ fn run(
         }
         _ => {}
     }
+    let asks = asks::Asks::new(
+        &cli.client.roots,
+        cli.client.elicit,
+        cli.client.sampling_command.clone(),
+        cli.options.timeout,
+    )?;
     // A server that needs a user's consent gets it once, when someone is there to give it.
     let mut logged_in = false;
     loop {
@@ -218,12 +291,27 @@ fn run(
             Some(plan) => Some(auth::provider(plan, &cli.auth, false)?),
             None => None,
         };
-        let outcome = match target::connect(&target, mcp_config(cli), transcript, provider.clone())
-        {
+        let outcome = match target::connect(
+            &target,
+            mcp_config(cli, &asks),
+            transcript,
+            provider.clone(),
+        ) {
             Ok(client) => {
+                serverlog::ask_stateless(&client, cli.options.server_log);
                 interrupt::hold_client(Some(client.clone()));
-                let outcome =
-                    run_connected(cli, &client, transcript, interrupts, provider.as_deref());
+                let outcome = if let Command::Shell { .. } = &cli.command {
+                    shell::run(cli, &client, transcript, interrupts, provider.as_deref())
+                } else {
+                    run_connected(
+                        cli,
+                        &cli.command,
+                        &client,
+                        transcript,
+                        interrupts,
+                        provider.as_deref(),
+                    )
+                };
                 interrupt::hold_client(None);
                 if let Err(error) = client.close() {
                     log::debug!("closing the session: {error}");
@@ -254,17 +342,34 @@ fn run(
     }
 }
 
+/// Runs one command on a connected session (the command line's, or one typed in `shell`).
 fn run_connected(
     cli: &Cli,
+    command: &Command,
     client: &McpClient,
     transcript: Option<&Arc<Transcript>>,
     interrupts: &crossbeam_channel::Receiver<()>,
     oauth: Option<&toolwire::auth::OAuth>,
 ) -> Result<Exit, Failure> {
-    match &cli.command {
-        Command::Servers { .. } | Command::Login | Command::Logout => {
+    if let Some(outcome) = catalog::run(command, client) {
+        return outcome;
+    }
+    match command {
+        Command::Servers { .. }
+        | Command::Doctor { .. }
+        | Command::Login
+        | Command::Logout
+        | Command::Shell { .. }
+        | Command::Completions { .. } => {
             unreachable!("handled before connecting")
         }
+        Command::Resources { .. }
+        | Command::Templates { .. }
+        | Command::Read { .. }
+        | Command::Prompts { .. }
+        | Command::Prompt { .. }
+        | Command::Complete { .. }
+        | Command::LogLevel { .. } => unreachable!("run by catalog::run"),
         Command::Info { json, .. } => {
             let info = client
                 .session_info()
@@ -317,7 +422,7 @@ fn run_connected(
 }
 
 /// The MCP settings from the options: protocol mode and timeouts.
-fn mcp_config(cli: &Cli) -> McpConfig {
+fn mcp_config(cli: &Cli, asks: &asks::Asks) -> McpConfig {
     let timeout = cli.options.timeout;
     let mut config = McpConfig::default().mode(match cli.options.protocol {
         Protocol::Legacy => toolwire::ProtocolMode::Legacy,
@@ -334,7 +439,10 @@ fn mcp_config(cli: &Cli) -> McpConfig {
     // One budget for start, probe and handshake together: Auto mode cannot spend it twice.
     config = config.connect_timeout(connect).initialize_timeout(connect);
     let probe = connect.min(config.get_discover_timeout());
-    config.discover_timeout(probe)
+    let server_log = cli.options.server_log;
+    asks.install(config)
+        .discover_timeout(probe)
+        .on_log(move |message| serverlog::show(message, server_log))
 }
 
 /// A duration in whole microseconds, for the transcript.

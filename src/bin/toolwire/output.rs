@@ -1,15 +1,15 @@
 //! What the commands print on stdout: servers, session info, the tool table, tool results.
 
 use std::fmt::Write as _;
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use toolwire::config::ServerEntry;
 use toolwire::mcp::{Era, SessionInfo};
 use toolwire::transport::mask_url;
-use toolwire::{CallToolResult, Content, ServerConfigs, Tool};
+use toolwire::{CallToolResult, Content, Tool};
 
+use crate::configs::Loaded;
 use crate::terminal;
 
 /// What a header value (a secret) shows as.
@@ -33,6 +33,13 @@ pub fn emit_err(text: &str) {
     let _ = std::io::stderr()
         .lock()
         .write_all(terminal::shown(text).as_bytes());
+}
+
+/// Writes bytes to stdout as they are (a completion script).
+pub fn write_raw(bytes: &[u8]) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(bytes).and_then(|()| stdout.flush());
 }
 
 /// Writes a JSON document to stdout: exact JSON, with no raw control character.
@@ -80,8 +87,10 @@ struct ServerRow {
 
 /// `servers`: the entries of a config file. A URL's password and every header value are
 /// secrets: they show as `***` (see [`toolwire::transport::mask_url`]).
-pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
-    let rows: Vec<ServerRow> = configs
+pub fn print_servers(loaded: &Loaded, json: bool) {
+    let configs = &loaded.configs;
+    let path = &loaded.path;
+    let mut rows: Vec<ServerRow> = configs
         .names()
         .map(|name| {
             let (kind, detail, headers) = match configs.get(name) {
@@ -112,6 +121,13 @@ pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
             }
         })
         .collect();
+    let skipped: Vec<(String, String)> = configs
+        .rejected()
+        .map(|(name, reason)| {
+            let short = crate::configs::short_reason(configs, name, reason);
+            (name.to_owned(), short.to_owned())
+        })
+        .collect();
     if json {
         let servers: Vec<Value> = rows
             .iter()
@@ -132,18 +148,59 @@ pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
                 entry
             })
             .collect();
-        let document = json!({"file": path.display().to_string(),
-                              "format": configs.format().to_string(), "servers": servers});
+        let skipped: Vec<Value> = skipped
+            .iter()
+            .map(|(name, reason)| json!({"name": name, "error": reason}))
+            .collect();
+        let mut document = json!({"file": path.display().to_string(),
+                              "format": configs.format().to_string(), "servers": servers,
+                              "skipped": skipped});
+        if let Some(place) = &loaded.place {
+            document["scope"] = json!(place.scope.to_string());
+            document["searched"] = json!(true);
+            document["others"] = loaded
+                .others
+                .iter()
+                .map(|(place, names)| {
+                    json!({"file": place.path.display().to_string(),
+                           "format": place.format.to_string(),
+                           "scope": place.scope.to_string(), "servers": names})
+                })
+                .collect();
+        }
         emit_json(&document);
         return;
     }
-    outln!(
-        "{} ({} format, {} server{})",
+    let count = rows.len();
+    let mut summary = format!(
+        "{} ({} format, {count} server{}",
         path.display(),
         configs.format(),
-        rows.len(),
-        if rows.len() == 1 { "" } else { "s" }
+        if count == 1 { "" } else { "s" }
     );
+    if !skipped.is_empty() {
+        let _ = write!(summary, ", {} skipped", skipped.len());
+    }
+    summary.push(')');
+    outln!("{summary}");
+    if let Some(place) = &loaded.place {
+        outln!(
+            "read because no --config was given: the first of the hosts' places with servers \
+             ({} {} scope)",
+            place.format,
+            place.scope
+        );
+    }
+    // A skipped entry keeps its row, marked, with what is wrong with it.
+    for (name, reason) in &skipped {
+        rows.push(ServerRow {
+            name: name.clone(),
+            kind: "SKIPPED",
+            detail: reason.clone(),
+            headers: None,
+        });
+    }
+    rows.sort_by(|a, b| a.name.cmp(&b.name));
     let table: Vec<Vec<String>> = rows
         .into_iter()
         .map(|row| {
@@ -158,6 +215,17 @@ pub fn print_servers(path: &Path, configs: &ServerConfigs, json: bool) {
         "{}",
         render_table(&["NAME", "TRANSPORT", "COMMAND / URL"], &table)
     );
+    for (place, names) in &loaded.others {
+        outln!(
+            "also found: {} with {} (--server NAME finds a server in any of these places)",
+            place.describe(),
+            if names.is_empty() {
+                "no usable server".to_owned()
+            } else {
+                names.join(", ")
+            }
+        );
+    }
 }
 
 /// `info`: server, protocol version and era, capabilities, instructions.
@@ -300,7 +368,7 @@ fn type_name(property: &Value) -> String {
     }
 }
 
-fn cut(text: &str, limit: usize) -> String {
+pub fn cut(text: &str, limit: usize) -> String {
     if text.chars().count() <= limit {
         text.to_owned()
     } else {
@@ -312,7 +380,7 @@ fn cut(text: &str, limit: usize) -> String {
 
 /// Left-aligned columns separated by two spaces; the last column is not padded. A cell is one
 /// line: its control characters, newline and tab included, are shown escaped.
-fn render_table(header: &[&str], rows: &[Vec<String>]) -> String {
+pub fn render_table(header: &[&str], rows: &[Vec<String>]) -> String {
     let rows: Vec<Vec<String>> = rows
         .iter()
         .map(|row| {
@@ -371,6 +439,20 @@ pub fn print_result_json(result: &CallToolResult) {
 pub fn print_result(result: &CallToolResult) {
     let mut out = String::new();
     for block in &result.content {
+        render_block(&mut out, block);
+    }
+    if result.content.is_empty() {
+        if let Some(structured) = &result.structured_content {
+            out.push_str(&terminal::json_pretty(structured));
+            out.push('\n');
+        }
+    }
+    out!("{out}");
+}
+
+/// One content block, readably (see [`print_result`]).
+pub fn render_block(out: &mut String, block: &Content) {
+    {
         match block {
             Content::Text { text } => {
                 out.push_str(text);
@@ -431,24 +513,17 @@ pub fn print_result(result: &CallToolResult) {
             }
         }
     }
-    if result.content.is_empty() {
-        if let Some(structured) = &result.structured_content {
-            out.push_str(&terminal::json_pretty(structured));
-            out.push('\n');
-        }
-    }
-    out!("{out}");
 }
 
 /// The decoded size of base64 text.
-fn base64_len(data: &str) -> u64 {
+pub fn base64_len(data: &str) -> u64 {
     let clean = data.bytes().filter(|b| !b.is_ascii_whitespace()).count() as u64;
     let padding = data.bytes().rev().take_while(|b| *b == b'=').count() as u64;
     (clean / 4 * 3 + (clean % 4).saturating_sub(1)).saturating_sub(padding)
 }
 
 /// `512 B`, `1.5 KiB`, `3.2 MiB`.
-fn size(bytes: u64) -> String {
+pub fn size(bytes: u64) -> String {
     const KIB: f64 = 1024.0;
     let value = bytes as f64;
     if value < KIB {

@@ -1,10 +1,10 @@
 //! Which server to talk to (a config entry, a URL, a command) and connecting to it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::json;
-use toolwire::config::{LoadOptions, ServerEntry};
+use toolwire::config::ServerEntry;
 use toolwire::transport::{
     mask_url, Connector, HttpTransport, LegacySseTransport, StdioTransport, Transport,
 };
@@ -14,9 +14,6 @@ use crate::cli::TargetOptions;
 use crate::transcript::{Tapped, Transcript};
 use crate::Failure;
 
-/// The config files looked for in the current folder when `--config` is not given, in order.
-pub const DEFAULT_CONFIGS: [&str; 2] = [".mcp.json", ".vscode/mcp.json"];
-
 /// A server to connect to.
 pub enum Target {
     /// An entry of a config file.
@@ -24,6 +21,8 @@ pub enum Target {
         path: PathBuf,
         configs: ServerConfigs,
         server: String,
+        /// `--inherit-env`: a stdio entry gets the whole environment.
+        inherit_env: bool,
     },
     /// A Streamable HTTP endpoint.
     Url(HttpConfig),
@@ -45,53 +44,6 @@ impl Target {
             Target::Plain(_, url) => mask_url(url),
             Target::Command(stdio) => stdio.command_line(),
         }
-    }
-}
-
-/// The config file to read: `--config`, or the first of [`DEFAULT_CONFIGS`] that exists.
-fn config_path(options: &TargetOptions) -> Result<PathBuf, Failure> {
-    if let Some(path) = &options.config {
-        return Ok(path.clone());
-    }
-    DEFAULT_CONFIGS
-        .iter()
-        .map(PathBuf::from)
-        .find(|path| path.is_file())
-        .ok_or_else(|| {
-            Failure::usage(
-                "no server given: use --config FILE --server NAME, --url URL, or -- COMMAND \
-                 [ARGS...] (there is no .mcp.json or .vscode/mcp.json in the current folder)",
-            )
-        })
-}
-
-/// Reads the config file named by the options (or found in the current folder).
-pub fn load_config(options: &TargetOptions) -> Result<(PathBuf, ServerConfigs), Failure> {
-    if options.url.is_some() {
-        return Err(Failure::usage(
-            "`servers` lists the entries of a config file; --url names one server",
-        ));
-    }
-    let path = config_path(options)?;
-    let mut load = LoadOptions::new();
-    for input in &options.inputs {
-        // An input is often a password: a malformed one is not echoed.
-        let (id, value) = split_pair(input, '=').ok_or_else(|| {
-            Failure::usage("--input: expected ID=VALUE (an ID, then `=`, then the value)")
-        })?;
-        load = load.input(id, value);
-    }
-    let configs = ServerConfigs::load_with(&path, load)
-        .map_err(|error| Failure::usage(config_error(&path, &error)))?;
-    Ok((path, configs))
-}
-
-/// A config error's text without the library's "invalid configuration: " lead (the message
-/// already names the file, the server and the field).
-fn config_error(path: &Path, error: &toolwire::Error) -> String {
-    match error {
-        toolwire::Error::Config(text) => format!("bad config: {text}"),
-        other => format!("cannot use the config {}: {other}", path.display()),
     }
 }
 
@@ -119,9 +71,11 @@ pub fn resolve(options: &TargetOptions, command: &[String]) -> Result<Target, Fa
         ));
     }
     if let Some((program, args)) = command.split_first() {
-        let mut stdio = StdioConfig::new(program).args(args);
-        // A command typed by hand runs as it would in the user's shell.
-        stdio = stdio.inherit_env(true);
+        // The same environment policy as a config entry's: the child gets HOME, LOGNAME,
+        // PATH, SHELL, TERM and USER, plus `--env`; `--inherit-env` gives it everything.
+        let mut stdio = StdioConfig::new(program)
+            .args(args)
+            .inherit_env(options.inherit_env);
         for pair in &options.env {
             let (key, value) = split_pair(pair, '=')
                 .ok_or_else(|| Failure::usage(format!("--env {pair:?}: expected KEY=VALUE")))?;
@@ -167,31 +121,63 @@ pub fn resolve(options: &TargetOptions, command: &[String]) -> Result<Target, Fa
         }
         return Ok(Target::Url(http));
     }
-    let (path, configs) = load_config(options)?;
+    let loaded = crate::configs::load(options, options.server.as_deref())?;
+    let file = loaded.describe();
+    let configs = loaded.configs;
     let names: Vec<&str> = configs.names().collect();
+    let rejected = |name: &str| {
+        configs
+            .rejected()
+            .find(|(bad, _)| *bad == name)
+            .map(|(_, reason)| reason.to_owned())
+    };
     let server = match &options.server {
         Some(name) if configs.get(name).is_some() => name.clone(),
         Some(name) => {
+            if let Some(reason) = rejected(name) {
+                return Err(Failure::usage(format!(
+                    "the server `{name}` of {file} cannot be used (it was skipped): {reason}"
+                )));
+            }
             return Err(Failure::usage(format!(
-                "{} has no server named `{name}` (it has: {})",
-                path.display(),
+                "{file} has no server named `{name}` (it has: {})",
                 list_or_none(&names)
-            )))
+            )));
         }
-        None if names.len() == 1 => names[0].to_owned(),
+        None if names.len() == 1 => {
+            for (bad, reason) in configs.rejected() {
+                log::warn!("skipped the server `{bad}`: {reason}");
+            }
+            names[0].to_owned()
+        }
+        None if names.is_empty() => {
+            let reasons: Vec<String> = configs
+                .rejected()
+                .map(|(_, reason)| format!("\n  {reason}"))
+                .collect();
+            return Err(Failure::usage(format!(
+                "{file} has no usable server{}",
+                if reasons.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (every entry was skipped):{}", reasons.concat())
+                }
+            )));
+        }
         None => {
             return Err(Failure::usage(format!(
-                "{} has {} servers ({}): choose one with --server NAME",
-                path.display(),
+                "{file} has {} servers ({}): choose one with --server NAME",
                 names.len(),
                 list_or_none(&names)
             )))
         }
     };
+    let path = loaded.path;
     Ok(Target::Config {
         path,
         configs,
         server,
+        inherit_env: options.inherit_env,
     })
 }
 
@@ -204,7 +190,7 @@ fn list_or_none(names: &[&str]) -> String {
 }
 
 /// `KEY<sep>VALUE` with a non-empty key; both sides trimmed for headers.
-fn split_pair(text: &str, separator: char) -> Option<(String, String)> {
+pub fn split_pair(text: &str, separator: char) -> Option<(String, String)> {
     let (key, value) = text.split_once(separator)?;
     let key = key.trim();
     if key.is_empty() {
@@ -233,8 +219,18 @@ pub fn connect(
     let describe = target.describe();
     let connector: Connector = match target {
         Target::Config {
-            configs, server, ..
+            configs,
+            server,
+            inherit_env,
+            ..
         } => match configs.get(server) {
+            // A stdio entry follows the command's environment policy (see `resolve`).
+            Some(ServerEntry::Stdio(stdio)) => {
+                let stdio = stdio.clone().inherit_env(*inherit_env);
+                Box::new(move || {
+                    Ok(Arc::new(StdioTransport::spawn(stdio.clone())?) as Arc<dyn Transport>)
+                })
+            }
             // An HTTP entry gets the command's close bounds, like `--url`.
             Some(ServerEntry::Http { url, headers, .. }) => {
                 let mut http = with_auth(cli_http(url));
@@ -295,8 +291,38 @@ pub fn connect(
         }
         None => connector,
     };
-    let client = McpClient::connect_with(connector, config)
-        .map_err(|error| Failure::from_error(&format!("connecting to {describe}"), &error))?;
+    // A stdio program is watched for lines that are not JSON-RPC, to tell a program that is
+    // not an MCP server from a server that failed.
+    let program = match target {
+        Target::Command(stdio) => Some(stdio.command_line()),
+        Target::Config {
+            configs, server, ..
+        } => match configs.get(server) {
+            Some(ServerEntry::Stdio(stdio)) => Some(stdio.command_line()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let record = crate::sniff::Record::default();
+    let connector = match &program {
+        Some(_) => crate::sniff::wrap(connector, Arc::clone(&record)),
+        None => connector,
+    };
+    let client = McpClient::connect_with(connector, config).map_err(|error| {
+        let mut failure = Failure::from_error(&format!("connecting to {describe}"), &error);
+        if let Some(program) = &program {
+            let printed = record.lock().lines > 0;
+            let unknown = matches!(&error, toolwire::Error::Rpc(object) if object.code.0 == -32601);
+            let silent = matches!(error, toolwire::Error::Timeout { .. });
+            if printed || unknown || silent {
+                failure.message.push('\n');
+                failure
+                    .message
+                    .push_str(&crate::sniff::describe(&record, program, silent));
+            }
+        }
+        failure
+    })?;
     if let Ok(info) = client.session_info() {
         log::info!(
             "connected to {} {} with protocol {} ({})",

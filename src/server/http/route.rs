@@ -285,6 +285,14 @@ fn stateless_post(
         protocol_header: head.header("mcp-protocol-version").map(str::to_owned),
         method_header: head.header("mcp-method").map(str::to_owned),
         name_header: head.header("mcp-name").map(str::to_owned),
+        param_headers: head
+            .headers
+            .iter()
+            .filter_map(|(name, value)| {
+                let name = name.strip_prefix("mcp-param-")?;
+                Some((name.to_owned(), value.clone()))
+            })
+            .collect(),
     };
     let (tx, rx) = bounded(STREAM_QUEUE);
     let link = Arc::new(StreamLink { tx });

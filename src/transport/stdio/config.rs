@@ -167,7 +167,9 @@ impl StdioConfig {
         self
     }
 
-    /// How much of the end of stderr is kept for error messages. Defaults to 64 KiB.
+    /// How much of the end of stderr is kept for error messages. Defaults to 64 KiB. The
+    /// values of the variables set with [`StdioConfig::env`] (six characters or longer) show
+    /// as `***` in the tail and in the stderr lines logged at debug.
     pub fn stderr_tail_bytes(mut self, bytes: usize) -> Self {
         self.stderr_tail_bytes = bytes;
         self

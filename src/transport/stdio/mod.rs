@@ -109,7 +109,10 @@ impl StdioTransport {
         let (threads_done_tx, threads_done) = bounded::<()>(0);
         let (stderr_done_tx, stderr_done) = bounded::<()>(0);
         let (stdout_done_tx, stdout_done) = bounded::<()>(0);
-        let tail = Arc::new(Mutex::new(Tail::new(config.stderr_tail_bytes)));
+        // The values we set are often tokens; the server's stderr must not show them.
+        let secrets =
+            crate::mask::Secrets::new("", config.env.values().filter_map(|value| value.to_str()));
+        let tail = Arc::new(Mutex::new(Tail::new(config.stderr_tail_bytes, secrets)));
         let shared = Arc::new(Shared {
             command_line,
             pid,

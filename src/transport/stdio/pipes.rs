@@ -6,6 +6,8 @@ use std::process::{ChildStderr, ChildStdin};
 use crossbeam_channel::Receiver;
 use parking_lot::Mutex;
 
+use crate::mask::Secrets;
+
 pub(super) fn write_loop(stdin: ChildStdin, frames: Receiver<String>) {
     let mut stdin = io::BufWriter::with_capacity(64 * 1024, stdin);
     while let Ok(line) = frames.recv() {
@@ -46,10 +48,8 @@ pub(super) fn drain_stderr(mut stderr: ChildStderr, tail: &Mutex<Tail>, label: &
             partial.extend_from_slice(chunk);
             while let Some(position) = partial.iter().position(|&byte| byte == b'\n') {
                 let line: Vec<u8> = partial.drain(..=position).collect();
-                log::debug!(
-                    "[{label} stderr] {}",
-                    String::from_utf8_lossy(&line).trim_end()
-                );
+                let line = tail.lock().scrub(String::from_utf8_lossy(&line).trim_end());
+                log::debug!("[{label} stderr] {line}");
             }
             // Bound the partial line kept for logging.
             if partial.len() > 4096 {
@@ -59,18 +59,27 @@ pub(super) fn drain_stderr(mut stderr: ChildStderr, tail: &Mutex<Tail>, label: &
     }
 }
 
-/// The last `capacity` bytes written to it.
+/// The last `capacity` bytes written to it, shown with the values of the variables we set
+/// for the child taken out: a server that fails often prints what it was given ("invalid
+/// token ghp_…"), and its stderr ends up in errors, logs and the command's output.
 pub(crate) struct Tail {
     capacity: usize,
     bytes: Vec<u8>,
+    secrets: Secrets,
 }
 
 impl Tail {
-    pub(crate) fn new(capacity: usize) -> Tail {
+    pub(crate) fn new(capacity: usize, secrets: Secrets) -> Tail {
         Tail {
             capacity,
             bytes: Vec::new(),
+            secrets,
         }
+    }
+
+    /// `text` (the child's stderr) with the secrets taken out.
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        self.secrets.scrub(text)
     }
 
     pub(crate) fn push(&mut self, chunk: &[u8]) {
@@ -90,17 +99,18 @@ impl Tail {
 
     pub(crate) fn text(&self) -> String {
         let start = self.bytes.len().saturating_sub(self.capacity);
-        String::from_utf8_lossy(&self.bytes[start..]).into_owned()
+        self.scrub(&String::from_utf8_lossy(&self.bytes[start..]))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::Tail;
+    use crate::mask::Secrets;
 
     #[test]
     fn tail_keeps_the_last_bytes() {
-        let mut tail = Tail::new(4);
+        let mut tail = Tail::new(4, Secrets::default());
         tail.push(b"ab");
         tail.push(b"cdef");
         assert_eq!(tail.text(), "cdef");
@@ -111,5 +121,12 @@ mod tests {
         assert_eq!(tail.text(), "yxyz");
         tail.push(b"0123456789");
         assert_eq!(tail.text(), "6789");
+    }
+
+    #[test]
+    fn the_values_we_set_are_taken_out() {
+        let mut tail = Tail::new(1024, Secrets::new("", ["ghp_planted_secret"]));
+        tail.push(b"error: bad token ghp_planted_secret\n");
+        assert_eq!(tail.text(), "error: bad token ***\n");
     }
 }

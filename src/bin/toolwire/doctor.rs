@@ -1,0 +1,271 @@
+//! `doctor`: every server of a config file started (or reached) in parallel, at most
+//! `--jobs` at a time, each within `--connect-timeout` for its start and handshake and
+//! `--timeout` for its tool list; per server, whether it started (with the error and its
+//! stderr tail, secrets masked, when not), its protocol version and era, its tool count, and
+//! whether it needs authorization. It never asks anyone: no login, elicitation declined.
+//! The exit code is 0 only when every server is ready.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use toolwire::config::ServerEntry;
+
+use crate::asks::Asks;
+use crate::cli::{Cli, Elicit};
+use crate::output::{duration, emit_json, render_table};
+use crate::target::Target;
+use crate::{auth, configs, mcp_config, target, Exit, Failure};
+
+/// The most servers `--jobs` may check at once.
+pub const MAX_JOBS: usize = 64;
+
+/// How one server fared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    /// Started, answered the handshake and listed its tools.
+    Ready,
+    /// Reached, but it needs a user's authorization (`toolwire login`).
+    NeedsAuth,
+    /// Could not be started, reached or listed.
+    Failed,
+    /// Its config entry is bad or unsupported.
+    Skipped,
+}
+
+impl Status {
+    fn word(self) -> &'static str {
+        match self {
+            Status::Ready => "ready",
+            Status::NeedsAuth => "needs-auth",
+            Status::Failed => "failed",
+            Status::Skipped => "skipped",
+        }
+    }
+}
+
+/// One server's report.
+struct Report {
+    name: String,
+    transport: &'static str,
+    status: Status,
+    protocol: Option<String>,
+    era: Option<&'static str>,
+    server: Option<String>,
+    tools: Option<usize>,
+    authorization: &'static str,
+    detail: Option<String>,
+    took: Duration,
+}
+
+/// Runs `doctor`.
+pub fn run(cli: &Cli, jobs: usize, json_out: bool) -> Result<Exit, Failure> {
+    if cli.target.url.is_some() || cli.target.server.is_some() {
+        return Err(Failure::usage(
+            "doctor checks every server of a config file: give --config FILE (or none, to \
+             search the hosts' places), not --url or --server",
+        ));
+    }
+    let loaded = configs::load(&cli.target, None)?;
+    let asks = Asks::new(&[], Elicit::Decline, None, cli.options.timeout)?;
+    let names: Vec<String> = loaded.configs.names().map(str::to_owned).collect();
+    let jobs = jobs.clamp(1, MAX_JOBS).min(names.len().max(1));
+    let (work_tx, work_rx) = crossbeam_channel::unbounded::<String>();
+    for name in &names {
+        let _ = work_tx.send(name.clone());
+    }
+    drop(work_tx);
+    let (done_tx, done_rx) = crossbeam_channel::unbounded::<Report>();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            let work = work_rx.clone();
+            let done = done_tx.clone();
+            let loaded = &loaded;
+            let asks = &asks;
+            scope.spawn(move || {
+                for name in work.iter() {
+                    let _ = done.send(check(cli, loaded, &name, asks));
+                }
+            });
+        }
+    });
+    drop(done_tx);
+    let mut reports: Vec<Report> = done_rx.iter().collect();
+    for (name, reason) in loaded.configs.rejected() {
+        reports.push(Report {
+            name: name.to_owned(),
+            transport: "-",
+            status: Status::Skipped,
+            protocol: None,
+            era: None,
+            server: None,
+            tools: None,
+            authorization: "-",
+            detail: Some(reason.to_owned()),
+            took: Duration::ZERO,
+        });
+    }
+    reports.sort_by(|a, b| a.name.cmp(&b.name));
+    let bad = reports
+        .iter()
+        .filter(|report| report.status != Status::Ready)
+        .count();
+    if json_out {
+        print_json(&loaded, &reports);
+    } else {
+        print_text(&loaded, &reports, bad);
+    }
+    Ok(if bad == 0 { Exit::Ok } else { Exit::Transport })
+}
+
+/// Starts one server, lists its tools, closes it.
+fn check(cli: &Cli, loaded: &configs::Loaded, name: &str, asks: &Asks) -> Report {
+    let started = Instant::now();
+    let entry = loaded.configs.get(name);
+    let transport = entry.map_or("-", ServerEntry::transport);
+    let mut report = Report {
+        name: name.to_owned(),
+        transport,
+        status: Status::Failed,
+        protocol: None,
+        era: None,
+        server: None,
+        tools: None,
+        authorization: "-",
+        detail: None,
+        took: Duration::ZERO,
+    };
+    let target = Target::Config {
+        path: loaded.path.clone(),
+        configs: loaded.configs.clone(),
+        server: name.to_owned(),
+        inherit_env: cli.target.inherit_env,
+    };
+    let mut provider = None;
+    if let Some(plan) = auth::plan(&target) {
+        match auth::provider(&plan, &cli.auth, false) {
+            Ok(oauth) => provider = Some(oauth),
+            Err(failure) => {
+                report.detail = Some(failure.message);
+                report.took = started.elapsed();
+                return report;
+            }
+        }
+        report.authorization = "not needed";
+    }
+    let outcome = target::connect(&target, mcp_config(cli, asks), None, provider.clone()).and_then(
+        |client| {
+            let info = client.session_info().ok();
+            let tools = client
+                .list_tools()
+                .map_err(|error| Failure::from_error("listing the tools", &error));
+            if let Err(error) = client.close() {
+                log::debug!("closing `{name}`: {error}");
+            }
+            tools.map(|tools| (info, tools.len()))
+        },
+    );
+    match outcome {
+        Ok((info, tools)) => {
+            report.status = Status::Ready;
+            report.tools = Some(tools);
+            if let Some(info) = info {
+                report.protocol = Some(info.protocol_version);
+                report.era = Some(crate::output::era_word(info.era));
+                report.server = Some(format!("{} {}", info.server.name, info.server.version));
+            }
+            if provider
+                .as_ref()
+                .is_some_and(|oauth| oauth.status().authorized)
+            {
+                report.authorization = "authorized";
+            }
+        }
+        Err(failure) if failure.login_required => {
+            report.status = Status::NeedsAuth;
+            report.authorization = "needed";
+            report.detail = Some(format!(
+                "needs authorization: log in with `toolwire --config {} --server {name} login`",
+                loaded.path.display()
+            ));
+        }
+        Err(failure) => report.detail = Some(failure.message),
+    }
+    report.took = started.elapsed();
+    report
+}
+
+fn print_text(loaded: &configs::Loaded, reports: &[Report], bad: usize) {
+    outln!(
+        "{} ({} format, {} server{})",
+        loaded.describe(),
+        loaded.configs.format(),
+        reports.len(),
+        if reports.len() == 1 { "" } else { "s" }
+    );
+    let dash = || "-".to_owned();
+    let rows: Vec<Vec<String>> = reports
+        .iter()
+        .map(|report| {
+            vec![
+                report.name.clone(),
+                report.transport.to_owned(),
+                report.status.word().to_owned(),
+                report.protocol.clone().unwrap_or_else(dash),
+                report.era.map_or_else(dash, str::to_owned),
+                report.tools.map_or_else(dash, |tools| tools.to_string()),
+                report.authorization.to_owned(),
+                if report.status == Status::Skipped {
+                    dash()
+                } else {
+                    duration(report.took)
+                },
+            ]
+        })
+        .collect();
+    out!(
+        "{}",
+        render_table(
+            &[
+                "NAME",
+                "TRANSPORT",
+                "STATUS",
+                "PROTOCOL",
+                "ERA",
+                "TOOLS",
+                "AUTH",
+                "TIME"
+            ],
+            &rows
+        )
+    );
+    for report in reports {
+        if let Some(detail) = &report.detail {
+            outln!("\n{} ({}):", report.name, report.status.word());
+            for line in detail.lines() {
+                outln!("  {line}");
+            }
+        }
+    }
+    if bad == 0 {
+        outln!("\nall {} servers ready", reports.len());
+    } else {
+        outln!("\n{bad} of {} servers not ready", reports.len());
+    }
+}
+
+fn print_json(loaded: &configs::Loaded, reports: &[Report]) {
+    let servers: Vec<Value> = reports
+        .iter()
+        .map(|report| {
+            json!({"name": report.name, "transport": report.transport,
+                   "status": report.status.word(), "server": report.server,
+                   "protocolVersion": report.protocol, "era": report.era,
+                   "tools": report.tools, "authorization": report.authorization,
+                   "detail": report.detail,
+                   "duration_us": crate::micros(report.took)})
+        })
+        .collect();
+    emit_json(&json!({"file": loaded.path.display().to_string(),
+                      "format": loaded.configs.format().to_string(),
+                      "servers": servers}));
+}

@@ -1,0 +1,160 @@
+//! `toolwire shell` on a terminal: one connection for many commands, line editing and
+//! history (the up arrow brings back earlier lines), Ctrl-C cancels the running call only
+//! (the server is told and the session goes on), Ctrl-C at the prompt clears the line, and
+//! `exit` ends it. Also the shell without a terminal (lines from a pipe), and the completion
+//! scripts. The pty is python3's `pty` module with a driver that types each input once the
+//! text before it has shown.
+#![cfg(feature = "cli")]
+
+#[path = "cli_support.rs"]
+mod cli;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use cli::{assert_in_order, bin, run, run_args, tool_server, toolwire, wait_bounded, LIMIT};
+
+/// Runs the command under a pty; `argv[1]` is a JSON list of `[expected, input]` pairs: each
+/// input is typed once its expected text has shown. Everything the terminal showed goes to
+/// stdout.
+const DRIVER: &str = r#"
+import json, os, pty, sys
+script = [(e.encode(), i.encode()) for e, i in json.loads(sys.argv[1])]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+out = sys.stdout.buffer
+pending = b""
+while True:
+    try:
+        data = os.read(fd, 65536)
+    except OSError:
+        break
+    if not data:
+        break
+    out.write(data)
+    out.flush()
+    pending += data
+    while script and script[0][0] in pending:
+        expected, typed = script.pop(0)
+        pending = pending[pending.index(expected) + len(expected):]
+        os.write(fd, typed)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"#;
+
+fn on_a_terminal(script: &[(&str, &str)]) -> (i32, String) {
+    let mut command = Command::new("python3");
+    command
+        .arg("-c")
+        .arg(DRIVER)
+        .arg(serde_json::to_string(script).unwrap())
+        .arg(bin())
+        .args(["shell", "--"])
+        .arg(tool_server())
+        .env("NO_COLOR", "1")
+        .env("TERM", "xterm")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut child = command
+        .spawn()
+        .expect("python3 is needed for the pseudo-terminal test");
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut bytes).unwrap();
+        String::from_utf8_lossy(&bytes).into_owned()
+    });
+    let code = wait_bounded(&mut child, LIMIT);
+    (code, reader.join().unwrap())
+}
+
+const PROMPT: &str = "toolwire-tool-server> ";
+const UP: &str = "\u{1b}[A";
+
+#[test]
+fn ctrl_c_cancels_the_running_call_only_and_history_comes_back() {
+    let (code, screen) = on_a_terminal(&[
+        (PROMPT, "call echo message=first\r"),
+        ("first", ""),
+        (PROMPT, "call sleep ms=60000 progress=600\r"),
+        // The call is out (its progress shows); Ctrl-C cancels it.
+        ("] 1/600", "\u{3}"),
+        ("was cancelled (the server was told)", ""),
+        // The same session goes on: the up arrow twice brings back the first line.
+        (PROMPT, &format!("{UP}{UP}\r")),
+        ("first", ""),
+        // Ctrl-C at the prompt drops the line, and the session stays.
+        (PROMPT, "call add a=1\u{3}"),
+        ("^C", "ping\r"),
+        ("pong from toolwire-tool-server", "history\r"),
+        ("   1  call echo message=first", "exit\r"),
+    ]);
+    assert_eq!(code, 0, "{screen:?}");
+    assert_in_order(
+        &screen,
+        &[
+            "connected to toolwire-tool-server",
+            "first",
+            "the call to `sleep` was cancelled (the server was told)",
+            "call echo message=first",
+            "first",
+            "^C",
+            "pong from toolwire-tool-server",
+            "   2  call sleep ms=60000 progress=600",
+            "   3  call echo message=first",
+            "   4  ping",
+        ],
+    );
+    // One connection: the server was started once (one greeting).
+    assert_eq!(screen.matches("connected to").count(), 1, "{screen:?}");
+}
+
+#[test]
+fn the_shell_reads_lines_from_a_pipe() {
+    let mut command = toolwire(&["shell", "--"]);
+    command.arg(tool_server());
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"tools add\ncall add a=2 b=3\ncall nope\nservers\nread x -- y\nping\n")
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
+    let err = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
+    assert_eq!(wait_bounded(&mut child, LIMIT), 0);
+    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    assert_in_order(&out, &["name:         add", "{\"sum\":5}", "pong from"]);
+    assert_in_order(
+        &err,
+        &[
+            "no tool named `nope`",
+            "not for a session",
+            "the session is connected already",
+        ],
+    );
+}
+
+#[test]
+fn completion_scripts_for_each_shell() {
+    for (shell, marker) in [
+        ("bash", "complete -F _toolwire"),
+        ("zsh", "#compdef toolwire"),
+        ("fish", "complete -c toolwire"),
+    ] {
+        let script = run_args(&["completions", shell]).expect(0);
+        assert!(script.stdout.contains(marker), "{shell}: {}", script.stdout);
+        for command in ["doctor", "resources", "shell", "log-level"] {
+            assert!(script.stdout.contains(command), "{shell} lacks {command}");
+        }
+    }
+    run(toolwire(&["completions", "tcsh"])).expect(2);
+}
