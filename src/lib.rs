@@ -143,6 +143,8 @@ pub mod config;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+#[cfg(feature = "gateway")]
+pub mod gateway;
 pub mod harness;
 mod json;
 pub mod jsonrpc;

@@ -55,8 +55,10 @@ pub(crate) use run::check_call;
 pub(crate) use shapes::read_raw;
 #[cfg(feature = "server")]
 pub(crate) use tool::check_bound;
+#[cfg(feature = "gateway")]
+pub(crate) use {ran::GENERIC_TRANSPORT, registry::ToolSchema, run::check_arguments};
 
-use audit::Audit;
+pub(crate) use audit::Audit;
 use budget::Budget;
 use executor::Executor;
 

@@ -15,6 +15,10 @@ use crate::harness::{OutputSchema, RegisteredTool, ToolRegistry};
 use crate::mcp::ToolAnnotations;
 use crate::schema::Schema;
 
+#[cfg(test)]
+use super::resources::{match_parts, parse_template};
+pub use super::resources::{Resource, ResourceTemplate};
+
 /// A tool's code: the validated arguments (an object; `{}` when the client sent none) and the
 /// request's context.
 pub type ToolFn = Arc<
@@ -99,6 +103,9 @@ pub struct ServerTool {
     pub(crate) inline: bool,
     pub(crate) requires: Vec<String>,
     pub(crate) handler: ToolFn,
+    /// False for a tool whose handler checks its own arguments (the gateway's forwarded
+    /// tools, whose schemas are another server's and are compiled on first use there).
+    pub(crate) checked: bool,
 }
 
 impl std::fmt::Debug for ServerTool {
@@ -136,7 +143,17 @@ impl ServerTool {
             inline: false,
             requires: Vec::new(),
             handler: Arc::new(handler),
+            checked: true,
         }
+    }
+
+    /// Lists the schemas as given but checks nothing against them: the handler checks the
+    /// arguments itself (the gateway, with the harness's checks and status words), and a
+    /// schema that would not compile does not keep the tool from being served.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn unchecked(mut self) -> Self {
+        self.checked = false;
+        self
     }
 
     /// A display title. Defaults to none.
@@ -189,7 +206,8 @@ impl ServerTool {
 pub(crate) enum ToolEntry {
     Native {
         tool: ServerTool,
-        input: Arc<Schema>,
+        /// None for an unchecked tool ([`ServerTool::unchecked`]).
+        input: Option<Arc<Schema>>,
         output: Option<Arc<Schema>>,
     },
     Registry {
@@ -232,12 +250,17 @@ impl ToolEntry {
                 format!("tool {:?}: {reason}", tool.name),
             )
         };
-        let input = compile("input", &tool.input_schema).map_err(bad)?;
-        // A designation a client must refuse would make clients drop the tool (SEP-2243).
-        crate::mcp::headers::designations(&tool.input_schema).map_err(bad)?;
-        let output = match &tool.output_schema {
-            Some(schema) => Some(compile("output", schema).map_err(bad)?),
-            None => None,
+        let (input, output) = if tool.checked {
+            let input = compile("input", &tool.input_schema).map_err(bad)?;
+            // A designation a client must refuse would make clients drop the tool (SEP-2243).
+            crate::mcp::headers::designations(&tool.input_schema).map_err(bad)?;
+            let output = match &tool.output_schema {
+                Some(schema) => Some(compile("output", schema).map_err(bad)?),
+                None => None,
+            };
+            (Some(input), output)
+        } else {
+            (None, None)
         };
         crate::harness::check_bound("a tool timeout", tool.timeout)?;
         Ok(ToolEntry::Native {
@@ -334,186 +357,10 @@ impl ToolEntry {
     }
 }
 
-/// A resource with a fixed URI.
-pub struct Resource {
-    pub(crate) uri: String,
-    pub(crate) name: String,
-    pub(crate) title: Option<String>,
-    pub(crate) description: Option<String>,
-    pub(crate) mime_type: Option<String>,
-    pub(crate) handler: ReadFn,
-}
-
-impl Resource {
-    /// A resource at `uri`, listed as `name`, read by `handler` (which returns its contents).
-    pub fn new(
-        uri: impl Into<String>,
-        name: impl Into<String>,
-        handler: impl Fn(&RequestContext, &str) -> std::result::Result<Vec<Value>, HandlerError>
-            + Send
-            + Sync
-            + 'static,
-    ) -> Resource {
-        Resource {
-            uri: uri.into(),
-            name: name.into(),
-            title: None,
-            description: None,
-            mime_type: None,
-            handler: Arc::new(handler),
-        }
-    }
-
-    /// A display title. Defaults to none.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// A description. Defaults to none.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// The MIME type of its contents. Defaults to none.
-    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    fn listing(&self) -> Value {
-        let mut object = Map::new();
-        object.insert("uri".into(), Value::from(self.uri.clone()));
-        object.insert("name".into(), Value::from(self.name.clone()));
-        insert_some(&mut object, "title", &self.title);
-        insert_some(&mut object, "description", &self.description);
-        insert_some(&mut object, "mimeType", &self.mime_type);
-        Value::Object(object)
-    }
-}
-
-fn insert_some(object: &mut Map<String, Value>, key: &str, value: &Option<String>) {
+pub(crate) fn insert_some(object: &mut Map<String, Value>, key: &str, value: &Option<String>) {
     if let Some(value) = value {
         object.insert(key.into(), Value::from(value.clone()));
     }
-}
-
-/// A family of resources whose URIs match a template like `file:///logs/{day}.txt` (simple
-/// `{name}` variables, each matching one or more characters other than `/`).
-pub struct ResourceTemplate {
-    pub(crate) uri_template: String,
-    pub(crate) name: String,
-    pub(crate) description: Option<String>,
-    pub(crate) mime_type: Option<String>,
-    pub(crate) parts: Vec<TemplatePart>,
-    pub(crate) handler: TemplateFn,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum TemplatePart {
-    Literal(String),
-    Variable(String),
-}
-
-impl ResourceTemplate {
-    /// A template listed as `name`, read by `handler` with the variables of the URI.
-    pub fn new(
-        uri_template: impl Into<String>,
-        name: impl Into<String>,
-        handler: impl Fn(
-                &RequestContext,
-                &str,
-                &BTreeMap<String, String>,
-            ) -> std::result::Result<Vec<Value>, HandlerError>
-            + Send
-            + Sync
-            + 'static,
-    ) -> ResourceTemplate {
-        let uri_template = uri_template.into();
-        let parts = parse_template(&uri_template);
-        ResourceTemplate {
-            uri_template,
-            name: name.into(),
-            description: None,
-            mime_type: None,
-            parts,
-            handler: Arc::new(handler),
-        }
-    }
-
-    /// A description. Defaults to none.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// The MIME type of its resources. Defaults to none.
-    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    fn listing(&self) -> Value {
-        let mut object = Map::new();
-        object.insert("uriTemplate".into(), Value::from(self.uri_template.clone()));
-        object.insert("name".into(), Value::from(self.name.clone()));
-        insert_some(&mut object, "description", &self.description);
-        insert_some(&mut object, "mimeType", &self.mime_type);
-        Value::Object(object)
-    }
-
-    /// The variables when `uri` matches.
-    pub(crate) fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
-        match_parts(&self.parts, uri)
-    }
-}
-
-pub(crate) fn parse_template(template: &str) -> Vec<TemplatePart> {
-    let mut parts = Vec::new();
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        let Some(close) = rest[open..].find('}') else {
-            break;
-        };
-        if open > 0 {
-            parts.push(TemplatePart::Literal(rest[..open].to_owned()));
-        }
-        parts.push(TemplatePart::Variable(
-            rest[open + 1..open + close].to_owned(),
-        ));
-        rest = &rest[open + close + 1..];
-    }
-    if !rest.is_empty() {
-        parts.push(TemplatePart::Literal(rest.to_owned()));
-    }
-    parts
-}
-
-pub(crate) fn match_parts(parts: &[TemplatePart], uri: &str) -> Option<BTreeMap<String, String>> {
-    let mut vars = BTreeMap::new();
-    let mut rest = uri;
-    let mut index = 0;
-    while index < parts.len() {
-        match &parts[index] {
-            TemplatePart::Literal(literal) => rest = rest.strip_prefix(literal.as_str())?,
-            TemplatePart::Variable(name) => {
-                // Up to the next literal (or the end), never across a `/`.
-                let end = match parts.get(index + 1) {
-                    Some(TemplatePart::Literal(next)) => rest.find(next.as_str())?,
-                    _ => rest.len(),
-                };
-                let value = &rest[..end];
-                if value.is_empty() || value.contains('/') {
-                    return None;
-                }
-                vars.insert(name.clone(), value.to_owned());
-                rest = &rest[end..];
-            }
-        }
-        index += 1;
-    }
-    rest.is_empty().then_some(vars)
 }
 
 /// A prompt template.
@@ -697,6 +544,8 @@ pub(crate) struct Catalog {
     pub(crate) prompts: Ordered<Prompt>,
     pub(crate) methods: HashMap<String, Arc<Method>>,
     pub(crate) completion: Option<CompletionFn>,
+    /// The text of a call to a tool not served (the gateway's UNKNOWN_TOOL).
+    pub(crate) unknown_tool: Option<super::UnknownToolFn>,
 }
 
 /// What one list method lists.
@@ -709,6 +558,11 @@ pub(crate) enum Listing {
 }
 
 impl Catalog {
+    /// True when tools are declared: some are served, or (a gateway) they come and go.
+    pub(crate) fn offers_tools(&self) -> bool {
+        !self.tools.is_empty() || self.unknown_tool.is_some()
+    }
+
     /// One page of a listing from `offset`: the items and the offset of the next page.
     pub(crate) fn page(
         &self,

@@ -3,7 +3,7 @@
 //! client cancelled it), and all of them given up when the connection ends.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -77,6 +77,8 @@ pub(crate) struct Connection {
     running: Mutex<usize>,
     idle: Condvar,
     closed: AtomicBool,
+    /// The tool calls a gateway admitted on this connection: its per-session budget.
+    session_calls: Arc<AtomicU32>,
 }
 
 impl Connection {
@@ -98,6 +100,7 @@ impl Connection {
             running: Mutex::new(0),
             idle: Condvar::new(),
             closed: AtomicBool::new(false),
+            session_calls: Arc::new(AtomicU32::new(0)),
         });
         if policy != EraPolicy::Stateless {
             connection.server.register(&connection);
@@ -189,6 +192,7 @@ impl Connection {
             client_request_timeout: config.client_request_timeout,
             answer_cancelled: config.answer_cancelled,
             deferred: Mutex::new(None),
+            session_calls: Arc::clone(&self.session_calls),
         };
         let is_stateless = stateless.is_some();
         let pending = Pending {

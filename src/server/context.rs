@@ -117,6 +117,10 @@ pub struct RequestContext {
     pub(crate) client_request_timeout: Duration,
     pub(crate) answer_cancelled: bool,
     pub(crate) deferred: Mutex<Option<Arc<Mutex<DeferSlot>>>>,
+    /// Shared by the requests of one connection (a stdio connection, a handshake-era HTTP
+    /// session, one stateless exchange): the gateway counts its budget here.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) session_calls: Arc<std::sync::atomic::AtomicU32>,
 }
 
 impl std::fmt::Debug for RequestContext {
@@ -243,32 +247,14 @@ impl RequestContext {
     /// [`Error::Closed`], or [`Error::Protocol`] on a connection that carries no requests
     /// to the client.
     pub fn request_with(&self, method: &str, params: Value, timeout: Duration) -> Result<Value> {
-        let timeout = timeout.min(self.deadline.saturating_duration_since(Instant::now()));
-        let started = match self.link.request(&self.call.id, method, params, timeout) {
-            Some(started) => started?,
-            None => {
-                return Err(Error::Protocol(format!(
-                    "`{method}`: the {} protocol carries no requests to the client; ask for \
-                     input with an InputRequired result",
-                    crate::mcp::STATELESS_VERSION
-                )))
-            }
-        };
-        let mut handle = started;
-        self.call.outbound.lock().push(handle.id().clone());
-        let outcome = loop {
-            if let Some(outcome) = handle.wait_timeout(CANCEL_POLL) {
-                break outcome;
-            }
-            if self.is_cancelled() {
-                handle.cancel();
-                break Err(Error::Cancelled {
-                    method: method.to_owned(),
-                });
-            }
-        };
-        self.call.outbound.lock().retain(|id| id != handle.id());
-        outcome
+        ask_client(
+            &self.call,
+            self.link.as_ref(),
+            self.deadline,
+            method,
+            params,
+            timeout,
+        )
     }
 
     /// [`RequestContext::request_with`] with the server's client request timeout.
@@ -357,6 +343,108 @@ impl RequestContext {
         Responder {
             slot: Arc::clone(slot),
         }
+    }
+}
+
+/// Sends a request to the client for the request `call`, and blocks for its result, at most
+/// `timeout` and never past `deadline`; a cancellation of `call` cancels it too.
+fn ask_client(
+    call: &Call,
+    link: &dyn Link,
+    deadline: Instant,
+    method: &str,
+    params: Value,
+    timeout: Duration,
+) -> Result<Value> {
+    let timeout = timeout.min(deadline.saturating_duration_since(Instant::now()));
+    let mut handle = match link.request(&call.id, method, params, timeout) {
+        Some(started) => started?,
+        None => {
+            return Err(Error::Protocol(format!(
+                "`{method}`: the {} protocol carries no requests to the client; ask for \
+                 input with an InputRequired result",
+                crate::mcp::STATELESS_VERSION
+            )))
+        }
+    };
+    call.outbound.lock().push(handle.id().clone());
+    let outcome = loop {
+        if let Some(outcome) = handle.wait_timeout(CANCEL_POLL) {
+            break outcome;
+        }
+        if call.cancel.is_cancelled() {
+            handle.cancel();
+            break Err(Error::Cancelled {
+                method: method.to_owned(),
+            });
+        }
+    };
+    call.outbound.lock().retain(|id| id != handle.id());
+    outcome
+}
+
+/// A request's way back to its client, apart from its [`RequestContext`], for another
+/// thread to use while the handler waits (the gateway: a backend's requests to the client,
+/// forwarded to the front client whose call they serve).
+#[derive(Clone)]
+#[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+pub(crate) struct FrontLink {
+    call: Arc<Call>,
+    link: Arc<dyn Link>,
+    deadline: Instant,
+    capabilities: Value,
+    timeout: Duration,
+}
+
+#[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+impl FrontLink {
+    /// The request this link answers for.
+    pub(crate) fn id(&self) -> &RequestId {
+        &self.call.id
+    }
+
+    /// True when the client declared `capability`.
+    pub(crate) fn supports(&self, capability: &str) -> bool {
+        self.capabilities
+            .get(capability)
+            .is_some_and(|value| !value.is_null())
+    }
+
+    /// As [`RequestContext::request`].
+    pub(crate) fn request(&self, method: &str, params: Value) -> Result<Value> {
+        ask_client(
+            &self.call,
+            self.link.as_ref(),
+            self.deadline,
+            method,
+            params,
+            self.timeout,
+        )
+    }
+}
+
+#[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+impl RequestContext {
+    /// This request's [`FrontLink`].
+    pub(crate) fn front_link(&self) -> FrontLink {
+        FrontLink {
+            call: Arc::clone(&self.call),
+            link: Arc::clone(&self.link),
+            deadline: self.deadline,
+            capabilities: self.peer.capabilities.clone(),
+            timeout: self.client_request_timeout,
+        }
+    }
+
+    /// The progress reporter as an owned value, for a callback that must be `'static`.
+    pub(crate) fn owned_progress(&self) -> Option<ProgressReporter> {
+        self.progress.as_ref().map(|progress| ProgressReporter {
+            token: progress.token.clone(),
+            call: Arc::clone(&progress.call),
+            link: Arc::clone(&progress.link),
+            last: Mutex::new(*progress.last.lock()),
+            answer_cancelled: progress.answer_cancelled,
+        })
     }
 }
 

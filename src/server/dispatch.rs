@@ -284,7 +284,7 @@ fn route(
                 _ => (Listing::Prompts, "prompts"),
             };
             let offered = match listing {
-                Listing::Tools => !catalog.tools.is_empty(),
+                Listing::Tools => catalog.offers_tools(),
                 Listing::Resources | Listing::Templates => catalog.has_resources(),
                 Listing::Prompts => !catalog.prompts.is_empty(),
             };
@@ -317,7 +317,12 @@ fn route(
             let name = string_param(params, "name")?.to_owned();
             let Some(entry) = catalog.tools.get(&name).cloned() else {
                 // A tool error the model can read, as the official servers answer it.
-                let result = super::types::ToolResult::error(format!("Unknown tool: {name}"));
+                let text = match &catalog.unknown_tool {
+                    Some(text) => crate::sys::guard("the unknown-tool text", || text(&name))
+                        .unwrap_or_else(|| format!("Unknown tool: {name}")),
+                    None => format!("Unknown tool: {name}"),
+                };
+                let result = super::types::ToolResult::error(text);
                 return Ok(Route {
                     target: Some(name),
                     ..inline(Box::new(move |_| Ok(result.to_value())), bound)

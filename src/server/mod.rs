@@ -101,6 +101,7 @@ mod dispatch;
 pub(crate) mod fuzz;
 pub(crate) mod http;
 mod memory;
+mod resources;
 pub(crate) mod serve;
 mod state;
 pub(crate) mod stateless;
@@ -129,6 +130,10 @@ use conn::{Connection, EraPolicy};
 
 /// The log target of the server's records.
 pub const LOG_TARGET: &str = "toolwire::server";
+
+/// Writes the text of a call to a tool that is not served (it runs while the catalog is read:
+/// it must not touch the server).
+pub(crate) type UnknownToolFn = Arc<dyn Fn(&str) -> String + Send + Sync>;
 
 /// A notification hook: sees every notification a client sends, on the thread that read it.
 type NotificationHook = Arc<dyn Fn(&Notification) + Send + Sync>;
@@ -162,7 +167,7 @@ impl Shared {
     pub(crate) fn capabilities(&self, _stateless: bool) -> Value {
         let catalog = self.catalog.read();
         let mut capabilities = Map::new();
-        if !catalog.tools.is_empty() {
+        if catalog.offers_tools() {
             capabilities.insert("tools".into(), json!({"listChanged": true}));
         }
         if catalog.has_resources() {
@@ -338,6 +343,13 @@ impl Server {
         }
         self.tools_changed();
         Ok(())
+    }
+
+    /// Answers calls of tools not served with `text(name)` as the tool error, instead of
+    /// `Unknown tool: NAME`.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn set_unknown_tool(&self, text: UnknownToolFn) {
+        self.shared.catalog.write().unknown_tool = Some(text);
     }
 
     /// Removes a tool; true when it was served. Clients are told the list changed.

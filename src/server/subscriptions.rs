@@ -168,7 +168,7 @@ pub(crate) fn listen(
     let offers = {
         let catalog = server.catalog.read();
         (
-            !catalog.tools.is_empty(),
+            catalog.offers_tools(),
             !catalog.prompts.is_empty(),
             catalog.has_resources(),
         )

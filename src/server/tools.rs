@@ -30,8 +30,10 @@ pub(crate) fn call(
 ) -> Result<Value, HandlerError> {
     match entry {
         ToolEntry::Native { tool, input, .. } => {
-            if let Some(refusal) = check_arguments(&tool.name, input, &arguments) {
-                return Ok(refusal.to_value());
+            if let Some(input) = input {
+                if let Some(refusal) = check_arguments(&tool.name, input, &arguments) {
+                    return Ok(refusal.to_value());
+                }
             }
             let result = (tool.handler)(context, &arguments)?;
             Ok(checked_output(entry, result).to_value())

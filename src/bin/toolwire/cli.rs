@@ -449,6 +449,9 @@ pub enum Command {
     Login,
     /// Forget the tokens kept for an HTTP server.
     Logout,
+    /// Serve every server of the config file as one MCP server (stdio or HTTP), with the
+    /// policy on every call.
+    Serve(crate::serve::ServeArgs),
 }
 
 impl Command {
@@ -459,7 +462,8 @@ impl Command {
             | Command::Doctor { .. }
             | Command::Completions { .. }
             | Command::Login
-            | Command::Logout => &[],
+            | Command::Logout
+            | Command::Serve(_) => &[],
             Command::Info { server, .. }
             | Command::Tools { server, .. }
             | Command::Resources { server, .. }

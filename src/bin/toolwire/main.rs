@@ -41,6 +41,7 @@ mod lineedit;
 mod logger;
 mod output;
 mod progress;
+mod serve;
 mod serverlog;
 mod shell;
 mod sniff;
@@ -230,6 +231,9 @@ fn run(
     transcript: Option<&Arc<Transcript>>,
     interrupts: &crossbeam_channel::Receiver<()>,
 ) -> Result<Exit, Failure> {
+    if let Command::Serve(args) = &cli.command {
+        return serve::run(cli, args, transcript, interrupts);
+    }
     if let Command::Completions { shell } = &cli.command {
         let mut command = <Cli as clap::CommandFactory>::command();
         let mut out = Vec::new();
@@ -360,7 +364,8 @@ fn run_connected(
         | Command::Login
         | Command::Logout
         | Command::Shell { .. }
-        | Command::Completions { .. } => {
+        | Command::Completions { .. }
+        | Command::Serve(_) => {
             unreachable!("handled before connecting")
         }
         Command::Resources { .. }

@@ -1,0 +1,175 @@
+//! The gateway's per-call overhead beside a baseline in the same run: sequential `tools/call`
+//! of `echo` from toolwire's `McpClient`, straight to the backend, and through the gateway.
+//!
+//! - stdio: the client starts `examples/tool_server.rs` itself (direct), or `toolwire serve`
+//!   over a config holding that tool server (through the gateway: two stdio hops).
+//! - HTTP: an in-process `toolwire::server` echo server on Streamable HTTP (direct), or a
+//!   gateway in this process serving HTTP in front of it (two HTTP hops).
+//!
+//! Prints a table: microseconds per call each way, the ratio, and the overhead per call.
+//!
+//! ```text
+//! cargo bench --bench gateway --features cli     # TOOLWIRE_BENCH_SCALE=0.2 for a quick run
+//! ```
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use toolwire::config::LoadOptions;
+use toolwire::gateway::{Gateway, GatewayOptions, Policy};
+use toolwire::server::{
+    HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool, ToolResult,
+};
+use toolwire::{HttpConfig, McpClient, McpConfig, ProtocolMode, ServerConfigs, StdioConfig};
+
+fn scale() -> f64 {
+    std::env::var("TOOLWIRE_BENCH_SCALE")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(1.0)
+}
+
+/// Builds a release artifact (`--example NAME` or `--bin NAME`) and returns its path.
+fn built(kind: &str, name: &str, features: &[&str]) -> PathBuf {
+    let exe = std::env::current_exe().expect("bench path");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target dir");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut command = Command::new(cargo);
+    command.args(["build", "--quiet", "--release", kind, name]);
+    for feature in features {
+        command.args(["--features", feature]);
+    }
+    assert!(command.status().expect("cargo build").success());
+    match kind {
+        "--example" => profile_dir.join("examples").join(name),
+        _ => profile_dir.join(name),
+    }
+}
+
+fn config() -> McpConfig {
+    McpConfig::default().mode(ProtocolMode::Legacy)
+}
+
+/// Mean time per sequential call of `tool` after a warm-up.
+fn per_call(client: &McpClient, tool: &str, calls: usize) -> Duration {
+    let arguments = json!({"message": "m"});
+    for _ in 0..calls / 10 + 1 {
+        client.call_tool(tool, &arguments).expect("warm-up call");
+    }
+    let started = Instant::now();
+    for _ in 0..calls {
+        let result = client.call_tool(tool, &arguments).expect("call");
+        assert!(!result.is_error, "{:?}", result.raw);
+    }
+    started.elapsed() / calls as u32
+}
+
+fn gateway_over(entry: serde_json::Value) -> Gateway {
+    let text = json!({"mcpServers": {"backend": entry}}).to_string();
+    let configs = ServerConfigs::parse(&text, &LoadOptions::new()).expect("config");
+    let policy = Policy::parse(r#"{"calls_per_session": 1000000}"#).expect("policy");
+    let gateway = Gateway::start(&configs, policy, GatewayOptions::new()).expect("gateway");
+    assert!(gateway.report().failed.is_empty(), "{:?}", gateway.report());
+    gateway
+}
+
+struct Row {
+    path: &'static str,
+    direct: Duration,
+    through: Duration,
+}
+
+fn stdio(calls: usize) -> Row {
+    let tool_server = built("--example", "tool_server", &[]);
+    let toolwire = built("--bin", "toolwire", &["cli"]);
+    let direct =
+        McpClient::connect_stdio(StdioConfig::new(&tool_server), config()).expect("direct");
+    let direct_time = per_call(&direct, "echo", calls);
+    direct.close().expect("close");
+    let folder =
+        std::env::temp_dir().join(format!("toolwire-bench-gateway-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).expect("scratch");
+    let file = folder.join("claude_desktop_config.json");
+    let text = json!({"mcpServers": {"backend": {"command": tool_server, "args": []}},
+                      "toolwire": {"calls_per_session": 1000000}});
+    std::fs::write(&file, text.to_string()).expect("config");
+    let through = McpClient::connect_stdio(
+        StdioConfig::new(&toolwire)
+            .args(["--quiet", "--log-level", "off", "serve", "--config"])
+            .arg(&file),
+        config(),
+    )
+    .expect("through the gateway");
+    let through_time = per_call(&through, "mcp__backend__echo", calls);
+    through.close().expect("close");
+    let _ = std::fs::remove_dir_all(&folder);
+    Row {
+        path: "stdio",
+        direct: direct_time,
+        through: through_time,
+    }
+}
+
+fn http(calls: usize) -> Row {
+    let backend = Server::new(ServerConfig::new("echo", "1.0")).expect("server");
+    backend
+        .add_tool(
+            ServerTool::new(
+                "echo",
+                "Returns the message.",
+                json!({"type": "object", "required": ["message"],
+                       "properties": {"message": {"type": "string"}}}),
+                |_, args| {
+                    Ok(ToolResult::text(
+                        args["message"].as_str().unwrap_or_default(),
+                    ))
+                },
+            )
+            .inline(true),
+        )
+        .expect("tool");
+    let backend_http = HttpServer::bind(&backend, HttpServerConfig::new()).expect("bind");
+    let direct =
+        McpClient::connect_http(HttpConfig::new(backend_http.url()), config()).expect("direct");
+    let direct_time = per_call(&direct, "echo", calls);
+    direct.close().expect("close");
+    let gateway = gateway_over(json!({"url": backend_http.url()}));
+    let front = gateway
+        .serve_http("127.0.0.1:0".parse().expect("addr"))
+        .expect("serve");
+    let through = McpClient::connect_http(HttpConfig::new(front.url()), config()).expect("through");
+    let through_time = per_call(&through, "mcp__backend__echo", calls);
+    through.close().expect("close");
+    drop(front);
+    gateway.close();
+    Row {
+        path: "HTTP",
+        direct: direct_time,
+        through: through_time,
+    }
+}
+
+fn main() {
+    let calls = ((2000.0 * scale()) as usize).max(50);
+    let rows = [stdio(calls), http(calls)];
+    println!("gateway overhead: {calls} sequential tools/call of echo each way, McpClient (handshake era)");
+    println!(
+        "| transport | direct µs/call | through the gateway µs/call | ratio | overhead µs/call |"
+    );
+    println!("|---|---|---|---|---|");
+    for row in rows {
+        let direct = row.direct.as_secs_f64() * 1e6;
+        let through = row.through.as_secs_f64() * 1e6;
+        println!(
+            "| {} | {direct:.1} | {through:.1} | {:.2}x | {:.1} |",
+            row.path,
+            through / direct,
+            through - direct
+        );
+    }
+}

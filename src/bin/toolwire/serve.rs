@@ -1,0 +1,176 @@
+//! `toolwire serve`: one MCP server in front of every server of a config file, with the
+//! policy enforced on every call (`toolwire::gateway`). Over stdio (the default, for a
+//! host's config entry) stdout carries the protocol, so everything else goes to stderr: the
+//! servers left out at start, and the counters per server and status on exit.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+use crossbeam_channel::{bounded, select, Receiver};
+use parking_lot::Mutex;
+use serde_json::{Map, Value};
+use toolwire::gateway::{Gateway, GatewayOptions, Policy};
+
+use crate::cli::{Cli, Protocol};
+use crate::transcript::Transcript;
+use crate::{Exit, Failure};
+
+/// `serve [--policy FILE] [--stdio | --http ADDR]`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The policy file (JSON; see the docs of `toolwire::gateway::Policy`). Without it, the
+    /// config file's "toolwire" section, else the default policy.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// Serve on stdin and stdout (the default).
+    #[arg(long, conflicts_with = "http")]
+    pub stdio: bool,
+    /// Serve Streamable HTTP at ADDR (e.g. 127.0.0.1:8931; the endpoint is /mcp).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+}
+
+/// Runs the gateway until stdin ends (stdio) or Ctrl-C.
+pub fn run(
+    cli: &Cli,
+    args: &ServeArgs,
+    transcript: Option<&Arc<Transcript>>,
+    interrupts: &Receiver<()>,
+) -> Result<Exit, Failure> {
+    if cli.target.url.is_some() || cli.target.server.is_some() {
+        return Err(Failure::usage(
+            "`serve` serves every server of a config file: give --config FILE, not --url or --server",
+        ));
+    }
+    let loaded = crate::configs::load(&cli.target, None)?;
+    let (path, configs) = (loaded.path, loaded.configs);
+    let policy = match &args.policy {
+        Some(file) => Policy::load(file),
+        None => Policy::from_config_section(&path).map(Option::unwrap_or_default),
+    }
+    .map_err(|error| Failure::usage(format!("bad policy: {error}")))?;
+    let mut options = GatewayOptions::new()
+        .start_timeout(cli.options.connect_timeout)
+        .protocol(match cli.options.protocol {
+            Protocol::Legacy => toolwire::ProtocolMode::Legacy,
+            Protocol::Modern => toolwire::ProtocolMode::Modern,
+            Protocol::Auto => toolwire::ProtocolMode::Auto,
+        });
+    if let Some(transcript) = transcript {
+        let writer = IntoCliTranscript {
+            transcript: Arc::clone(transcript),
+            line: Mutex::new(Vec::new()),
+        };
+        options = options.transcript(Arc::new(toolwire::harness::Transcript::from_writer(writer)));
+    }
+    let gateway = Gateway::start(&configs, policy, options)
+        .map_err(|error| Failure::from_error("starting the gateway", &error))?;
+    let report = gateway.report();
+    for failed in &report.failed {
+        errln!(
+            "toolwire: server {} is left out: {}",
+            crate::terminal::shown_line(&failed.name),
+            crate::terminal::shown_line(&failed.error)
+        );
+    }
+    let tools: usize = report
+        .started
+        .iter()
+        .map(|started| started.tools.len())
+        .sum();
+    if !cli.options.quiet {
+        errln!(
+            "toolwire: serving {tools} tool(s) of {} server(s){}",
+            report.started.len(),
+            if report.failed.is_empty() {
+                ""
+            } else {
+                " (see above for the others)"
+            }
+        );
+    }
+    // Ctrl-C comes to this function through `interrupts`, not to the session handling.
+    crate::interrupt::call_active(true);
+    let outcome = match args.http {
+        Some(addr) => serve_http(&gateway, addr, interrupts),
+        None => serve_stdio(&gateway, interrupts),
+    };
+    gateway.close();
+    errln!("toolwire: calls per server and status:");
+    let table = gateway.stats_table();
+    for line in table.lines() {
+        errln!("  {}", crate::terminal::shown_line(line));
+    }
+    outcome
+}
+
+fn serve_http(
+    gateway: &Gateway,
+    addr: SocketAddr,
+    interrupts: &Receiver<()>,
+) -> Result<Exit, Failure> {
+    let http = gateway
+        .serve_http(addr)
+        .map_err(|error| Failure::from_error(&format!("serving HTTP at {addr}"), &error))?;
+    errln!("toolwire: listening on {}", http.url());
+    let _ = interrupts.recv();
+    errln!("toolwire: interrupted; stopping");
+    drop(http);
+    Ok(Exit::Ok)
+}
+
+fn serve_stdio(gateway: &Gateway, interrupts: &Receiver<()>) -> Result<Exit, Failure> {
+    let (done, ended) = bounded(1);
+    let serving = gateway.clone();
+    std::thread::Builder::new()
+        .name("toolwire-serve-stdio".into())
+        .spawn(move || {
+            let _ = done.send(serving.serve_stdio());
+        })
+        .map_err(|error| Failure::usage(format!("cannot start the stdio thread: {error}")))?;
+    select! {
+        recv(ended) -> outcome => match outcome {
+            Ok(Err(error)) => Err(Failure::from_error("serving stdio", &error)),
+            _ => Ok(Exit::Ok),
+        },
+        recv(interrupts) -> _ => {
+            errln!("toolwire: interrupted; stopping");
+            Ok(Exit::Ok)
+        }
+    }
+}
+
+/// The gateway's audit lines, written into the command's own transcript (one file, one
+/// clock): each JSONL line the harness writes becomes a decision of its `event`.
+struct IntoCliTranscript {
+    transcript: Arc<Transcript>,
+    line: Mutex<Vec<u8>>,
+}
+
+impl Write for IntoCliTranscript {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.line.lock().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let pending = std::mem::take(&mut *self.line.lock());
+        for line in pending.split(|byte| *byte == b'\n') {
+            if line.is_empty() {
+                continue;
+            }
+            if let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(line) {
+                let event = match fields.remove("event") {
+                    Some(Value::String(event)) => event,
+                    _ => "audit".to_owned(),
+                };
+                self.transcript
+                    .decision(&event, Value::Object(Map::from_iter(fields)));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,261 @@
+//! One backend: its MCP client, the calls in flight on it (its concurrency limit, and the
+//! front clients its requests to the client go to), the front names it serves, and the
+//! handlers that forward its sampling, elicitation and roots requests.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+
+use parking_lot::Mutex;
+use serde_json::{json, Value};
+
+use crate::mcp::{methods, ElicitRequest, ElicitResult, McpClient, McpConfig, Root};
+use crate::server::context::FrontLink;
+use crate::wire::{ErrorCode, ErrorObject, Notification};
+
+/// What a backend's list change runs (the gateway's re-listing).
+pub(crate) type Relist = Arc<dyn Fn(&Arc<Backend>) + Send + Sync>;
+
+/// A call in flight on a backend.
+struct InFlight {
+    ticket: u64,
+    front: FrontLink,
+}
+
+/// One server of the config, as the gateway holds it.
+pub(crate) struct Backend {
+    pub(crate) name: String,
+    /// Set once its client has connected.
+    client: OnceLock<McpClient>,
+    limit: usize,
+    in_flight: Mutex<Vec<InFlight>>,
+    next_ticket: AtomicU64,
+    /// The front names served for it now.
+    pub(crate) served: Mutex<Vec<String>>,
+    /// A re-listing is running; `again` asks it to run once more.
+    relisting: AtomicBool,
+    again: AtomicBool,
+}
+
+/// A call's place among its backend's calls in flight; frees it when dropped.
+pub(crate) struct Slot<'a> {
+    backend: &'a Backend,
+    ticket: u64,
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.backend
+            .in_flight
+            .lock()
+            .retain(|call| call.ticket != self.ticket);
+    }
+}
+
+impl Backend {
+    pub(crate) fn new(name: &str, limit: usize) -> Arc<Backend> {
+        Arc::new(Backend {
+            name: name.to_owned(),
+            client: OnceLock::new(),
+            limit,
+            in_flight: Mutex::new(Vec::new()),
+            next_ticket: AtomicU64::new(1),
+            served: Mutex::new(Vec::new()),
+            relisting: AtomicBool::new(false),
+            again: AtomicBool::new(false),
+        })
+    }
+
+    /// The client, once connected.
+    pub(crate) fn client(&self) -> Option<&McpClient> {
+        self.client.get()
+    }
+
+    pub(crate) fn set_client(&self, client: McpClient) {
+        if let Err(extra) = self.client.set(client) {
+            let _ = extra.close();
+        }
+    }
+
+    /// The policy's limit of calls in flight.
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// How many calls are in flight now.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.lock().len()
+    }
+
+    /// Takes a place for a call, or `None` when the backend is at its limit: the caller
+    /// answers BUSY at once; nothing waits.
+    pub(crate) fn admit(&self, front: FrontLink) -> Option<Slot<'_>> {
+        let mut in_flight = self.in_flight.lock();
+        if in_flight.len() >= self.limit {
+            return None;
+        }
+        let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
+        in_flight.push(InFlight { ticket, front });
+        Some(Slot {
+            backend: self,
+            ticket,
+        })
+    }
+
+    /// The front client a request from this backend belongs to: the one call in flight on
+    /// it. With none, or several (the request does not say which call it serves), there is
+    /// no way to tell, and the request is declined.
+    fn front(&self) -> Result<FrontLink, String> {
+        let in_flight = self.in_flight.lock();
+        match in_flight.as_slice() {
+            [one] => Ok(one.front.clone()),
+            [] => Err(format!(
+                "the gateway has no call in flight on server {:?} to ask its client for",
+                self.name
+            )),
+            many => Err(format!(
+                "the gateway cannot tell which of the {} calls in flight on server {:?} this \
+                 request belongs to",
+                many.len(),
+                self.name
+            )),
+        }
+    }
+
+    /// Forwards a request of the backend to the front client of its call.
+    fn forward(&self, capability: &str, method: &str, params: Value) -> Result<Value, String> {
+        let front = self.front()?;
+        if !front.supports(capability) {
+            return Err(format!(
+                "the gateway's client did not declare `{capability}`, so `{method}` cannot be \
+                 forwarded to it"
+            ));
+        }
+        log::debug!(
+            target: super::LOG_TARGET,
+            "forwarding {method} from server {:?} to the client of request {}",
+            self.name,
+            front.id()
+        );
+        front.request(method, params).map_err(|error| {
+            format!(
+                "`{method}` forwarded to the gateway's client failed: {}",
+                crate::mask::mask_urls_in(&error.to_string())
+            )
+        })
+    }
+
+    /// The MCP settings of this backend's client: `base` with the handlers that forward its
+    /// requests to the client, and `relist` for its list changes.
+    pub(crate) fn mcp_config(self: &Arc<Self>, base: McpConfig, relist: Relist) -> McpConfig {
+        let sampling = Arc::downgrade(self);
+        let elicitation = Arc::downgrade(self);
+        let roots = Arc::downgrade(self);
+        let notified = Arc::downgrade(self);
+        base.sampling(move |params| {
+            let backend = upgrade(&sampling)?;
+            backend
+                .forward("sampling", methods::SAMPLING_CREATE_MESSAGE, params.clone())
+                .map_err(declined)
+        })
+        .elicitation(move |request: &ElicitRequest| {
+            let Ok(backend) = upgrade(&elicitation) else {
+                return ElicitResult::Decline;
+            };
+            match backend.forward(
+                "elicitation",
+                methods::ELICITATION_CREATE,
+                request.raw.clone(),
+            ) {
+                Ok(answer) => elicit_answer(&answer),
+                Err(reason) => {
+                    log::info!(target: super::LOG_TARGET, "elicitation declined: {reason}");
+                    ElicitResult::Decline
+                }
+            }
+        })
+        .roots(move || {
+            let Ok(backend) = upgrade(&roots) else {
+                return Vec::new();
+            };
+            match backend.forward("roots", methods::ROOTS_LIST, json!({})) {
+                Ok(answer) => roots_answer(&answer),
+                Err(reason) => {
+                    log::info!(target: super::LOG_TARGET, "roots/list answered empty: {reason}");
+                    Vec::new()
+                }
+            }
+        })
+        .on_notification(move |notification: &Notification| {
+            if notification.method == methods::TOOLS_LIST_CHANGED {
+                if let Some(backend) = notified.upgrade() {
+                    relist(&backend);
+                }
+            }
+        })
+    }
+
+    /// Marks a re-listing wanted; true when the caller is to run it (none was running).
+    pub(crate) fn want_relist(&self) -> bool {
+        self.again.store(true, Ordering::SeqCst);
+        !self.relisting.swap(true, Ordering::SeqCst)
+    }
+
+    /// Called by the re-lister after each round: true when it is to run once more (a
+    /// change came in meanwhile); false when it is done (and no longer running).
+    pub(crate) fn relist_again(&self) -> bool {
+        if self.again.swap(false, Ordering::SeqCst) {
+            return true;
+        }
+        self.relisting.store(false, Ordering::SeqCst);
+        // A change that came between the swap and the store would be lost: look once more.
+        self.again.load(Ordering::SeqCst) && !self.relisting.swap(true, Ordering::SeqCst)
+    }
+
+    /// Closes the client, if any.
+    pub(crate) fn close(&self) {
+        if let Some(client) = self.client.get() {
+            if let Err(error) = client.close() {
+                log::debug!(target: super::LOG_TARGET, "closing server {:?}: {error}", self.name);
+            }
+        }
+    }
+}
+
+fn upgrade(backend: &Weak<Backend>) -> Result<Arc<Backend>, ErrorObject> {
+    backend
+        .upgrade()
+        .ok_or_else(|| declined("the gateway is closing".into()))
+}
+
+/// A request of a backend the gateway could not forward.
+fn declined(reason: String) -> ErrorObject {
+    ErrorObject::new(ErrorCode::INVALID_REQUEST, reason)
+}
+
+/// The front client's answer to an elicitation, as the backend's client gives it on.
+fn elicit_answer(answer: &Value) -> ElicitResult {
+    match answer.get("action").and_then(Value::as_str) {
+        Some("accept") => ElicitResult::Accept(answer.get("content").cloned().unwrap_or(json!({}))),
+        Some("cancel") => ElicitResult::Cancel,
+        _ => ElicitResult::Decline,
+    }
+}
+
+/// The front client's roots, as the backend's client gives them on.
+fn roots_answer(answer: &Value) -> Vec<Root> {
+    answer
+        .get("roots")
+        .and_then(Value::as_array)
+        .map(|roots| {
+            roots
+                .iter()
+                .filter_map(|root| {
+                    Some(Root {
+                        uri: root.get("uri")?.as_str()?.to_owned(),
+                        name: root.get("name").and_then(Value::as_str).map(str::to_owned),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,736 @@
+//! A gateway: one MCP server in front of every server of a config file, with the harness's
+//! policy enforced on every call (`toolwire serve`).
+//!
+//! [`Gateway::start`] starts every backend of a [`ServerConfigs`] in parallel, each within
+//! [`GatewayOptions::start_timeout`]; one that fails to start (or to list its tools) is
+//! reported in [`Gateway::report`] with its error, as `doctor` reports it, and left out,
+//! never holding up the others. The tools of the others (all pages) are served through a
+//! [`Server`] under their front names (`mcp__{server}__{tool}` by default,
+//! [`Policy::namespace`]), over stdio ([`Gateway::serve_stdio`]) or Streamable HTTP
+//! ([`Gateway::serve_http`], loopback unless told otherwise).
+//!
+//! ```no_run
+//! use toolwire::gateway::{Gateway, GatewayOptions, Policy};
+//! use toolwire::ServerConfigs;
+//!
+//! # fn main() -> Result<(), toolwire::Error> {
+//! let configs = ServerConfigs::load("claude_desktop_config.json")?;
+//! let gateway = Gateway::start(&configs, Policy::load("policy.json")?, GatewayOptions::new())?;
+//! for failed in &gateway.report().failed {
+//!     eprintln!("{}: {}", failed.name, failed.error);
+//! }
+//! gateway.serve_stdio()?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Every call, in order
+//!
+//! 1. A name the gateway does not serve (a tool the [`Policy`] denies is never listed) is
+//!    answered `UNKNOWN_TOOL` and goes nowhere.
+//! 2. The arguments are checked against the backend tool's input schema and the harness's
+//!    integer bound (±(2^53 − 1)): `INVALID` with the repair message, before anything is
+//!    forwarded.
+//! 3. The session's budget ([`Policy::calls_per_session`]): `BUDGET` once spent. A session is
+//!    a stdio connection or a handshake-era HTTP session; 2026-07-28 requests have no
+//!    session, and share one budget for the gateway's life.
+//! 4. The backend's concurrency limit: `BUSY` at once when it has that many calls in flight;
+//!    nothing is queued.
+//! 5. The call goes to the backend with the tool's timeout (its tier or duration); progress
+//!    comes back to the front client only when it sent a progress token, and the front
+//!    client's cancellation is sent on (`notifications/cancelled`). The answer is passed on as
+//!    the backend sent it, unless its text is over the tool's result limit (cut with the
+//!    harness's marker, or refused). A timeout is `TIMEOUT`; a failure of the backend is
+//!    `TOOL_ERROR` with the harness's words (the real text goes to the audit and the log).
+//!
+//! Each refusal is a tool result with `isError: true` whose text starts with the status
+//! word, as the harness answers a model: `"INVALID: …"`, `"BUSY: …"`, `"BUDGET: …"`.
+//!
+//! # Pass-through
+//!
+//! A backend's `notifications/tools/list_changed` re-lists that backend, on a thread of its
+//! own, and the gateway's list changes with it (front clients are notified). A backend's
+//! requests to the client (`sampling/createMessage`, `elicitation/create`, `roots/list`) go
+//! to the front client whose call is in flight on that backend, when there is exactly one
+//! such call and that client declared the capability; otherwise they are declined with an
+//! error saying why (roots: an empty list; elicitation: declined). Only a handshake-era
+//! front client can be asked: a 2026-07-28 request carries no requests back to its client,
+//! so its backends' requests are declined too. Likewise a backend's list changes reach the
+//! gateway on a handshake-era session (stdio, or an HTTP session); the backends' client does
+//! not follow 2026-07-28 `subscriptions/listen`. A backend that dies is
+//! started again on its next call under [`GatewayOptions::restart`] (by default at most 5
+//! restarts in 60 s, waiting 100 ms, doubling to 5 s, between them), while the others
+//! serve; an idempotent tool's call that met the death is sent once more.
+//!
+//! # Observability
+//!
+//! With [`GatewayOptions::transcript`], every decision and every forwarded call is a line of
+//! the harness's JSONL transcript (`received`, `busy`, `request`, `response`, `retry`,
+//! `finished`): sizes and statuses, never arguments or results, and URLs in error texts
+//! masked. Counters per backend and status answer the `toolwire/stats` request and
+//! [`Gateway::stats`]; [`Gateway::stats_table`] is the text `toolwire serve` prints on exit.
+//!
+//! # Scaling out over HTTP
+//!
+//! The gateway keeps no state that a second instance cannot rebuild from the same config and
+//! policy: its backends are its own children (or its own HTTP sessions), started from the
+//! config. Several instances behind an ordinary HTTP load balancer therefore serve the same
+//! tools. Two things to know:
+//!
+//! * 2026-07-28 requests are stateless (each carries its `_meta`): any instance may answer
+//!   any request, round robin is fine. Their budget is per instance.
+//! * Handshake-era (2025-11-25 and older) sessions live in the instance that answered
+//!   `initialize`: route on the `Mcp-Session-Id` header (session affinity, "sticky
+//!   sessions" on that header); an instance that never saw the session answers 404 and the
+//!   client starts a new session, as the protocol says. Budgets are per session, so per
+//!   instance.
+//!
+//! Each instance starts its own copy of every stdio backend; a backend that is itself an
+//! HTTP service is shared by all of them, and its own limits apply on top of each
+//! instance's concurrency limit.
+//!
+//! # Threads
+//!
+//! The front [`Server`]'s workers (each forwarded call holds one while its backend works), a
+//! starting thread per backend (ended by its deadline), the backends' clients' threads, and a
+//! short-lived thread per re-listing. [`Gateway::close`] (or dropping the last clone) closes
+//! every backend.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use parking_lot::RwLock;
+use serde_json::{json, Map, Value};
+
+use crate::config::ServerConfigs;
+use crate::error::{Error, Result};
+use crate::harness::{Audit, AuditEvent, SkippedTool, Status, ToolSchema, Transcript};
+use crate::mcp::{McpClient, McpConfig, ProtocolMode, RestartPolicy, Tool};
+use crate::server::{HttpServer, HttpServerConfig, Method, Server, ServerConfig, ServerTool};
+
+mod backend;
+mod forward;
+mod policy;
+mod stats;
+
+pub use policy::{Policy, MAX_POLICY_BYTES};
+
+use backend::Backend;
+use forward::FrontTool;
+
+/// The log target of the gateway's records.
+pub const LOG_TARGET: &str = "toolwire::gateway";
+/// The method that answers the gateway's counters.
+pub const STATS_METHOD: &str = "toolwire/stats";
+
+/// How long past its own timeout the front server waits for a forwarded call, so the
+/// gateway's TIMEOUT answer, not the server's bound, is what the client reads.
+const FRONT_GRACE: Duration = Duration::from_secs(2);
+/// How long past the start deadline the gateway waits for a starting thread's word.
+const START_GRACE: Duration = Duration::from_secs(1);
+
+/// How the gateway runs. `GatewayOptions::new()` spells out every default.
+#[derive(Debug, Clone)]
+pub struct GatewayOptions {
+    name: String,
+    version: String,
+    start_timeout: Duration,
+    restart: RestartPolicy,
+    workers: usize,
+    protocol: ProtocolMode,
+    transcript: Option<Arc<Transcript>>,
+    http: HttpServerConfig,
+}
+
+impl Default for GatewayOptions {
+    fn default() -> Self {
+        GatewayOptions {
+            name: "toolwire-gateway".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            start_timeout: Duration::from_secs(30),
+            restart: RestartPolicy::default(),
+            workers: 64,
+            protocol: ProtocolMode::Auto,
+            transcript: None,
+            http: HttpServerConfig::new(),
+        }
+    }
+}
+
+impl GatewayOptions {
+    /// The defaults.
+    pub fn new() -> GatewayOptions {
+        GatewayOptions::default()
+    }
+
+    /// The `serverInfo` name. Defaults to `toolwire-gateway`.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// How long each backend may take to start, finish its lifecycle and list its tools (1 ms
+    /// to 1 hour). Defaults to 30 s.
+    pub fn start_timeout(mut self, timeout: Duration) -> Self {
+        self.start_timeout = timeout;
+        self
+    }
+
+    /// When a backend that died is started again (on its next call). Defaults to
+    /// [`RestartPolicy::default`]: at most 5 restarts in 60 s, 100 ms doubling to 5 s between
+    /// them.
+    pub fn restart(mut self, policy: RestartPolicy) -> Self {
+        self.restart = policy;
+        self
+    }
+
+    /// The front server's workers (1 to 1024): each forwarded call holds one while it runs;
+    /// past them a request is answered busy at once. Defaults to 64.
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.workers = workers;
+        self
+    }
+
+    /// The lifecycle the backends' clients use. Defaults to [`ProtocolMode::Auto`].
+    pub fn protocol(mut self, mode: ProtocolMode) -> Self {
+        self.protocol = mode;
+        self
+    }
+
+    /// The JSONL transcript every decision and forwarded call goes to. Defaults to none.
+    pub fn transcript(mut self, transcript: Arc<Transcript>) -> Self {
+        self.transcript = Some(transcript);
+        self
+    }
+
+    /// The HTTP settings of [`Gateway::serve_http`] (its address is the one given there).
+    /// Defaults to [`HttpServerConfig::new`] (loopback only, with its bounds).
+    pub fn http(mut self, config: HttpServerConfig) -> Self {
+        self.http = config;
+        self
+    }
+}
+
+/// A backend that started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartedBackend {
+    /// Its name in the config.
+    pub name: String,
+    /// The front names of its tools.
+    pub tools: Vec<String>,
+    /// Its tools the gateway does not serve, and why (the policy, a bad name or schema).
+    pub skipped: Vec<SkippedTool>,
+    /// Names on its allow list that it does not offer.
+    pub missing: Vec<String>,
+}
+
+/// A backend that is left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedBackend {
+    /// Its name in the config.
+    pub name: String,
+    /// Why (secrets masked).
+    pub error: String,
+}
+
+/// What [`Gateway::start`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StartReport {
+    /// The backends served, in the config's order.
+    pub started: Vec<StartedBackend>,
+    /// The backends left out: a bad config entry, a start or list that failed or passed its
+    /// deadline.
+    pub failed: Vec<FailedBackend>,
+}
+
+/// What every part of the gateway shares.
+pub(crate) struct Core {
+    server: Server,
+    policy: Policy,
+    backends: RwLock<BTreeMap<String, Arc<Backend>>>,
+    /// Front names of denied tools, by backend, so a call of one is counted where it belongs.
+    denied: RwLock<BTreeMap<String, String>>,
+    stats: stats::Stats,
+    audit: Audit,
+    next_call: AtomicU64,
+    stateless_calls: AtomicU32,
+}
+
+impl Core {
+    fn next_call(&self) -> u64 {
+        self.next_call.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn emit(&self, event: AuditEvent) {
+        self.audit.emit(event);
+    }
+
+    /// The `UNKNOWN_TOOL` answer to a name the gateway does not serve (runs while the front
+    /// server's catalog is read: it touches only the gateway's own state).
+    fn unknown_tool(&self, name: &str) -> String {
+        let backend = self.denied.read().get(name).cloned().unwrap_or_default();
+        self.stats.status(&backend, Status::UnknownTool);
+        let number = self.next_call();
+        let mut event = AuditEvent::new(number, crate::harness::AuditKind::Finished).detail(
+            if backend.is_empty() {
+                "no such tool".to_owned()
+            } else {
+                format!("denied by the policy for server {backend:?}")
+            },
+        );
+        // The name is the client's: bounded, as a tool name is.
+        event.tool = Some(name.chars().take(128).collect());
+        event.status = Some(Status::UnknownTool);
+        self.emit(event);
+        format!(
+            "UNKNOWN_TOOL: this gateway serves no tool named {}; nothing was run. Call one of \
+             the tools it lists",
+            crate::json::quote(name)
+        )
+    }
+
+    fn stats_json(&self) -> Value {
+        let backends = self.backends.read();
+        let mut value = self.stats.to_json(|name| {
+            let mut extra = Map::new();
+            if let Some(backend) = backends.get(name) {
+                extra.insert("tools".into(), json!(backend.served.lock().len()));
+                extra.insert("in_flight".into(), json!(backend.in_flight()));
+                extra.insert("limit".into(), json!(backend.limit()));
+            }
+            extra
+        });
+        value["calls"] = json!(self.next_call.load(Ordering::Relaxed) - 1);
+        value
+    }
+}
+
+/// The gateway. Cheap to clone; clones share everything. See the module documentation.
+#[derive(Clone)]
+pub struct Gateway {
+    core: Arc<Core>,
+    report: Arc<StartReport>,
+    options: Arc<GatewayOptions>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("report", &self.report)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gateway {
+    /// Starts every backend of `configs` in parallel (each within the start timeout), lists
+    /// their tools, and makes the front server; see the module documentation. Backends that
+    /// fail are in [`Gateway::report`]; the gateway starts even with none.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for options out of their bounds; [`Error::Io`] when a thread cannot
+    /// be started.
+    pub fn start(
+        configs: &ServerConfigs,
+        policy: Policy,
+        options: GatewayOptions,
+    ) -> Result<Gateway> {
+        crate::harness::check_bound("the gateway's start timeout", options.start_timeout)?;
+        if !(1..=1024).contains(&options.workers) {
+            return Err(Error::Config(format!(
+                "the gateway's workers must be 1 to 1024, not {}",
+                options.workers
+            )));
+        }
+        let server = Server::new(
+            ServerConfig::new(options.name.clone(), options.version.clone())
+                .workers(options.workers)
+                .request_timeout(crate::harness::ToolTimeout::Long.duration() + FRONT_GRACE),
+        )?;
+        for server_name in policy.servers() {
+            if configs.get(server_name).is_none() {
+                log::warn!(
+                    target: LOG_TARGET,
+                    "the policy names server {server_name:?}, which the config does not have"
+                );
+            }
+        }
+        let core = Arc::new(Core {
+            server,
+            policy,
+            backends: RwLock::new(BTreeMap::new()),
+            denied: RwLock::new(BTreeMap::new()),
+            stats: stats::Stats::default(),
+            audit: Audit {
+                transcript: options.transcript.clone(),
+                observer: None,
+            },
+            next_call: AtomicU64::new(1),
+            stateless_calls: AtomicU32::new(0),
+        });
+        let weak = Arc::downgrade(&core);
+        core.server
+            .set_unknown_tool(Arc::new(move |name: &str| match weak.upgrade() {
+                Some(core) => core.unknown_tool(name),
+                None => format!("UNKNOWN_TOOL: {}", crate::json::quote(name)),
+            }));
+        let weak = Arc::downgrade(&core);
+        core.server.add_method(
+            Method::new(STATS_METHOD, move |_context, _params| {
+                Ok(weak.upgrade().map_or(Value::Null, |core| core.stats_json()))
+            })
+            .inline(true),
+        )?;
+        let report = start_backends(&core, configs, &options);
+        Ok(Gateway {
+            core,
+            report: Arc::new(report),
+            options: Arc::new(options),
+        })
+    }
+
+    /// Which backends started and which are left out.
+    pub fn report(&self) -> &StartReport {
+        &self.report
+    }
+
+    /// The front server (to serve it over another transport, or to add tools of its own).
+    pub fn server(&self) -> &Server {
+        &self.core.server
+    }
+
+    /// Serves the process's stdin and stdout until stdin ends.
+    ///
+    /// # Errors
+    ///
+    /// When the stdio threads cannot start.
+    pub fn serve_stdio(&self) -> Result<()> {
+        self.core.server.serve_stdio()
+    }
+
+    /// Serves Streamable HTTP at `addr` (with [`GatewayOptions::http`]'s other settings);
+    /// returns the running server at once. A non-loopback address is served only when it is
+    /// given explicitly: put a TLS proxy in front of it.
+    ///
+    /// # Errors
+    ///
+    /// When the address cannot be bound.
+    pub fn serve_http(&self, addr: SocketAddr) -> Result<HttpServer> {
+        HttpServer::bind(&self.core.server, self.options.http.clone().addr(addr))
+    }
+
+    /// The counters: `{"calls": n, "backends": {name: {"tools", "in_flight", "limit",
+    /// "forwarded", "cancelled", "statuses": {"OK": n, …}}}, "unserved": {"UNKNOWN_TOOL": n}}`,
+    /// as `toolwire/stats` answers them.
+    pub fn stats(&self) -> Value {
+        self.core.stats_json()
+    }
+
+    /// The counters as lines of text, one per backend.
+    pub fn stats_table(&self) -> String {
+        self.core.stats.table()
+    }
+
+    /// Closes every backend (stdio children are ended). Idempotent.
+    pub fn close(&self) {
+        for backend in self.core.backends.read().values() {
+            backend.close();
+        }
+    }
+}
+
+impl Drop for Core {
+    fn drop(&mut self) {
+        for backend in self.backends.get_mut().values() {
+            backend.close();
+        }
+    }
+}
+
+/// What a starting thread reports.
+type Started = (String, Result<Connected>);
+/// A backend's client and its tools.
+type Connected = (McpClient, Arc<Vec<Tool>>);
+
+fn start_backends(
+    core: &Arc<Core>,
+    configs: &ServerConfigs,
+    options: &GatewayOptions,
+) -> StartReport {
+    let mut report = StartReport::default();
+    for (name, error) in configs.rejected() {
+        report.failed.push(FailedBackend {
+            name: name.to_owned(),
+            error: error.to_owned(),
+        });
+    }
+    let (sender, receiver) = crossbeam_channel::unbounded::<Started>();
+    let mut starting = Vec::new();
+    for name in configs.names() {
+        let backend = Backend::new(name, core.policy.concurrency(name));
+        core.stats.add_backend(name);
+        let connector = match configs.connector(name) {
+            Ok(connector) => connector,
+            Err(error) => {
+                report.failed.push(FailedBackend {
+                    name: name.to_owned(),
+                    error: masked(&error),
+                });
+                continue;
+            }
+        };
+        let config = backend.mcp_config(backend_config(options), relister(core));
+        let sender = sender.clone();
+        let thread_name = name.to_owned();
+        let spawned = std::thread::Builder::new()
+            .name("toolwire-gateway-start".into())
+            .spawn(move || {
+                let started = McpClient::connect_with(connector, config).and_then(|client| {
+                    match client.list_tools() {
+                        Ok(tools) => Ok((client, tools)),
+                        Err(error) => {
+                            let _ = client.close();
+                            Err(error)
+                        }
+                    }
+                });
+                if let Err(crossbeam_channel::SendError((_, Ok((client, _))))) =
+                    sender.send((thread_name, started))
+                {
+                    // Too late: the gateway left this backend out.
+                    let _ = client.close();
+                }
+            });
+        match spawned {
+            Ok(_) => starting.push(backend),
+            Err(error) => report.failed.push(FailedBackend {
+                name: name.to_owned(),
+                error: format!("cannot start a thread: {error}"),
+            }),
+        }
+    }
+    drop(sender);
+    let deadline = Instant::now() + options.start_timeout + START_GRACE;
+    let mut results: BTreeMap<String, Result<Connected>> = BTreeMap::new();
+    while results.len() < starting.len() {
+        match receiver.recv_deadline(deadline) {
+            Ok((name, started)) => {
+                results.insert(name, started);
+            }
+            Err(_) => break,
+        }
+    }
+    // Late threads find the channel closed and close what they started.
+    drop(receiver);
+    for backend in starting {
+        match results.remove(&backend.name) {
+            Some(Ok((client, tools))) => {
+                backend.set_client(client);
+                core.backends
+                    .write()
+                    .insert(backend.name.clone(), Arc::clone(&backend));
+                let (served, skipped, missing) = serve_tools(core, &backend, &tools);
+                report.started.push(StartedBackend {
+                    name: backend.name.clone(),
+                    tools: served,
+                    skipped,
+                    missing,
+                });
+            }
+            Some(Err(error)) => report.failed.push(FailedBackend {
+                name: backend.name.clone(),
+                error: masked(&error),
+            }),
+            None => report.failed.push(FailedBackend {
+                name: backend.name.clone(),
+                error: format!(
+                    "it did not start and list its tools within {:?}",
+                    options.start_timeout
+                ),
+            }),
+        }
+    }
+    for failed in &report.failed {
+        log::warn!(target: LOG_TARGET, "server {:?} is left out: {}", failed.name, failed.error);
+    }
+    report
+}
+
+fn masked(error: &Error) -> String {
+    crate::mask::mask_urls_in(&error.to_string()).into_owned()
+}
+
+/// The MCP settings every backend's client starts from.
+fn backend_config(options: &GatewayOptions) -> McpConfig {
+    let start = options.start_timeout;
+    McpConfig::default()
+        .mode(options.protocol)
+        .client_name(options.name.clone())
+        .connect_timeout(start)
+        .initialize_timeout(start)
+        .discover_timeout(start.min(Duration::from_secs(10)))
+        .restart(options.restart)
+        .rpc(
+            crate::client::ClientConfig::default()
+                .request_timeout(start)
+                .max_total_timeout(
+                    crate::harness::ToolTimeout::Custom(Duration::from_secs(3600)).duration()
+                        + FRONT_GRACE,
+                ),
+        )
+}
+
+/// What a backend's list change runs: a re-listing on a thread of its own (never on the
+/// client's dispatch thread, which must go on reading).
+fn relister(core: &Arc<Core>) -> backend::Relist {
+    let weak: Weak<Core> = Arc::downgrade(core);
+    Arc::new(move |backend: &Arc<Backend>| {
+        if !backend.want_relist() {
+            return;
+        }
+        let weak = weak.clone();
+        let name = backend.name.clone();
+        let backend_flags = Arc::clone(backend);
+        let backend = Arc::clone(backend);
+        let spawned = std::thread::Builder::new()
+            .name("toolwire-gateway-relist".into())
+            .spawn(move || loop {
+                let Some(core) = weak.upgrade() else { return };
+                relist(&core, &backend);
+                drop(core);
+                if !backend.relist_again() {
+                    return;
+                }
+            });
+        if let Err(error) = spawned {
+            log::warn!(target: LOG_TARGET, "cannot re-list server {name:?}: {error}");
+            // Leave the flags as a later change can use them.
+            while backend_flags.relist_again() {}
+        }
+    })
+}
+
+/// Lists a backend's tools again and serves the new list in place of the old.
+fn relist(core: &Arc<Core>, backend: &Arc<Backend>) {
+    let Some(client) = backend.client() else {
+        return;
+    };
+    match client.list_tools() {
+        Ok(tools) => {
+            let old: Vec<String> = std::mem::take(&mut *backend.served.lock());
+            for name in &old {
+                core.server.remove_tool(name);
+            }
+            let (served, _, _) = serve_tools(core, backend, &tools);
+            log::info!(
+                target: LOG_TARGET,
+                "server {:?} changed its tools: {} served now",
+                backend.name,
+                served.len()
+            );
+        }
+        Err(error) => log::warn!(
+            target: LOG_TARGET,
+            "server {:?} changed its tools, but they cannot be listed: {}",
+            backend.name,
+            masked(&error)
+        ),
+    }
+}
+
+/// Serves a backend's tools as the policy says; returns the front names served, the tools
+/// skipped, and allow-list names the backend does not offer.
+fn serve_tools(
+    core: &Arc<Core>,
+    backend: &Arc<Backend>,
+    tools: &[Tool],
+) -> (Vec<String>, Vec<SkippedTool>, Vec<String>) {
+    let mut served = Vec::new();
+    let mut skipped = Vec::new();
+    let mut skip = |name: &str, reason: String| {
+        log::info!(
+            target: LOG_TARGET,
+            "not serving tool {name:?} of server {:?}: {reason}",
+            backend.name
+        );
+        skipped.push(SkippedTool {
+            name: name.to_owned(),
+            reason,
+        });
+    };
+    for tool in tools {
+        let front = core.policy.front_name(&backend.name, &tool.name);
+        if let Some(reason) = core.policy.refusal(&backend.name, &tool.name) {
+            core.denied.write().insert(front, backend.name.clone());
+            skip(&tool.name, reason.to_owned());
+            continue;
+        }
+        let schema = match ToolSchema::lazy(&front, tool.input_schema()) {
+            Ok(schema) => schema,
+            Err(error) => {
+                skip(&tool.name, error.to_string());
+                continue;
+            }
+        };
+        let resolved = core.policy.resolve(&backend.name, &tool.name);
+        let hinted = tool.annotations.idempotent_hint == Some(true)
+            || tool.annotations.read_only_hint == Some(true);
+        let front_tool = Arc::new(FrontTool {
+            front: front.clone(),
+            remote: tool.name.clone(),
+            schema,
+            options: resolved.options,
+            idempotent: resolved.idempotent.unwrap_or(hinted),
+        });
+        let handler_core = Arc::downgrade(core);
+        let handler_backend = Arc::clone(backend);
+        let handler_tool = Arc::clone(&front_tool);
+        let mut served_tool = ServerTool::new(
+            front.clone(),
+            tool.description.clone().unwrap_or_default(),
+            tool.input_schema(),
+            move |context, arguments| {
+                let Some(core) = handler_core.upgrade() else {
+                    return Ok(crate::server::ToolResult::error("the gateway is closing"));
+                };
+                Ok(forward::call(
+                    &core,
+                    &handler_backend,
+                    &handler_tool,
+                    context,
+                    arguments,
+                ))
+            },
+        )
+        .unchecked()
+        .annotations(tool.annotations)
+        .timeout(front_tool.options.timeout.duration() + FRONT_GRACE);
+        if let Some(title) = &tool.title {
+            served_tool = served_tool.title(title.clone());
+        }
+        if let Some(output) = tool.output_schema() {
+            served_tool = served_tool.output_schema(output);
+        }
+        match core.server.add_tool(served_tool) {
+            Ok(()) => {
+                backend.served.lock().push(front.clone());
+                served.push(front);
+            }
+            Err(error) => skip(&tool.name, error.to_string()),
+        }
+    }
+    let missing = core
+        .policy
+        .allowed(&backend.name)
+        .map(|allow| {
+            allow
+                .iter()
+                .filter(|wanted| !tools.iter().any(|tool| &tool.name == *wanted))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    (served, skipped, missing)
+}

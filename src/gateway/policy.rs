@@ -1,0 +1,566 @@
+//! The gateway's policy: a small JSON document, read strictly (a key it does not know, a key
+//! written twice, a value of the wrong type or out of its bounds is an error naming the
+//! place), either a file of its own or the `"toolwire"` section of the config file.
+//!
+//! See [`Policy`] for the document.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::harness::{check_bound, Overflow, ResultLimit, ToolOptions, ToolTimeout};
+
+/// The largest policy document read, in bytes.
+pub const MAX_POLICY_BYTES: usize = 256 * 1024;
+/// The most calls per session a policy may allow.
+const MAX_CALLS_PER_SESSION: u32 = 1_000_000;
+/// The most calls in flight per backend a policy may allow.
+const MAX_CONCURRENCY: usize = 256;
+/// The largest result limit, in characters.
+const MAX_RESULT_CHARS: usize = 16 * 1024 * 1024;
+
+/// The settings a tool may have at any level; `None` is "as the level above says".
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Rule {
+    timeout: Option<ToolTimeout>,
+    result_chars: Option<usize>,
+    overflow: Option<Overflow>,
+    idempotent: Option<bool>,
+    allow_large_integers: Option<bool>,
+}
+
+impl Rule {
+    /// `self` where it says something, else `below`.
+    fn over(&self, below: &Rule) -> Rule {
+        Rule {
+            timeout: self.timeout.or(below.timeout),
+            result_chars: self.result_chars.or(below.result_chars),
+            overflow: self.overflow.or(below.overflow),
+            idempotent: self.idempotent.or(below.idempotent),
+            allow_large_integers: self.allow_large_integers.or(below.allow_large_integers),
+        }
+    }
+}
+
+/// One server's part of the policy.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct ServerRules {
+    allow: Option<BTreeSet<String>>,
+    deny: BTreeSet<String>,
+    concurrency: Option<usize>,
+    rule: Rule,
+    tools: BTreeMap<String, Rule>,
+}
+
+/// What the gateway enforces on every call. `Policy::default()` is: every tool of every
+/// server, named `mcp__{server}__{tool}`, 1000 calls per session, 4 calls in flight per
+/// backend, the harness's default tool options.
+///
+/// The document ([`Policy::load`], [`Policy::parse`], or the `"toolwire"` section of a config
+/// file, [`Policy::from_config_section`]) is read strictly: a key it does not know, a key
+/// written twice, a value of the wrong type or out of its bounds is an error naming the place.
+///
+/// ```json
+/// {
+///   "namespace": "mcp__{server}__{tool}",
+///   "calls_per_session": 1000,
+///   "concurrency": 4,
+///   "timeout": "standard",
+///   "servers": {
+///     "files": {
+///       "deny": ["delete_file"],
+///       "concurrency": 2,
+///       "tools": {"read_file": {"timeout": "fast", "idempotent": true, "result_chars": 8000}}
+///     },
+///     "search": {"allow": ["query"], "timeout": "30s", "overflow": "reject"}
+///   }
+/// }
+/// ```
+///
+/// | key | where | meaning | default |
+/// |---|---|---|---|
+/// | `namespace` | top | the front name of a tool: `{server}` and `{tool}` are replaced | `mcp__{server}__{tool}` |
+/// | `calls_per_session` | top | tool calls forwarded per front session (BUDGET past it) | 1000 |
+/// | `concurrency` | top, server | calls in flight per backend (BUSY past it, never queued) | 4 |
+/// | `allow` | server | only these tools (the backend's names) are served | all |
+/// | `deny` | server | these tools are never served (UNKNOWN_TOOL if called) | none |
+/// | `tools` | server | per-tool settings, by the backend's name | none |
+/// | `timeout` | top, server, tool | `fast` (10 s), `standard` (60 s), `long` (300 s), or `500ms`, `30s`, `2m` (1 ms to 1 hour) | `standard` |
+/// | `result_chars` | top, server, tool | the most characters of result text passed on (1 to 16 Mi) | 16384 |
+/// | `overflow` | top, server, tool | `truncate` (cut, with a marker) or `reject` (TOOL_ERROR) | `truncate` |
+/// | `idempotent` | top, server, tool | a call may be sent again once after its backend died and restarted | false (or the tool's `idempotentHint`/`readOnlyHint`) |
+/// | `allow_large_integers` | top, server, tool | integers beyond ±(2^53 − 1) are passed on | false (INVALID) |
+///
+/// A tool's setting is its own, else its server's, else the top level's, else the default.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    namespace: String,
+    calls_per_session: u32,
+    concurrency: usize,
+    rule: Rule,
+    servers: BTreeMap<String, ServerRules>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            namespace: "mcp__{server}__{tool}".into(),
+            calls_per_session: 1000,
+            concurrency: 4,
+            rule: Rule::default(),
+            servers: BTreeMap::new(),
+        }
+    }
+}
+
+/// A tool's settings once the levels are resolved.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Resolved {
+    pub(crate) options: ToolOptions,
+    /// Set in the policy (not only hinted by the server).
+    pub(crate) idempotent: Option<bool>,
+}
+
+impl Policy {
+    /// The default policy (see [`Policy`]).
+    pub fn new() -> Policy {
+        Policy::default()
+    }
+
+    /// Reads a policy file.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] naming the file when it cannot be read, is larger than
+    /// [`MAX_POLICY_BYTES`], or is not a valid policy (see [`Policy::parse`]).
+    pub fn load(path: impl AsRef<Path>) -> Result<Policy> {
+        let path = path.as_ref();
+        let text = read_bounded(path)?;
+        Policy::parse(&text).map_err(|error| in_file(path, error))
+    }
+
+    /// Reads the `"toolwire"` section of a config file (a host's `mcpServers` file), when it
+    /// has one; `Ok(None)` when it has none.
+    ///
+    /// # Errors
+    ///
+    /// As [`Policy::load`], for the file and for its section.
+    pub fn from_config_section(path: impl AsRef<Path>) -> Result<Option<Policy>> {
+        let path = path.as_ref();
+        let text = read_bounded(path)?;
+        let document = crate::json::parse(&text)
+            .map_err(|refusal| Error::Config(format!("{}: {refusal}", path.display())))?;
+        match document.get("toolwire") {
+            None => Ok(None),
+            Some(section) => Policy::from_value(section, "/toolwire")
+                .map(Some)
+                .map_err(|error| in_file(path, error)),
+        }
+    }
+
+    /// Reads a policy document.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for text over [`MAX_POLICY_BYTES`], text that is not strict JSON (a
+    /// repeated key, an integer outside 64 bits), an unknown key, a value of the wrong type,
+    /// or a bound out of its range, naming the JSON pointer.
+    pub fn parse(text: &str) -> Result<Policy> {
+        if text.len() > MAX_POLICY_BYTES {
+            return Err(Error::Config(format!(
+                "the policy is {} bytes, over the limit of {MAX_POLICY_BYTES}",
+                text.len()
+            )));
+        }
+        let value = crate::json::parse(text)
+            .map_err(|refusal| Error::Config(format!("the policy is not valid JSON: {refusal}")))?;
+        Policy::from_value(&value, "")
+    }
+
+    fn from_value(value: &Value, at: &str) -> Result<Policy> {
+        let object = object(value, at)?;
+        let mut policy = Policy::default();
+        for (key, value) in object {
+            let here = format!("{at}/{key}");
+            match key.as_str() {
+                "namespace" => policy.namespace = namespace(value, &here)?,
+                "calls_per_session" => {
+                    policy.calls_per_session =
+                        bounded(value, &here, 1, MAX_CALLS_PER_SESSION as u64)? as u32
+                }
+                "concurrency" => {
+                    policy.concurrency = bounded(value, &here, 1, MAX_CONCURRENCY as u64)? as usize
+                }
+                "servers" => {
+                    for (server, rules) in self::object(value, &here)? {
+                        let rules = server_rules(rules, &format!("{here}/{server}"))?;
+                        policy.servers.insert(server.clone(), rules);
+                    }
+                }
+                _ => {
+                    if !rule_key(&mut policy.rule, key, value, &here)? {
+                        return Err(unknown(key, at, "namespace, calls_per_session, concurrency, servers, timeout, result_chars, overflow, idempotent, allow_large_integers"));
+                    }
+                }
+            }
+        }
+        Ok(policy)
+    }
+
+    /// The template of front names: `{server}` and `{tool}` are replaced. Defaults to
+    /// `mcp__{server}__{tool}`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] when it lacks `{tool}`.
+    pub fn namespace(mut self, template: impl Into<String>) -> Result<Self> {
+        self.namespace = namespace(&Value::String(template.into()), "namespace")?;
+        Ok(self)
+    }
+
+    /// Tool calls forwarded per front session (1 to 1,000,000); past it a call is BUDGET.
+    /// Defaults to 1000.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] out of its range.
+    pub fn calls_per_session(mut self, calls: u32) -> Result<Self> {
+        self.calls_per_session = bounded(
+            &Value::from(calls),
+            "calls_per_session",
+            1,
+            MAX_CALLS_PER_SESSION as u64,
+        )? as u32;
+        Ok(self)
+    }
+
+    /// The front name of a backend's tool.
+    pub fn front_name(&self, server: &str, tool: &str) -> String {
+        self.namespace
+            .replace("{server}", server)
+            .replace("{tool}", tool)
+    }
+
+    /// The session budget.
+    pub(crate) fn session_budget(&self) -> u32 {
+        self.calls_per_session
+    }
+
+    /// Calls in flight allowed on `server`.
+    pub(crate) fn concurrency(&self, server: &str) -> usize {
+        self.servers
+            .get(server)
+            .and_then(|rules| rules.concurrency)
+            .unwrap_or(self.concurrency)
+    }
+
+    /// Why a backend's tool is not served, or `None` when it is.
+    pub(crate) fn refusal(&self, server: &str, tool: &str) -> Option<&'static str> {
+        let rules = self.servers.get(server)?;
+        if rules.deny.contains(tool) {
+            return Some("it is on the policy's deny list");
+        }
+        match &rules.allow {
+            Some(allow) if !allow.contains(tool) => Some("it is not on the policy's allow list"),
+            _ => None,
+        }
+    }
+
+    /// The allow-list names of `server`, to report those its backend does not offer.
+    pub(crate) fn allowed(&self, server: &str) -> Option<&BTreeSet<String>> {
+        self.servers.get(server)?.allow.as_ref()
+    }
+
+    /// The servers the policy names.
+    pub(crate) fn servers(&self) -> impl Iterator<Item = &str> {
+        self.servers.keys().map(String::as_str)
+    }
+
+    /// A tool's settings, its level first.
+    pub(crate) fn resolve(&self, server: &str, tool: &str) -> Resolved {
+        let mut rule = self.rule.clone();
+        if let Some(rules) = self.servers.get(server) {
+            rule = rules.rule.over(&rule);
+            if let Some(own) = rules.tools.get(tool) {
+                rule = own.over(&rule);
+            }
+        }
+        let defaults = ResultLimit::default();
+        let options = ToolOptions::new()
+            .timeout(rule.timeout.unwrap_or_default())
+            .idempotent(rule.idempotent.unwrap_or(false))
+            .result_limit(ResultLimit::new(
+                rule.result_chars.unwrap_or(defaults.max_chars),
+                rule.overflow.unwrap_or(defaults.overflow),
+            ))
+            .allow_large_integers(rule.allow_large_integers.unwrap_or(false));
+        Resolved {
+            options,
+            idempotent: rule.idempotent,
+        }
+    }
+}
+
+fn read_bounded(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)
+        .map_err(|error| Error::Config(format!("cannot open {}: {error}", path.display())))?;
+    if !file.metadata().map(|meta| meta.is_file()).unwrap_or(false) {
+        return Err(Error::Config(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    let mut text = String::new();
+    file.take(MAX_POLICY_BYTES as u64 + 1)
+        .read_to_string(&mut text)
+        .map_err(|error| Error::Config(format!("cannot read {}: {error}", path.display())))?;
+    if text.len() > MAX_POLICY_BYTES {
+        return Err(Error::Config(format!(
+            "{} is over the policy limit of {MAX_POLICY_BYTES} bytes",
+            path.display()
+        )));
+    }
+    Ok(text)
+}
+
+fn in_file(path: &Path, error: Error) -> Error {
+    match error {
+        Error::Config(message) => Error::Config(format!("{}: {message}", path.display())),
+        other => other,
+    }
+}
+
+fn object<'a>(value: &'a Value, at: &str) -> Result<&'a Map<String, Value>> {
+    value
+        .as_object()
+        .ok_or_else(|| Error::Config(format!("the policy's {} must be an object", place(at))))
+}
+
+fn place(at: &str) -> String {
+    if at.is_empty() {
+        "document".into()
+    } else {
+        format!("value at {at}")
+    }
+}
+
+fn unknown(key: &str, at: &str, known: &str) -> Error {
+    let at = if at.is_empty() { "/" } else { at };
+    Error::Config(format!(
+        "the policy has an unknown key {key:?} at {at} (known: {known})"
+    ))
+}
+
+fn namespace(value: &Value, at: &str) -> Result<String> {
+    let template = value
+        .as_str()
+        .ok_or_else(|| Error::Config(format!("the policy's {at} must be a string")))?;
+    if !template.contains("{tool}") || template.len() > 64 {
+        return Err(Error::Config(format!(
+            "the policy's {at} {template:?} must hold {{tool}} (and may hold {{server}}), in at most 64 bytes"
+        )));
+    }
+    Ok(template.to_owned())
+}
+
+fn bounded(value: &Value, at: &str, low: u64, high: u64) -> Result<u64> {
+    match value.as_u64() {
+        Some(number) if (low..=high).contains(&number) => Ok(number),
+        _ => Err(Error::Config(format!(
+            "the policy's {at} must be an integer from {low} to {high}, not {value}"
+        ))),
+    }
+}
+
+fn boolean(value: &Value, at: &str) -> Result<bool> {
+    value
+        .as_bool()
+        .ok_or_else(|| Error::Config(format!("the policy's {at} must be true or false")))
+}
+
+fn names(value: &Value, at: &str) -> Result<BTreeSet<String>> {
+    let items = value.as_array().ok_or_else(|| {
+        Error::Config(format!("the policy's {at} must be an array of tool names"))
+    })?;
+    items
+        .iter()
+        .map(|item| {
+            item.as_str().map(str::to_owned).ok_or_else(|| {
+                Error::Config(format!(
+                    "the policy's {at} must hold only strings, not {item}"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Reads `key` into `rule` when it is a rule key; false when it is not one.
+fn rule_key(rule: &mut Rule, key: &str, value: &Value, at: &str) -> Result<bool> {
+    match key {
+        "timeout" => rule.timeout = Some(timeout(value, at)?),
+        "result_chars" => {
+            rule.result_chars = Some(bounded(value, at, 1, MAX_RESULT_CHARS as u64)? as usize)
+        }
+        "overflow" => {
+            rule.overflow = Some(match value.as_str() {
+                Some("truncate") => Overflow::Truncate,
+                Some("reject") => Overflow::Reject,
+                _ => {
+                    return Err(Error::Config(format!(
+                        "the policy's {at} must be \"truncate\" or \"reject\", not {value}"
+                    )))
+                }
+            })
+        }
+        "idempotent" => rule.idempotent = Some(boolean(value, at)?),
+        "allow_large_integers" => rule.allow_large_integers = Some(boolean(value, at)?),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn timeout(value: &Value, at: &str) -> Result<ToolTimeout> {
+    let bad = || {
+        Error::Config(format!(
+            "the policy's {at} must be \"fast\", \"standard\", \"long\" or a duration such as \
+             \"500ms\", \"30s\", \"2m\" (1 ms to 1 hour), not {value}"
+        ))
+    };
+    let text = value.as_str().ok_or_else(bad)?;
+    let tier = match text {
+        "fast" => ToolTimeout::Fast,
+        "standard" => ToolTimeout::Standard,
+        "long" => ToolTimeout::Long,
+        _ => {
+            let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+            let (number, unit) = text.split_at(split);
+            let number: u64 = number.parse().map_err(|_| bad())?;
+            let bound = match unit {
+                "ms" => Duration::from_millis(number),
+                "s" => Duration::from_secs(number),
+                "m" => Duration::from_secs(number.saturating_mul(60)),
+                _ => return Err(bad()),
+            };
+            check_bound(&format!("the policy's {at}"), bound)?;
+            ToolTimeout::Custom(bound)
+        }
+    };
+    Ok(tier)
+}
+
+fn server_rules(value: &Value, at: &str) -> Result<ServerRules> {
+    let mut rules = ServerRules::default();
+    for (key, value) in object(value, at)? {
+        let here = format!("{at}/{key}");
+        match key.as_str() {
+            "allow" => rules.allow = Some(names(value, &here)?),
+            "deny" => rules.deny = names(value, &here)?,
+            "concurrency" => {
+                rules.concurrency = Some(bounded(value, &here, 1, MAX_CONCURRENCY as u64)? as usize)
+            }
+            "tools" => {
+                for (tool, body) in object(value, &here)? {
+                    let tool_at = format!("{here}/{tool}");
+                    let mut rule = Rule::default();
+                    for (key, value) in object(body, &tool_at)? {
+                        if !rule_key(&mut rule, key, value, &format!("{tool_at}/{key}"))? {
+                            return Err(unknown(
+                                key,
+                                &tool_at,
+                                "timeout, result_chars, overflow, idempotent, allow_large_integers",
+                            ));
+                        }
+                    }
+                    rules.tools.insert(tool.clone(), rule);
+                }
+            }
+            _ => {
+                if !rule_key(&mut rules.rule, key, value, &here)? {
+                    return Err(unknown(key, at, "allow, deny, concurrency, tools, timeout, result_chars, overflow, idempotent, allow_large_integers"));
+                }
+            }
+        }
+    }
+    Ok(rules)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_resolve_tool_over_server_over_top() {
+        let policy = Policy::parse(
+            r#"{"timeout": "long", "result_chars": 100,
+                "servers": {"a": {"timeout": "fast", "concurrency": 2,
+                                  "tools": {"t": {"timeout": "250ms", "idempotent": true}}}}}"#,
+        )
+        .unwrap();
+        let tool = policy.resolve("a", "t");
+        assert_eq!(
+            tool.options.timeout,
+            ToolTimeout::Custom(Duration::from_millis(250))
+        );
+        assert_eq!(tool.options.result_limit.max_chars, 100);
+        assert_eq!(tool.idempotent, Some(true));
+        assert_eq!(policy.resolve("a", "u").options.timeout, ToolTimeout::Fast);
+        assert_eq!(policy.resolve("b", "u").options.timeout, ToolTimeout::Long);
+        assert_eq!((policy.concurrency("a"), policy.concurrency("b")), (2, 4));
+    }
+
+    #[test]
+    fn allow_and_deny_lists_refuse_by_the_backend_name() {
+        let policy =
+            Policy::parse(r#"{"servers": {"a": {"allow": ["x", "y"], "deny": ["y"]}}}"#).unwrap();
+        assert_eq!(policy.refusal("a", "x"), None);
+        assert!(policy.refusal("a", "y").unwrap().contains("deny"));
+        assert!(policy.refusal("a", "z").unwrap().contains("allow"));
+        assert_eq!(policy.refusal("b", "z"), None);
+    }
+
+    #[test]
+    fn bad_documents_are_errors_naming_the_place() {
+        for (text, wanted) in [
+            (
+                r#"{"servers": {"a": {"alow": []}}}"#,
+                "\"alow\" at /servers/a",
+            ),
+            (
+                r#"{"concurrency": 0}"#,
+                "/concurrency must be an integer from 1",
+            ),
+            (r#"{"timeout": "2h"}"#, "1 ms to 1 hour"),
+            (r#"{"timeout": "soon"}"#, "\"fast\""),
+            (r#"{"namespace": "x_{server}"}"#, "must hold {tool}"),
+            (
+                r#"{"servers": {"a": {"tools": {"t": {"deny": true}}}}}"#,
+                "\"deny\" at /servers/a/tools/t",
+            ),
+            (r#"{"concurrency": 2, "concurrency": 3}"#, "concurrency"),
+            (r#"{"servers": {"a": {"deny": ["x", 1]}}}"#, "only strings"),
+            (r#"[]"#, "document must be an object"),
+        ] {
+            let error = Policy::parse(text).unwrap_err().to_string();
+            assert!(error.contains(wanted), "{text}: {error}");
+        }
+        let huge = format!("{{\"namespace\": \"{}\"}}", "x".repeat(MAX_POLICY_BYTES));
+        assert!(Policy::parse(&huge)
+            .unwrap_err()
+            .to_string()
+            .contains("over the limit"));
+    }
+
+    #[test]
+    fn the_namespace_template_names_front_tools() {
+        let policy = Policy::new().namespace("{server}.{tool}").unwrap();
+        assert_eq!(policy.front_name("files", "read"), "files.read");
+        assert_eq!(
+            Policy::new().front_name("files", "read"),
+            "mcp__files__read"
+        );
+    }
+}

@@ -1,0 +1,265 @@
+//! `toolwire serve` in front of server-everything, the Python SDK's server and the bundled
+//! tool server, with hosts nobody here wrote: the official Python SDK's client
+//! (tests/peers/py_gateway_client.py: tools of all three listed and called, progress through
+//! two of them, a sampling round trip through server-everything, a denied tool, bad
+//! arguments, a cancellation that reaches the backend) and the MCP Inspector's command line
+//! (tools of all three listed and called), each over stdio and Streamable HTTP. Runs when
+//! TOOLWIRE_PEERS=1 or TOOLWIRE_PEERS_DIR is set (see tests/peers/install.sh); ignored
+//! otherwise.
+#![cfg(feature = "cli")]
+
+#[path = "cli_support.rs"]
+mod cli;
+#[path = "mcp_support.rs"]
+mod mcp;
+#[path = "gateway_support.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+use toolwire::{CallOptions, HttpConfig, McpClient, McpConfig, ProtocolMode};
+
+/// A config of the three servers, `crash` of the tool server denied; its path.
+fn write_config(peers: &mcp::Peers, folder: &Path) -> PathBuf {
+    let config = json!({
+        "mcpServers": {
+            "everything": {"command": peers.path("TOOLWIRE_NODE"),
+                           "args": [peers.path("TOOLWIRE_EVERYTHING_JS"), "stdio"]},
+            "python": {"command": peers.path("TOOLWIRE_PYTHON"), "args": [peers.py_server(), "stdio"]},
+            "tools": support::tool_server_entry(),
+        },
+        "toolwire": {"servers": {"tools": {"deny": ["crash"]}}},
+    });
+    let path = folder.join("claude_desktop_config.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    path
+}
+
+/// Runs the Python host; its stdout and stderr, after checking it passed.
+fn py_host(python: &Path, args: &[&str]) -> (String, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_gateway_client.py");
+    let output = Command::new(python)
+        .arg(script)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the Python host");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        output.status.success() && stdout.contains("PYGATEWAY PASSED"),
+        "the Python host failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        output.status
+    );
+    (stdout, stderr)
+}
+
+/// `toolwire serve --http 127.0.0.1:0` on `config`; the child, its stderr and its URL.
+fn serve_http(
+    config: &Path,
+) -> (
+    std::process::Child,
+    std::sync::mpsc::Receiver<String>,
+    String,
+) {
+    let mut command = cli::toolwire(&[
+        "serve",
+        "--config",
+        config.to_str().unwrap(),
+        "--http",
+        "127.0.0.1:0",
+    ]);
+    command.stdin(Stdio::null());
+    let (child, lines) = cli::spawn_with_stderr_lines(command);
+    let seen = cli::read_until(&lines, |line| line.contains("listening on "));
+    let url = seen
+        .last()
+        .unwrap()
+        .split("listening on ")
+        .nth(1)
+        .unwrap()
+        .trim()
+        .to_owned();
+    assert!(
+        !seen.iter().any(|line| line.contains("left out")),
+        "{seen:?}"
+    );
+    (child, lines, url)
+}
+
+fn stats_over_http(url: &str) -> Value {
+    let client = McpClient::connect_http(
+        HttpConfig::new(url),
+        McpConfig::default().mode(ProtocolMode::Legacy),
+    )
+    .unwrap();
+    let stats = client
+        .request("toolwire/stats", json!({}), CallOptions::new())
+        .unwrap();
+    client.close().unwrap();
+    stats
+}
+
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn the_python_sdk_host_over_stdio() {
+    let peers = mcp::peers("the_python_sdk_host_over_stdio");
+    let folder = cli::scratch("gateway-py-stdio");
+    let config = write_config(&peers, &folder);
+    let bin = cli::bin();
+    let (stdout, stderr) = py_host(
+        &peers.path("TOOLWIRE_PYTHON"),
+        &[
+            "legacy",
+            bin.to_str().unwrap(),
+            "serve",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+    );
+    assert!(stdout.contains("protocol 2025-11-25"), "{stdout}");
+    assert!(
+        stdout.contains("ok: sampling request reached the host"),
+        "{stdout}"
+    );
+    // The counters `toolwire serve` printed on exit: the cancelled call reached the backend.
+    let python = stderr
+        .lines()
+        .find(|line| line.contains("python: forwarded"))
+        .unwrap_or_else(|| panic!("no counters on stderr:\n{stderr}"));
+    assert!(python.contains("cancelled 1"), "{python}");
+    assert!(stderr.contains("tools: forwarded"), "{stderr}");
+    assert!(stderr.contains("UNKNOWN_TOOL 1"), "{stderr}");
+}
+
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn the_python_sdk_host_over_http() {
+    let peers = mcp::peers("the_python_sdk_host_over_http");
+    let folder = cli::scratch("gateway-py-http");
+    let config = write_config(&peers, &folder);
+    let (mut child, lines, url) = serve_http(&config);
+    let (stdout, _) = py_host(&peers.path("TOOLWIRE_PYTHON"), &["legacy", &url]);
+    assert!(stdout.contains("protocol 2025-11-25"), "{stdout}");
+    let stats = stats_over_http(&url);
+    assert_eq!(
+        stats["backends"]["python"]["cancelled"],
+        json!(1),
+        "{stats}"
+    );
+    assert!(
+        support::status_count(&stats, "everything", "OK") >= 2,
+        "{stats}"
+    );
+    assert_eq!(
+        support::status_count(&stats, "tools", "INVALID"),
+        1,
+        "{stats}"
+    );
+    cli::sigint(child.id());
+    cli::read_until(&lines, |line| line.contains("python: forwarded"));
+    assert_eq!(cli::wait_bounded(&mut child, cli::LIMIT), 0);
+}
+
+/// Runs the Inspector's CLI with `args`; its JSON answer.
+fn inspector(peers: &mcp::Peers, args: &[&str]) -> Value {
+    let output = Command::new(peers.path("TOOLWIRE_NODE22"))
+        .arg(peers.path("TOOLWIRE_INSPECTOR_JS"))
+        .args(["--cli", "--format", "json"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the Inspector");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "the Inspector failed ({}) on {args:?}:\n--- stdout\n{stdout}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|error| panic!("{error}: {stdout}"))
+}
+
+fn exercise_inspector(peers: &mcp::Peers, target: &[&str]) {
+    let run = |extra: &[&str]| {
+        let args: Vec<&str> = target.iter().chain(extra).copied().collect();
+        inspector(peers, &args)
+    };
+    let tools = run(&["--method", "tools/list"]);
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    for wanted in [
+        "mcp__everything__echo",
+        "mcp__python__echo",
+        "mcp__tools__echo",
+    ] {
+        assert!(names.contains(&wanted), "{wanted}: {names:?}");
+    }
+    assert!(!names.contains(&"mcp__tools__crash"), "{names:?}");
+    for (tool, expected) in [
+        ("mcp__everything__echo", "Echo: hi"),
+        ("mcp__python__echo", "echo: hi"),
+        ("mcp__tools__echo", "hi"),
+    ] {
+        let echoed = run(&[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            tool,
+            "--tool-arg",
+            "message=hi",
+        ]);
+        assert_eq!(echoed["result"]["content"][0]["text"], expected, "{echoed}");
+    }
+    let sum = run(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "mcp__tools__add",
+        "--tool-args-json",
+        r#"{"a":2,"b":3}"#,
+    ]);
+    assert_eq!(sum["result"]["structuredContent"]["sum"], 5.0, "{sum}");
+}
+
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn the_inspector_cli_host_over_stdio() {
+    let peers = mcp::peers("the_inspector_cli_host_over_stdio");
+    let folder = cli::scratch("gateway-inspector-stdio");
+    let config = write_config(&peers, &folder);
+    // A wrapper, so the Inspector does not read `serve --config` as its own options.
+    let wrapper = folder.join("gateway.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nexec '{}' serve --config '{}'\n",
+            cli::bin().display(),
+            config.display()
+        ),
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&wrapper).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&wrapper, permissions).unwrap();
+    exercise_inspector(&peers, &[wrapper.to_str().unwrap()]);
+}
+
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn the_inspector_cli_host_over_http() {
+    let peers = mcp::peers("the_inspector_cli_host_over_http");
+    let folder = cli::scratch("gateway-inspector-http");
+    let config = write_config(&peers, &folder);
+    let (mut child, lines, url) = serve_http(&config);
+    exercise_inspector(&peers, &[&url]);
+    cli::sigint(child.id());
+    cli::read_until(&lines, |line| line.contains("everything: forwarded"));
+    assert_eq!(cli::wait_bounded(&mut child, cli::LIMIT), 0);
+}
