@@ -16,7 +16,10 @@
 //!   handles in the order it started them, as a caller fanning out would, and lag = the moment
 //!   `wait()` returned `Timeout` - the handle's deadline. This includes completing each call
 //!   (pending-table removal, the channel send) and sending its `notifications/cancelled`,
-//!   whether the timer thread or the waiting caller itself gets to the entry first.
+//!   whether the timer thread or the waiting caller itself gets to the entry first;
+//! * caller wake-up, channel per call: the same with each handle asked for its `receiver()`
+//!   at start, so every call owns a channel, as every call did before completion moved into
+//!   the pending table's slots (the baseline of that change, in this run).
 
 use std::collections::{BinaryHeap, HashMap};
 use std::hint::black_box;
@@ -250,13 +253,18 @@ fn raw_wheel_lag(n: usize) -> Lag {
 }
 
 fn caller_lag(n: usize) -> Lag {
-    caller_lag_with(n, true).0
+    caller_lag_with(n, true, false).0
+}
+
+fn caller_lag_channels(n: usize) -> Lag {
+    caller_lag_with(n, true, true).0
 }
 
 /// [`caller_lag`], optionally without `notifications/cancelled` (`cancel_on_timeout` off);
 /// also how long after the last deadline the timer thread was done (a task scheduled after
-/// every call, at the last call's deadline, runs right after the last expiry).
-fn caller_lag_with(n: usize, cancel_on_timeout: bool) -> (Lag, Duration) {
+/// every call, at the last call's deadline, runs right after the last expiry). `channel`: each
+/// handle is asked for its receiver (a channel per call).
+fn caller_lag_with(n: usize, cancel_on_timeout: bool, channel: bool) -> (Lag, Duration) {
     let (transport, peer) = MemoryTransport::pair_with_capacity(2 * n + 1024);
     let mut config = ClientConfig::default().dialect(McpDialect);
     config = config.max_in_flight(2 * n);
@@ -279,6 +287,9 @@ fn caller_lag_with(n: usize, cancel_on_timeout: bool) -> (Lag, Duration) {
         let handle = client
             .start("hang", Value::Null, CallOptions::new().timeout(timeout))
             .expect("start");
+        if channel {
+            let _ = handle.receiver();
+        }
         handles.push(handle);
     }
     assert!(
@@ -328,15 +339,21 @@ fn main() {
     // `cargo bench --bench timer -- caller-lag N` (or `caller-lag-no-cancel N`, `raw-lag N`):
     // one measurement, for a profiler.
     let args: Vec<String> = std::env::args().collect();
-    let modes = ["caller-lag", "caller-lag-no-cancel", "raw-lag"];
+    let modes = [
+        "caller-lag",
+        "caller-lag-no-cancel",
+        "caller-lag-channels",
+        "raw-lag",
+    ];
     if let Some(at) = args.iter().position(|arg| modes.contains(&arg.as_str())) {
         let n = args
             .get(at + 1)
             .and_then(|n| n.parse().ok())
             .unwrap_or(10_000);
         let (lag, timer_done) = match args[at].as_str() {
-            "caller-lag" => caller_lag_with(n, true),
-            "caller-lag-no-cancel" => caller_lag_with(n, false),
+            "caller-lag" => caller_lag_with(n, true, false),
+            "caller-lag-no-cancel" => caller_lag_with(n, false, false),
+            "caller-lag-channels" => caller_lag_with(n, true, true),
             _ => (raw_wheel_lag(n), Duration::ZERO),
         };
         println!(
@@ -384,12 +401,17 @@ fn main() {
 
     println!("**Timer lag: N deadlines passing at one instant (median of 3 runs, {cpus} CPUs)**");
     println!();
-    println!("| N | measure | baseline: own sleep, then N channels | raw wheel: task run | caller wake-up: handle returns Timeout | caller ÷ baseline | target |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| N | measure | baseline: own sleep, then N channels | raw wheel: task run | caller wake-up: handle returns Timeout | caller wake-up, channel per call | caller ÷ baseline | target |");
+    println!("|---|---|---|---|---|---|---|---|");
     for n in [scaled(10_000, 1_000), scaled(100_000, 10_000)] {
         let base = median_lag([baseline_lag(n), baseline_lag(n), baseline_lag(n)]);
         let raw = median_lag([raw_wheel_lag(n), raw_wheel_lag(n), raw_wheel_lag(n)]);
         let caller = median_lag([caller_lag(n), caller_lag(n), caller_lag(n)]);
+        let channels = median_lag([
+            caller_lag_channels(n),
+            caller_lag_channels(n),
+            caller_lag_channels(n),
+        ]);
         let ten_k = n == scaled(10_000, 1_000);
         for (name, pick, target) in [
             (
@@ -401,10 +423,11 @@ fn main() {
             ("max", |lag: &Lag| lag.max, "≤ 10 ms"),
         ] {
             println!(
-                "| {n} | {name} | {} | {} | {} | {} | {} |",
+                "| {n} | {name} | {} | {} | {} | {} | {} | {} |",
                 ms(pick(&base)),
                 ms(pick(&raw)),
                 ms(pick(&caller)),
+                ms(pick(&channels)),
                 ratio(pick(&caller), pick(&base)),
                 if ten_k { target } else { "—" }
             );

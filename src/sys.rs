@@ -237,6 +237,58 @@ pub(crate) fn wait_socket(
     Ok(())
 }
 
+/// Puts our end of a pipe in non-blocking mode, so a write that would block returns
+/// `WouldBlock` at once instead of waiting for the reader. The other end is a separate open
+/// file description: the child's reads are untouched.
+#[cfg(unix)]
+pub(crate) fn set_nonblocking(fd: std::os::fd::BorrowedFd<'_>) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = fd.as_raw_fd();
+    // SAFETY: `fd` is borrowed, so it is open for the duration of both calls; F_GETFL and
+    // F_SETFL read and set the descriptor's status flags and touch no memory of ours.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Waits until `fd` can take a write (or its reader is gone, which the next write reports),
+/// at most `timeout`. The caller keeps `fd` open meanwhile (it is the one thread that may
+/// close it); a descriptor closed anyway makes poll report it invalid, touching no memory.
+#[cfg(unix)]
+pub(crate) fn wait_writable(
+    fd: std::os::fd::RawFd,
+    timeout: std::time::Duration,
+) -> io::Result<()> {
+    let mut fds = [libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    }];
+    let millis = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `fds` is a valid array of one pollfd for the duration of the call and its length
+    // is passed with it; poll only writes `revents`.
+    let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, millis) };
+    if rc < 0 {
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+    Ok(())
+}
+
+/// Non-blocking pipes need unix.
+#[cfg(not(unix))]
+pub(crate) fn set_nonblocking<T>(_pipe: T) -> io::Result<()> {
+    Err(io::ErrorKind::Unsupported.into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,18 +1,19 @@
 //! Call handles: wait, poll, cancel, or select over a call in flight.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 use serde_json::Value;
 
 use super::config::{Progress, SharedProgress};
+use super::slot::{CallSlot, Waited};
 use super::{Inner, Owner};
 use crate::error::{Error, Result};
 use crate::sys;
 use crate::wire::RequestId;
 
-/// What arrives on a call's channel: progress reports, then exactly one outcome.
+/// What a call's waiter receives: progress reports, then exactly one outcome.
 #[derive(Debug)]
 pub enum CallEvent {
     /// A progress report (only for calls that asked for progress).
@@ -43,7 +44,10 @@ pub struct CallHandle {
     inner: Arc<Inner>,
     id: RequestId,
     method: Arc<str>,
-    rx: Receiver<CallEvent>,
+    /// Where the call's events wait; the handle parks on it.
+    slot: Arc<CallSlot>,
+    /// Made only when [`CallHandle::receiver`] is asked for; from then on the events go there.
+    rx: OnceLock<Receiver<CallEvent>>,
     timing: Timing,
     on_progress: Option<SharedProgress>,
     finished: bool,
@@ -65,7 +69,7 @@ impl CallHandle {
         owner: Arc<Owner>,
         id: RequestId,
         method: Arc<str>,
-        rx: Receiver<CallEvent>,
+        slot: Arc<CallSlot>,
         timing: Timing,
         on_progress: Option<SharedProgress>,
     ) -> CallHandle {
@@ -74,7 +78,8 @@ impl CallHandle {
             inner,
             id,
             method,
-            rx,
+            slot,
+            rx: OnceLock::new(),
             timing,
             on_progress,
             finished: false,
@@ -98,8 +103,13 @@ impl CallHandle {
 
     /// The channel of this call's events, to use with `crossbeam_channel::select!`. Pass what
     /// it yields to [`CallHandle::on_event`].
+    ///
+    /// A call has no channel until this is first asked for (a call is completed in place,
+    /// without one): the channel is made then, the events already waiting move into it in
+    /// order, and every later event goes to it. The handle's own waits read from it from then
+    /// on, so mixing the two is fine.
     pub fn receiver(&self) -> &Receiver<CallEvent> {
-        &self.rx
+        self.rx.get_or_init(|| self.slot.open_channel())
     }
 
     /// Takes in one event from [`CallHandle::receiver`]: runs the progress callback and moves
@@ -145,19 +155,19 @@ impl CallHandle {
             if self.finished {
                 return None;
             }
-            match self.rx.try_recv() {
-                Ok(event) => {
+            match self.try_next() {
+                Waited::Event(event) => {
                     if let Some(outcome) = self.on_event(event) {
                         return Some(outcome);
                     }
                 }
-                Err(TryRecvError::Empty) => {
+                Waited::TimedOut => {
                     if Instant::now() >= self.backstop() {
                         return Some(self.expire_here());
                     }
                     return None;
                 }
-                Err(TryRecvError::Disconnected) => return Some(self.disconnected()),
+                Waited::Gone => return Some(self.disconnected()),
             }
         }
     }
@@ -183,13 +193,13 @@ impl CallHandle {
         loop {
             let backstop = self.backstop();
             let until = limit.map_or(backstop, |limit| limit.min(backstop));
-            match self.rx.recv_deadline(until) {
-                Ok(event) => {
+            match self.next_until(until) {
+                Waited::Event(event) => {
                     if let Some(outcome) = self.on_event(event) {
                         return Some(outcome);
                     }
                 }
-                Err(RecvTimeoutError::Timeout) => {
+                Waited::TimedOut => {
                     if Instant::now() >= self.backstop() {
                         return Some(self.expire_here());
                     }
@@ -197,7 +207,7 @@ impl CallHandle {
                         return None;
                     }
                 }
-                Err(RecvTimeoutError::Disconnected) => return Some(self.disconnected()),
+                Waited::Gone => return Some(self.disconnected()),
             }
         }
     }
@@ -212,15 +222,40 @@ impl CallHandle {
         );
         self.inner.expire_one(&self.id);
         loop {
-            // Whoever removed the entry sends right after; this cannot wait long.
-            match self.rx.recv_timeout(self.inner.config.completion_grace) {
-                Ok(event) => {
+            // Whoever removed the entry completes it right after; this cannot wait long.
+            let until = Instant::now() + self.inner.config.completion_grace;
+            match self.next_until(until) {
+                Waited::Event(event) => {
                     if let Some(outcome) = self.on_event(event) {
                         return outcome;
                     }
                 }
-                Err(_) => return self.disconnected(),
+                Waited::TimedOut | Waited::Gone => return self.disconnected(),
             }
+        }
+    }
+
+    /// The next event, from the slot, or from the channel once one was handed out.
+    fn next_until(&self, until: Instant) -> Waited<CallEvent> {
+        match self.rx.get() {
+            None => self.slot.wait_until(until),
+            Some(rx) => match rx.recv_deadline(until) {
+                Ok(event) => Waited::Event(event),
+                Err(RecvTimeoutError::Timeout) => Waited::TimedOut,
+                Err(RecvTimeoutError::Disconnected) => Waited::Gone,
+            },
+        }
+    }
+
+    /// The next event if one is there.
+    fn try_next(&self) -> Waited<CallEvent> {
+        match self.rx.get() {
+            None => self.slot.try_take(),
+            Some(rx) => match rx.try_recv() {
+                Ok(event) => Waited::Event(event),
+                Err(TryRecvError::Empty) => Waited::TimedOut,
+                Err(TryRecvError::Disconnected) => Waited::Gone,
+            },
         }
     }
 

@@ -2,9 +2,10 @@
 //!
 //! Files: `outbound` (registering, sending, completing and cancelling calls), `inbound`
 //! (frames from the transport: responses, progress, the peer's requests), `pending` (the
-//! table of calls in flight), `handle` (waiting on one call), `set` (waiting on many in
-//! completion order), `dispatch` (the thread that runs the peer's requests), `dialect` (the
-//! protocol conventions above JSON-RPC), `config`.
+//! table of calls in flight), `slot` (where a call's outcome waits for its caller), `handle`
+//! (waiting on one call), `set` (waiting on many in completion order), `dispatch` (the thread
+//! that runs the peer's requests), `dialect` (the protocol conventions above JSON-RPC),
+//! `config`.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -26,8 +27,10 @@ mod inbound;
 mod outbound;
 mod pending;
 mod set;
+mod slot;
 
 use pending::PendingTable;
+use slot::{CallSlot, Mailbox};
 
 pub(crate) use config::PeerRequests;
 pub use config::{
@@ -133,26 +136,28 @@ fn bump(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Where a call's events go: its own channel, or the shared channel of a [`CallSet`] with
-/// the member's key.
+/// Where a call's events go: its own slot, or the mailbox of a [`CallSet`] with the member's
+/// key. Either is shared with the waiting side; nothing is allocated to complete a call.
 enum Sink {
-    Own(crossbeam_channel::Sender<CallEvent>),
-    Set {
-        tx: crossbeam_channel::Sender<(u64, CallEvent)>,
-        key: u64,
-    },
+    Own(Arc<CallSlot>),
+    Set { mailbox: Arc<Mailbox>, key: u64 },
 }
 
 impl Sink {
     fn send(&self, event: CallEvent) {
-        // A receiver that is gone (a handle or set dropped mid-flight) wants nothing more.
         match self {
-            Sink::Own(tx) => {
-                let _ = tx.send(event);
-            }
-            Sink::Set { tx, key } => {
-                let _ = tx.send((*key, event));
-            }
+            Sink::Own(slot) => slot.put(event),
+            Sink::Set { mailbox, key } => mailbox.put(*key, event),
+        }
+    }
+}
+
+impl Drop for Sink {
+    /// An entry dropped without an outcome (it never reached the peer) tells a caller that is
+    /// still waiting, as a dropped channel sender did.
+    fn drop(&mut self) {
+        if let Sink::Own(slot) = self {
+            slot.release();
         }
     }
 }
@@ -270,20 +275,17 @@ impl Client {
     /// [`Error::Closed`], [`Error::Busy`], [`Error::Config`] for bad params, or a send that
     /// could not be queued before the call's deadline ([`Error::Timeout`]).
     pub fn start(&self, method: &str, params: Value, options: CallOptions) -> Result<CallHandle> {
-        let (tx, rx) = if options.attaches_progress_token() {
-            // Calls that follow progress may receive many events; the others exactly one.
-            crossbeam_channel::unbounded()
-        } else {
-            crossbeam_channel::bounded(1)
-        };
+        let slot = Arc::new(CallSlot::new());
         let on_progress = options.on_progress.clone();
-        let started = self.inner.begin(method, params, options, Sink::Own(tx))?;
+        let started = self
+            .inner
+            .begin(method, params, options, Sink::Own(Arc::clone(&slot)))?;
         let handle = CallHandle::new(
             Arc::clone(&self.inner),
             Arc::clone(&self.owner),
             started.id.clone(),
             started.method,
-            rx,
+            slot,
             started.timing,
             on_progress,
         );
@@ -377,8 +379,12 @@ impl Client {
                             notify_cancel: options.notify_cancel,
                             ..CallOptions::default()
                         };
-                        let (tx, rx) = crossbeam_channel::bounded(1);
-                        let registered = inner.register(&method, &entry_options, Sink::Own(tx))?;
+                        let slot = Arc::new(CallSlot::new());
+                        let registered = inner.register(
+                            &method,
+                            &entry_options,
+                            Sink::Own(Arc::clone(&slot)),
+                        )?;
                         batch_deadline = batch_deadline.max(registered.timing.deadline);
                         messages.push(Message::Request(Request {
                             id: registered.id.clone(),
@@ -390,7 +396,7 @@ impl Client {
                             Arc::clone(&self.owner),
                             registered.id,
                             registered.method,
-                            rx,
+                            slot,
                             registered.timing,
                             None,
                         ));

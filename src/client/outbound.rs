@@ -68,7 +68,7 @@ impl Expire for Inner {
         for (id, pending) in &fired {
             self.wake_timed_out(id, pending);
         }
-        // The entries (and their senders) go only now, after every caller of the batch is awake.
+        // The entries go only now, after every caller of the batch is awake.
         drop(fired);
     }
 }

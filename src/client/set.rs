@@ -1,16 +1,16 @@
 //! Many calls waited on in the order they complete, at O(1) per completion: every member's
-//! events go to one channel, tagged with the member's key, instead of one channel per call
-//! and a `select!` over thousands of them.
+//! events go to the set's one mailbox, tagged with the member's key, instead of one channel
+//! per call and a `select!` over thousands of them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use serde_json::Value;
 
 use super::config::SharedProgress;
 use super::handle::{run_progress_callback, Timing};
+use super::slot::{Mailbox, Waited};
 use super::{CallEvent, CallOptions, Client, Inner, Owner, Sink};
 use crate::error::Result;
 use crate::wire::RequestId;
@@ -19,8 +19,8 @@ use crate::wire::RequestId;
 ///
 /// Start calls into it with [`CallSet::start`] (on one client or several), each with a tag of
 /// yours; `next` (the set is an [`Iterator`]) returns the next call to finish, with its tag, whichever it is.
-/// Waiting costs O(1) per completion whatever the set's size: one channel carries every
-/// member's events. Progress callbacks run on the thread that waits, as for a single call.
+/// Waiting costs O(1) per completion whatever the set's size: one mailbox takes every
+/// member's events, in the order they happen. Progress callbacks run on the thread that waits, as for a single call.
 ///
 /// Deadlines are kept by the timer thread, as for handles nobody blocks on. As a backstop, a
 /// waiter never blocks past the latest deadline in the set plus the client's timer grace: if
@@ -62,8 +62,7 @@ use crate::wire::RequestId;
 /// # Ok::<(), toolwire::Error>(())
 /// ```
 pub struct CallSet<T> {
-    tx: Sender<(u64, CallEvent)>,
-    rx: Receiver<(u64, CallEvent)>,
+    mailbox: Arc<Mailbox>,
     members: HashMap<u64, Member<T>>,
     next_key: u64,
     /// The latest deadline any member could reach (its hard limit when progress resets it).
@@ -99,10 +98,8 @@ impl<T> Default for CallSet<T> {
 impl<T> CallSet<T> {
     /// An empty set.
     pub fn new() -> CallSet<T> {
-        let (tx, rx) = unbounded();
         CallSet {
-            tx,
-            rx,
+            mailbox: Arc::new(Mailbox::new()),
             members: HashMap::new(),
             next_key: 0,
             latest: None,
@@ -137,7 +134,7 @@ impl<T> CallSet<T> {
         self.next_key += 1;
         let on_progress = options.on_progress.clone();
         let sink = Sink::Set {
-            tx: self.tx.clone(),
+            mailbox: Arc::clone(&self.mailbox),
             key,
         };
         let started = inner.begin(method, params, options, sink)?;
@@ -176,13 +173,9 @@ impl<T> CallSet<T> {
             if self.members.is_empty() {
                 return None;
             }
-            match self.rx.try_recv() {
-                Ok((key, event)) => {
-                    if let Some(done) = self.take_event(key, event) {
-                        return Some(done);
-                    }
-                }
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => return None,
+            let (key, event) = self.mailbox.try_take()?;
+            if let Some(done) = self.take_event(key, event) {
+                return Some(done);
             }
         }
     }
@@ -208,17 +201,13 @@ impl<T> CallSet<T> {
                 (Some(limit), Some(backstop)) => Some(limit.min(backstop)),
                 (limit, backstop) => limit.or(backstop),
             };
-            let received = match until {
-                Some(until) => self.rx.recv_deadline(until),
-                None => self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-            };
-            match received {
-                Ok((key, event)) => {
+            match self.mailbox.wait_until(until) {
+                Waited::Event((key, event)) => {
                     if let Some(done) = self.take_event(key, event) {
                         return Some(done);
                     }
                 }
-                Err(RecvTimeoutError::Timeout) => {
+                Waited::TimedOut => {
                     let now = Instant::now();
                     if backstop.is_some_and(|backstop| now >= backstop) {
                         self.expire_overdue(now);
@@ -227,8 +216,8 @@ impl<T> CallSet<T> {
                         return None;
                     }
                 }
-                // The set holds a sender itself: the channel never disconnects.
-                Err(RecvTimeoutError::Disconnected) => return None,
+                // The mailbox is the set's own: it never goes away.
+                Waited::Gone => return None,
             }
         }
     }
@@ -244,7 +233,7 @@ impl<T> CallSet<T> {
     }
 
     /// The timer thread did not release members whose deadlines passed: release them here
-    /// (remove-wins makes it exactly once); their outcomes arrive on the channel.
+    /// (remove-wins makes it exactly once); their outcomes arrive in the mailbox.
     fn expire_overdue(&mut self, now: Instant) {
         for member in self.members.values() {
             if member.timing.deadline <= now {

@@ -170,6 +170,24 @@ impl Outgoing {
         }
     }
 
+    /// The compact JSON text followed by a newline, as bytes: a line for stream transports,
+    /// serialized once.
+    pub fn to_line_bytes(&self) -> Vec<u8> {
+        let mut line = Vec::with_capacity(128);
+        let written = match &self.frame {
+            OutFrame::Single(message) => serde_json::to_writer(&mut line, message),
+            OutFrame::Batch(messages) => serde_json::to_writer(&mut line, messages),
+        };
+        if let Err(error) = written {
+            // Our own types always serialize (every map key is a string).
+            log::error!("toolwire: could not serialize a message: {error}");
+            line.clear();
+            line.extend_from_slice(b"null");
+        }
+        line.push(b'\n');
+        line
+    }
+
     /// The messages of the frame, in order.
     pub fn messages(&self) -> &[Message] {
         match &self.frame {

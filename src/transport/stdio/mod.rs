@@ -1,7 +1,8 @@
 //! The stdio transport: a child process speaking newline-delimited JSON.
 //!
 //! Four named threads per child: `toolwire-stdout` reads frames (with a line cap enforced while
-//! reading), `toolwire-stdin` writes frames from a bounded queue, `toolwire-stderr` drains
+//! reading), `toolwire-stdin` writes the frames the pipe could not take at once (callers
+//! write the others themselves, see `stdin.rs`), `toolwire-stderr` drains
 //! stderr into a tail buffer so the child can never block on a full pipe, and `toolwire-wait`
 //! watches the child itself: when it exits, pending calls fail at once with its exit status,
 //! even if a process it started keeps its stdout open.
@@ -27,10 +28,12 @@ use crate::sys::{self, spawn_named};
 
 mod config;
 mod pipes;
+mod stdin;
 
 pub use config::{StdioConfig, DEFAULT_INHERITED_ENV};
 
-use pipes::{drain_stderr, write_loop, Tail};
+use pipes::{drain_stderr, Tail};
+use stdin::{Refused, Stdin};
 
 /// A child process as a transport. Spawned by [`StdioTransport::spawn`].
 pub struct StdioTransport {
@@ -43,7 +46,7 @@ struct Shared {
     pid: u32,
     child: Mutex<Child>,
     exit_status: Mutex<Option<ExitStatus>>,
-    writer_tx: Mutex<Option<Sender<String>>>,
+    stdin: Arc<Stdin>,
     stdout: Mutex<Option<ChildStdout>>,
     tail: Arc<Mutex<Tail>>,
     stderr_done: Receiver<()>,
@@ -105,7 +108,15 @@ impl StdioTransport {
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
-        let (writer_tx, writer_rx) = bounded::<String>(config.writer_queue.max(1));
+        let stdin = match Stdin::new(stdin, config.writer_queue) {
+            Ok(stdin) => Arc::new(stdin),
+            Err(error) => {
+                // Never leave the child behind: it has no transport to close it.
+                sys::signal_group(pid, sys::Signal::Kill);
+                let _ = child.wait();
+                return Err(Error::Io(error));
+            }
+        };
         let (threads_done_tx, threads_done) = bounded::<()>(0);
         let (stderr_done_tx, stderr_done) = bounded::<()>(0);
         let (stdout_done_tx, stdout_done) = bounded::<()>(0);
@@ -118,7 +129,7 @@ impl StdioTransport {
             pid,
             child: Mutex::new(child),
             exit_status: Mutex::new(None),
-            writer_tx: Mutex::new(Some(writer_tx)),
+            stdin: Arc::clone(&stdin),
             stdout: Mutex::new(Some(stdout)),
             tail: Arc::clone(&tail),
             stderr_done,
@@ -138,7 +149,7 @@ impl StdioTransport {
         let done = threads_done_tx.clone();
         let spawned = spawn_named("toolwire-stdin", move || {
             let _done = done;
-            write_loop(stdin, writer_rx);
+            stdin.write_loop();
         })
         .and_then(|writer| {
             transport.shared.adopt(writer);
@@ -215,27 +226,13 @@ impl Transport for StdioTransport {
     }
 
     fn send(&self, message: Outgoing, deadline: Option<Instant>) -> Result<()> {
-        let Some(tx) = self.shared.writer_tx.lock().clone() else {
-            return Err(self.shared.closed_error("the server's stdin is closed"));
-        };
-        let capacity = self.shared.config.writer_queue;
-        match deadline {
-            Some(deadline) => tx
-                .send_deadline(message.to_line(), deadline)
-                .map_err(|error| {
-                    if error.is_timeout() {
-                        Error::Busy { limit: capacity }
-                    } else {
-                        self.shared.closed_error("the server's stdin is closed")
-                    }
-                }),
-            None => tx.try_send(message.to_line()).map_err(|error| {
-                if error.is_full() {
-                    Error::Busy { limit: capacity }
-                } else {
-                    self.shared.closed_error("the server's stdin is closed")
-                }
+        // Written on this thread when the pipe has room: see `stdin.rs`.
+        match self.shared.stdin.send(message.to_line_bytes(), deadline) {
+            Ok(()) => Ok(()),
+            Err(Refused::Full) => Err(Error::Busy {
+                limit: self.shared.config.writer_queue,
             }),
+            Err(Refused::Closed) => Err(self.shared.closed_error("the server's stdin is closed")),
         }
     }
 
@@ -313,7 +310,7 @@ impl Shared {
             Err(error) => format!("reading the server's stdout failed: {error}"),
         };
         // Nothing more can be answered: let the writer end and release stdin.
-        drop(self.writer_tx.lock().take());
+        self.stdin.close();
         // Give the child a moment to exit and stderr to drain, so the error says why.
         let deadline = Instant::now() + self.config.exit_wait;
         let _ = self.stderr_done.recv_deadline(deadline);
@@ -348,7 +345,7 @@ impl Shared {
     fn report_held_stdout(&self, inbound: &Arc<dyn Inbound>) {
         let status = self.poll_exit();
         // Nothing more can be answered: let the writer end and release stdin.
-        drop(self.writer_tx.lock().take());
+        self.stdin.close();
         log::debug!(
             "toolwire: `{}` exited but its stdout is still open; failing its calls now",
             self.command_line
@@ -385,7 +382,7 @@ impl Shared {
             return;
         }
         *closing = true;
-        drop(self.writer_tx.lock().take());
+        self.stdin.close();
         drop(self.threads_done_tx.lock().take());
         let pid = self.pid;
         let mut status = self.wait_exit_until(Instant::now() + self.config.stdin_close_grace);
@@ -422,6 +419,9 @@ impl Shared {
                 sys::signal_group(pid, sys::Signal::Kill);
             }
         }
+        // The child is gone: what it never read is dropped, and a pipe still held open by a
+        // process outside its group cannot keep the writer thread waiting on it.
+        self.stdin.abandon();
         self.join_threads();
         let inbound = self.inbound.lock().take();
         if let Some(inbound) = inbound {

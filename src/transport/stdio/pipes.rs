@@ -1,36 +1,11 @@
-//! The child's pipes: the stdin writer, the stderr drain and its tail buffer.
+//! The child's stderr: its drain and its tail buffer.
 
-use std::io::{self, Read, Write};
-use std::process::{ChildStderr, ChildStdin};
+use std::io::{self, Read};
+use std::process::ChildStderr;
 
-use crossbeam_channel::Receiver;
 use parking_lot::Mutex;
 
 use crate::mask::Secrets;
-
-pub(super) fn write_loop(stdin: ChildStdin, frames: Receiver<String>) {
-    let mut stdin = io::BufWriter::with_capacity(64 * 1024, stdin);
-    while let Ok(line) = frames.recv() {
-        let mut result = stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| stdin.write_all(b"\n"));
-        // Write what is queued together, then flush once.
-        while result.is_ok() {
-            match frames.try_recv() {
-                Ok(line) => {
-                    result = stdin
-                        .write_all(line.as_bytes())
-                        .and_then(|()| stdin.write_all(b"\n"));
-                }
-                Err(_) => break,
-            }
-        }
-        if let Err(error) = result.and_then(|()| stdin.flush()) {
-            log::debug!("toolwire: writing to the server's stdin failed: {error}");
-            return;
-        }
-    }
-}
 
 pub(super) fn drain_stderr(mut stderr: ChildStderr, tail: &Mutex<Tail>, label: &str) {
     let mut buffer = vec![0u8; 8192];
