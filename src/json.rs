@@ -12,6 +12,7 @@
 //! none of them: each says the refusal in its own words ([`Refusal`] keeps the parts apart).
 
 use std::fmt;
+use std::fmt::Write as _;
 
 use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
@@ -50,16 +51,15 @@ impl fmt::Display for Refusal {
 /// Parses one JSON value strictly; see the module docs.
 pub(crate) fn parse(text: &str) -> Result<Value, Refusal> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = Strict {
-        path: String::new(),
-    }
-    .deserialize(&mut deserializer)
-    .map_err(|error| match error.classify() {
-        // The visitor builds any value serde_json reads, so the only data error is its own
-        // refusal of a repeated key; everything else is the text's syntax.
-        serde_json::error::Category::Data => Refusal::RepeatedKey(error.to_string()),
-        _ => Refusal::Syntax(error.to_string()),
-    })?;
+    let mut path = String::new();
+    let value = Strict { path: &mut path }
+        .deserialize(&mut deserializer)
+        .map_err(|error| match error.classify() {
+            // The visitor builds any value serde_json reads, so the only data error is its own
+            // refusal of a repeated key; everything else is the text's syntax.
+            serde_json::error::Category::Data => Refusal::RepeatedKey(error.to_string()),
+            _ => Refusal::Syntax(error.to_string()),
+        })?;
     deserializer.end().map_err(|error| {
         Refusal::Syntax(format!("unexpected data after the JSON value ({error})"))
     })?;
@@ -97,20 +97,37 @@ pub(crate) fn pointer_segment(key: &str) -> String {
 }
 
 /// Builds a `Value` like serde_json does, refusing a repeated key; carries the JSON pointer
-/// of the value being read, for the message.
-struct Strict {
-    path: String,
+/// of the value being read, for the message. One buffer for the whole parse, grown for a
+/// child and cut back after it: the pointer is needed only for a refusal, so a value read
+/// costs no allocation for it.
+struct Strict<'p> {
+    path: &'p mut String,
 }
 
-impl Strict {
-    fn child(&self, segment: &str) -> Strict {
-        Strict {
-            path: format!("{}/{}", self.path, pointer_segment(segment)),
+impl Strict<'_> {
+    /// The pointer's length before `segment` (an escaped key) is appended.
+    fn enter_key(&mut self, key: &str) -> usize {
+        let len = self.path.len();
+        self.path.push('/');
+        for c in key.chars() {
+            match c {
+                '~' => self.path.push_str("~0"),
+                '/' => self.path.push_str("~1"),
+                c => self.path.push(c),
+            }
         }
+        len
+    }
+
+    fn enter_index(&mut self, index: usize) -> usize {
+        let len = self.path.len();
+        // Writing to a String cannot fail.
+        let _ = write!(self.path, "/{index}");
+        len
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Strict {
+impl<'de> DeserializeSeed<'de> for Strict<'_> {
     type Value = Value;
 
     fn deserialize<D>(self, deserializer: D) -> Result<Value, D::Error>
@@ -121,7 +138,7 @@ impl<'de> DeserializeSeed<'de> for Strict {
     }
 }
 
-impl<'de> Visitor<'de> for Strict {
+impl<'de> Visitor<'de> for Strict<'_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -161,18 +178,26 @@ impl<'de> Visitor<'de> for Strict {
         Ok(Value::Null)
     }
 
-    fn visit_seq<A>(self, mut access: A) -> Result<Value, A::Error>
+    fn visit_seq<A>(mut self, mut access: A) -> Result<Value, A::Error>
     where
         A: SeqAccess<'de>,
     {
         let mut items = Vec::new();
-        while let Some(item) = access.next_element_seed(self.child(&items.len().to_string()))? {
-            items.push(item);
+        loop {
+            let len = self.enter_index(items.len());
+            let item = access.next_element_seed(Strict {
+                path: &mut *self.path,
+            })?;
+            self.path.truncate(len);
+            match item {
+                Some(item) => items.push(item),
+                None => break,
+            }
         }
         Ok(Value::Array(items))
     }
 
-    fn visit_map<A>(self, mut access: A) -> Result<Value, A::Error>
+    fn visit_map<A>(mut self, mut access: A) -> Result<Value, A::Error>
     where
         A: MapAccess<'de>,
     {
@@ -182,10 +207,14 @@ impl<'de> Visitor<'de> for Strict {
                 return Err(A::Error::custom(format!(
                     "duplicate key {} in the object at {}",
                     quote(&key),
-                    show_pointer(&self.path)
+                    show_pointer(self.path)
                 )));
             }
-            let value = access.next_value_seed(self.child(&key))?;
+            let len = self.enter_key(&key);
+            let value = access.next_value_seed(Strict {
+                path: &mut *self.path,
+            })?;
+            self.path.truncate(len);
             object.insert(key, value);
         }
         Ok(Value::Object(object))

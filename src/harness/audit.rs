@@ -372,6 +372,16 @@ pub(crate) struct Audit {
 }
 
 impl Audit {
+    /// False when nobody would see an event: no transcript, no observer, and the `log`
+    /// facade off for the harness's target at every level an event has (`Warn` is the
+    /// highest). The calls' hot path then skips building its events (their strings and the
+    /// result's size, which takes writing the result out).
+    pub(crate) fn wanted(&self) -> bool {
+        self.transcript.is_some()
+            || self.observer.is_some()
+            || log::log_enabled!(target: HARNESS_LOG_TARGET, log::Level::Warn)
+    }
+
     pub(crate) fn emit(&self, event: AuditEvent) {
         log::log!(target: HARNESS_LOG_TARGET, event.level(), "{event}");
         if let Some(transcript) = &self.transcript {

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
+mod answer;
 mod audit;
 mod batch;
 mod budget;

@@ -136,9 +136,20 @@ pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 /// The first integer in `value` beyond ±(2^53 − 1), with its JSON pointer: many JSON readers
 /// (JavaScript's among them) cannot hold it exactly.
 pub(crate) fn unsafe_integer(value: &Value) -> Option<(String, String)> {
-    // An explicit stack: arguments may be deep, and nothing here recurses.
-    let mut stack: Vec<(String, &Value)> = vec![(String::new(), value)];
-    while let Some((path, value)) = stack.pop() {
+    /// Where a value sits in its parent.
+    enum Segment<'a> {
+        Root,
+        Index(usize),
+        Key(&'a str),
+    }
+    // An explicit stack: arguments may be deep, and nothing here recurses. The pointer is
+    // kept as the trail of segments down to the value being looked at and spelled out only
+    // for a hit, so a clean call (nearly every call) allocates nothing per value.
+    let mut stack: Vec<(usize, Segment, &Value)> = vec![(0, Segment::Root, value)];
+    let mut trail: Vec<Segment> = Vec::new();
+    while let Some((depth, segment, value)) = stack.pop() {
+        trail.truncate(depth);
+        trail.push(segment);
         match value {
             Value::Number(number) => {
                 let beyond = match (number.as_i64(), number.as_u64()) {
@@ -147,18 +158,28 @@ pub(crate) fn unsafe_integer(value: &Value) -> Option<(String, String)> {
                     _ => false,
                 };
                 if beyond {
+                    let mut path = String::new();
+                    for segment in &trail {
+                        match segment {
+                            Segment::Root => {}
+                            Segment::Index(index) => path.push_str(&format!("/{index}")),
+                            Segment::Key(key) => {
+                                path.push('/');
+                                path.push_str(&crate::json::pointer_segment(key));
+                            }
+                        }
+                    }
                     return Some((path, number.to_string()));
                 }
             }
             Value::Array(items) => {
                 for (index, item) in items.iter().enumerate().rev() {
-                    stack.push((format!("{path}/{index}"), item));
+                    stack.push((depth + 1, Segment::Index(index), item));
                 }
             }
             Value::Object(members) => {
                 for (key, item) in members.iter().rev() {
-                    let key = crate::json::pointer_segment(key);
-                    stack.push((format!("{path}/{key}"), item));
+                    stack.push((depth + 1, Segment::Key(key), item));
                 }
             }
             _ => {}

@@ -6,13 +6,13 @@
 //! the calls of one message can be opened in their order, each admitted at once or refused
 //! `BUSY`, and then completed side by side (`batch`).
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use serde_json::Value;
 
+use super::answer::{answer, AnswerWait, Answerer, Waited};
 use super::audit::{Audit, AuditEvent, AuditKind};
 use super::budget::Refusal;
 use super::executor::SlotGuard;
@@ -37,9 +37,8 @@ enum Attempt {
 
 /// An attempt admitted onto a worker, not yet answered.
 pub(crate) struct Pending {
-    reply: Receiver<Ran>,
+    reply: AnswerWait<Ran>,
     cancel: CancelFlag,
-    state: Arc<AtomicU8>,
     /// When the caller stops waiting: the tool's bound from admission, or the caller's
     /// deadline when that comes first (`by_caller`). Fixed at admission, so a call whose
     /// answer is collected late still timed out at the right moment.
@@ -87,13 +86,6 @@ impl OpenCall {
     }
 }
 
-/// Who answers a call: the worker, or nobody because the caller gave up first. Settled once,
-/// so a result that comes exactly at the deadline is either used or reported late, never
-/// lost.
-const WAITING: u8 = 0;
-const ANSWERED: u8 = 1;
-const ABANDONED: u8 = 2;
-
 /// The fields every event of one call shares.
 #[derive(Debug, Clone)]
 pub(crate) struct CallContext {
@@ -120,7 +112,7 @@ impl Inner {
     }
 
     pub(crate) fn call(&self, name: &str, arguments: Value) -> Outcome {
-        let mut context = self.open_call(value_text(&arguments).len());
+        let mut context = self.open_call(|| value_text(&arguments).len());
         context.tool = Some(name.to_owned());
         let started = Instant::now();
         let stage = self.check(name, arguments);
@@ -137,7 +129,7 @@ impl Inner {
 
     /// Reads a raw call and runs every check before the attempts.
     pub(crate) fn open_raw(&self, shape: CallShape, raw: &str) -> OpenCall {
-        let mut context = self.open_call(raw.len());
+        let mut context = self.open_call(|| raw.len());
         let started = Instant::now();
         let stage = match read_raw(shape, raw, self.config.max_input_chars) {
             Ok(request) => {
@@ -176,20 +168,25 @@ impl Inner {
         self.finish(&call.context, call.started, outcome)
     }
 
-    fn open_call(&self, size: usize) -> CallContext {
+    fn open_call(&self, size: impl FnOnce() -> usize) -> CallContext {
         let call = self.next_call.fetch_add(1, Ordering::Relaxed) + 1;
         let context = CallContext {
             call,
             tool: None,
             call_id: None,
         };
-        let mut event = context.event(AuditKind::Received);
-        event.size = Some(size);
-        self.audit.emit(event);
+        if self.audit.wanted() {
+            let mut event = context.event(AuditKind::Received);
+            event.size = Some(size());
+            self.audit.emit(event);
+        }
         context
     }
 
     fn finish(&self, context: &CallContext, started: Instant, outcome: Outcome) -> Outcome {
+        if !self.audit.wanted() {
+            return outcome;
+        }
         let mut event = context
             .event(AuditKind::Finished)
             .detail(outcome.detail.clone());
@@ -424,9 +421,8 @@ impl Inner {
         attempt: u32,
         deadline: Option<Instant>,
     ) -> Result<Pending, Refusal> {
-        let (reply_tx, reply_rx) = bounded::<Ran>(1);
+        let (reply_tx, reply_rx) = answer::<Ran>();
         let cancel = CancelFlag::new();
-        let state = Arc::new(AtomicU8::new(WAITING));
         let key = self.next_attempt.fetch_add(1, Ordering::Relaxed);
         self.cancels.lock().insert(key, cancel.clone());
         let job = AttemptJob {
@@ -436,7 +432,6 @@ impl Inner {
             attempt,
             deadline,
             cancel: cancel.clone(),
-            state: Arc::clone(&state),
             reply: reply_tx,
             audit: Arc::clone(&self.audit),
             cancels: Arc::clone(&self.cancels),
@@ -472,7 +467,6 @@ impl Inner {
         Ok(Pending {
             reply: reply_rx,
             cancel,
-            state,
             until,
             by_caller,
         })
@@ -484,21 +478,16 @@ impl Inner {
         let timeout = Ran::Timeout {
             caller_deadline: pending.by_caller,
         };
-        match pending.reply.recv_deadline(pending.until) {
-            Ok(ran) => ran,
-            Err(RecvTimeoutError::Timeout) => {
-                if pending
-                    .state
-                    .compare_exchange(WAITING, ABANDONED, Ordering::SeqCst, Ordering::SeqCst)
-                    .is_ok()
-                {
-                    pending.cancel.cancel();
-                    return timeout;
-                }
-                // The worker settled first: its answer is on its way.
-                pending.reply.recv().unwrap_or(timeout)
+        // Who answers is settled once: the worker, or nobody because the caller gave up
+        // first, so a result that comes exactly at the deadline is either used or reported
+        // late, never lost.
+        match pending.reply.wait_until(pending.until) {
+            Waited::Answer(ran) => ran,
+            Waited::Abandoned => {
+                pending.cancel.cancel();
+                timeout
             }
-            Err(RecvTimeoutError::Disconnected) => Ran::Failed {
+            Waited::Dropped => Ran::Failed {
                 public: GENERIC_FAILURE.into(),
                 answer: Value::Null,
                 internal: Some("the worker dropped the call without an answer".into()),
@@ -623,8 +612,7 @@ struct AttemptJob {
     /// The caller's deadline, which shortens a remote call's own timeout.
     deadline: Option<Instant>,
     cancel: CancelFlag,
-    state: Arc<AtomicU8>,
-    reply: Sender<Ran>,
+    reply: Answerer<Ran>,
     audit: Arc<Audit>,
     cancels: CancelTable,
     key: u64,
@@ -632,22 +620,27 @@ struct AttemptJob {
 
 impl AttemptJob {
     fn run(self, slot: SlotGuard) {
-        let mut event = self.context.event(AuditKind::Admitted);
-        event.attempt = self.attempt;
-        self.audit.emit(event);
+        let wanted = self.audit.wanted();
+        if wanted {
+            let mut event = self.context.event(AuditKind::Admitted);
+            event.attempt = self.attempt;
+            self.audit.emit(event);
+        }
         let started = Instant::now();
         let ran = match &self.tool.backend {
             Backend::Local(handler) => {
                 let ran = run_local(handler, &self.arguments, &self.cancel);
-                let mut event = self
-                    .context
-                    .event(AuditKind::Returned)
-                    .detail(ran.summary());
-                event.status = Some(ran.status());
-                event.attempt = self.attempt;
-                event.duration = Some(started.elapsed());
-                event.size = ran.size();
-                self.audit.emit(event);
+                if wanted {
+                    let mut event = self
+                        .context
+                        .event(AuditKind::Returned)
+                        .detail(ran.summary());
+                    event.status = Some(ran.status());
+                    event.attempt = self.attempt;
+                    event.duration = Some(started.elapsed());
+                    event.size = ran.size();
+                    self.audit.emit(event);
+                }
                 ran
             }
             Backend::Remote(binding) => self.run_remote(binding),
@@ -655,20 +648,21 @@ impl AttemptJob {
         // Free the worker before answering, so the caller's next call finds it free.
         drop(slot);
         self.cancels.lock().remove(&self.key);
-        let settled = self
-            .state
-            .compare_exchange(WAITING, ANSWERED, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok();
-        if settled {
-            let _ = self.reply.send(ran);
-        } else {
-            let mut event = self.context.event(AuditKind::Late).detail(format!(
+        let AttemptJob {
+            context,
+            reply,
+            audit,
+            attempt,
+            ..
+        } = self;
+        if let Err(ran) = reply.answer(ran) {
+            let mut event = context.event(AuditKind::Late).detail(format!(
                 "the work ended after the caller gave up, with {}; discarded",
                 ran.summary()
             ));
-            event.attempt = self.attempt;
+            event.attempt = attempt;
             event.duration = Some(started.elapsed());
-            self.audit.emit(event);
+            audit.emit(event);
         }
     }
 

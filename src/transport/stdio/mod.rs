@@ -232,7 +232,16 @@ impl Transport for StdioTransport {
             Err(Refused::Full) => Err(Error::Busy {
                 limit: self.shared.config.writer_queue,
             }),
-            Err(Refused::Closed) => Err(self.shared.closed_error("the server's stdin is closed")),
+            Err(Refused::Closed) => {
+                // The child is gone or going: give its stderr a moment to drain (within the
+                // exit wait and the sender's deadline), so the error says why it ended.
+                let mut wait = Instant::now() + self.shared.config.exit_wait;
+                if let Some(deadline) = deadline {
+                    wait = wait.min(deadline);
+                }
+                let _ = self.shared.stderr_done.recv_deadline(wait);
+                Err(self.shared.closed_error("the server's stdin is closed"))
+            }
         }
     }
 
