@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every benchmark and rewrites the generated tables in README.md ("Performance"), between
-# the markers <!-- bench:begin --> and <!-- bench:end -->, with the machine they ran on.
+# Runs every benchmark and rewrites the generated tables in BENCHMARKS.md ("Results"), between
+# the markers <!-- bench:begin --> and <!-- bench:end -->, with the machine they ran on. (The
+# README's Performance section quotes the headline ratios from there by hand.)
 #
 #   benches/readme.sh                          # full size, about 5 minutes on 2 cores
 #   TOOLWIRE_BENCH_SCALE=0.2 benches/readme.sh # a quick pass (smaller N; ratios noisier)
@@ -11,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-readme=README.md
+readme=BENCHMARKS.md
 grep -q '^<!-- bench:begin -->$' "$readme" && grep -q '^<!-- bench:end -->$' "$readme" || {
     echo "benches/readme.sh: $readme lacks the <!-- bench:begin --> / <!-- bench:end --> markers" >&2
     exit 2
@@ -48,4 +49,4 @@ awk -v generated="$generated" '
     !skipping { print }
 ' "$readme" > "$readme.tmp"
 mv "$readme.tmp" "$readme"
-echo "benches/readme.sh: README.md tables regenerated"
+echo "benches/readme.sh: $readme tables regenerated"

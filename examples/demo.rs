@@ -16,8 +16,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use toolwire::mcp::McpDialect;
 use toolwire::transport::StdioTransport;
-use toolwire::{CallOptions, Client, Error, StdioConfig};
+use toolwire::{CallOptions, Client, ClientConfig, Error, StdioConfig};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = tool_server_path()?;
@@ -27,7 +28,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let transport = StdioTransport::spawn(StdioConfig::new(&server))?;
     let pid = transport.pid();
-    let client = Client::new(transport)?;
+    // MCP's progress and cancellation conventions: the tool server speaks them.
+    let client = Client::with_config(transport, ClientConfig::default().dialect(McpDialect))?;
     println!("   It runs as pid {pid}, in a process group of its own.\n");
 
     println!("2. Eight threads share one client and make 250 calls each, all at once.");

@@ -171,7 +171,30 @@ pub use crate::transport::HttpConfig;
 pub use crate::transport::StdioConfig;
 
 /// The README's Rust examples, compiled by `cargo test --doc` so they cannot fall behind the
-/// API.
+/// API (the ones that need a running server are `no_run`; the others run).
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The Rust examples of the deeper docs (docs/*.md), compiled like the README's.
+#[cfg(doctest)]
+pub mod docs_doctests {
+    /// docs/client.md
+    #[doc = include_str!("../docs/client.md")]
+    pub struct Client;
+    /// docs/mcp.md
+    #[doc = include_str!("../docs/mcp.md")]
+    pub struct Mcp;
+    /// docs/authorization.md
+    #[doc = include_str!("../docs/authorization.md")]
+    pub struct Authorization;
+    /// docs/harness.md
+    #[doc = include_str!("../docs/harness.md")]
+    pub struct Harness;
+    /// docs/server.md
+    #[doc = include_str!("../docs/server.md")]
+    pub struct Server;
+    /// docs/cli.md
+    #[doc = include_str!("../docs/cli.md")]
+    pub struct Cli;
+}
