@@ -7,38 +7,8 @@
 #[path = "cli_support.rs"]
 mod cli;
 
-use std::process::{Command, Stdio};
-
-use cli::{bin, tool_server, wait_bounded, LIMIT};
+use cli::{tool_server, under_a_pty};
 use serde_json::{json, Value};
-
-/// Runs the command under a pty; `argv[1]` is a JSON list of `[prompt, answer]` pairs: each
-/// answer is typed once its prompt has shown. Everything the terminal showed goes to stdout.
-const DRIVER: &str = r#"
-import json, os, pty, sys
-script = [(p.encode(), a.encode()) for p, a in json.loads(sys.argv[1])]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[2], sys.argv[2:])
-out = sys.stdout.buffer
-pending = b""
-while True:
-    try:
-        data = os.read(fd, 65536)
-    except OSError:
-        break
-    if not data:
-        break
-    out.write(data)
-    out.flush()
-    pending += data
-    while script and script[0][0] in pending:
-        prompt, answer = script.pop(0)
-        pending = pending[pending.index(prompt) + len(prompt):]
-        os.write(fd, answer)
-_, status = os.waitpid(pid, 0)
-sys.exit(os.waitstatus_to_exitcode(status))
-"#;
 
 fn request() -> Value {
     json!({"message": "Tell me about you", "requestedSchema": {"type": "object",
@@ -55,38 +25,19 @@ fn request() -> Value {
 fn on_a_terminal(script: &[(&str, &str)]) -> (i32, String) {
     let server = tool_server();
     let params = format!("params:={}", request());
-    let mut command = Command::new("python3");
-    command
-        .arg("-c")
-        .arg(DRIVER)
-        .arg(serde_json::to_string(script).unwrap())
-        .arg(bin())
-        .args([
+    under_a_pty(
+        &[
             "call",
             "ask",
             "method=elicitation/create",
             &params,
             "-q",
             "--",
-        ])
-        .arg(server)
-        .arg("--catalog")
-        .env("NO_COLOR", "1")
-        .env("TERM", "xterm")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    let mut child = command
-        .spawn()
-        .expect("python3 is needed for the pseudo-terminal test");
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut stdout, &mut bytes).unwrap();
-        String::from_utf8_lossy(&bytes).into_owned()
-    });
-    let code = wait_bounded(&mut child, LIMIT);
-    (code, reader.join().unwrap())
+            server.to_str().unwrap(),
+            "--catalog",
+        ],
+        script,
+    )
 }
 
 /// The JSON answer the tool printed: the last line holding `{"action"`.

@@ -10,81 +10,15 @@
 mod cli;
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-use cli::{assert_in_order, bin, run, run_args, tool_server, toolwire, wait_bounded, LIMIT};
-
-/// Runs the command under a pty; `argv[1]` is a JSON list of `[expected, input]` pairs: each
-/// input is typed once its expected text has shown. Everything the terminal showed goes to
-/// stdout.
-const DRIVER: &str = r#"
-import json, os, pty, sys
-script = [(e.encode(), i.encode()) for e, i in json.loads(sys.argv[1])]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[2], sys.argv[2:])
-out = sys.stdout.buffer
-pending = b""
-while True:
-    try:
-        data = os.read(fd, 65536)
-    except OSError:
-        break
-    if not data:
-        break
-    out.write(data)
-    out.flush()
-    pending += data
-    while script and script[0][0] in pending:
-        expected, typed = script.pop(0)
-        pending = pending[pending.index(expected) + len(expected):]
-        os.write(fd, typed)
-_, status = os.waitpid(pid, 0)
-sys.exit(os.waitstatus_to_exitcode(status))
-"#;
+use cli::{
+    assert_in_order, run, run_args, tool_server, toolwire, under_a_pty, wait_bounded, LIMIT,
+};
 
 fn on_a_terminal(script: &[(&str, &str)]) -> (i32, String) {
-    let mut command = Command::new("python3");
-    command
-        .arg("-c")
-        .arg(DRIVER)
-        .arg(serde_json::to_string(script).unwrap())
-        .arg(bin())
-        .args(["shell", "--"])
-        .arg(tool_server())
-        .env("NO_COLOR", "1")
-        .env("TERM", "xterm")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    let mut child = command
-        .spawn()
-        .expect("python3 is needed for the pseudo-terminal test");
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut stdout, &mut bytes).unwrap();
-        String::from_utf8_lossy(&bytes).into_owned()
-    });
-    // Past the limit the session is killed, and what the terminal showed until then is in
-    // the failure (the step the script waited for is the one after the last output).
-    let deadline = std::time::Instant::now() + LIMIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for the driver") {
-            break Some(status);
-        }
-        if std::time::Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    };
-    let screen = reader.join().unwrap();
-    let Some(status) = status else {
-        panic!("the shell session was still running after {LIMIT:?}; the screen:\n{screen}");
-    };
-    (status.code().expect("the driver exits with a code"), screen)
+    let server = tool_server();
+    under_a_pty(&["shell", "--", server.to_str().unwrap()], script)
 }
 
 const PROMPT: &str = "toolwire-tool-server> ";

@@ -19,6 +19,77 @@ mod common;
 /// The upper bound on one run of the binary: it only keeps a broken test from hanging.
 pub const LIMIT: Duration = Duration::from_secs(60);
 
+/// Runs the binary with `args` under a pseudo-terminal (python3's `pty` module, driven by a
+/// small script): `script` is a list of (expected, typed) pairs, each typed once its expected
+/// text has shown. Returns the exit code and everything the terminal showed. Past [`LIMIT`] the
+/// session is killed and the test fails with the screen so far (the step the script waited
+/// for is the one after the last output).
+pub fn under_a_pty(args: &[&str], script: &[(&str, &str)]) -> (i32, String) {
+    const DRIVER: &str = r#"
+import json, os, pty, sys
+script = [(e.encode(), t.encode()) for e, t in json.loads(sys.argv[1])]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+out = sys.stdout.buffer
+pending = b""
+while True:
+    try:
+        data = os.read(fd, 65536)
+    except OSError:
+        break
+    if not data:
+        break
+    out.write(data)
+    out.flush()
+    pending += data
+    while script and script[0][0] in pending:
+        expected, typed = script.pop(0)
+        pending = pending[pending.index(expected) + len(expected):]
+        os.write(fd, typed)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"#;
+    let mut command = Command::new("python3");
+    command
+        .arg("-c")
+        .arg(DRIVER)
+        .arg(serde_json::to_string(script).unwrap())
+        .arg(bin())
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("TERM", "xterm")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut child = command
+        .spawn()
+        .expect("python3 is needed for the pseudo-terminal tests");
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        stdout.read_to_end(&mut bytes).unwrap();
+        String::from_utf8_lossy(&bytes).into_owned()
+    });
+    let deadline = Instant::now() + LIMIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the pty driver") {
+            break Some(status);
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let screen = reader.join().unwrap();
+    let Some(status) = status else {
+        panic!("the terminal session was still running after {LIMIT:?}; the screen:\n{screen}");
+    };
+    (status.code().expect("the driver exits with a code"), screen)
+}
+
 /// The binary under test.
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_toolwire"))
