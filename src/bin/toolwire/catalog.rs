@@ -150,30 +150,11 @@ fn resources(client: &McpClient, json: bool) -> Result<(), Failure> {
     let resources = client
         .list_resources()
         .map_err(|error| Failure::from_error("listing the resources", &error))?;
-    if json {
-        let raw: Vec<Value> = resources.iter().map(|item| item.raw.clone()).collect();
-        emit_json(&json!(raw));
-        return Ok(());
-    }
-    let rows: Vec<Vec<String>> = resources
-        .iter()
-        .map(|item| {
-            vec![
-                item.uri.clone(),
-                item.name.clone(),
-                item.mime_type.clone().unwrap_or_default(),
-                cut(
-                    &terminal::shown_line(first_line(item.description.as_deref())),
-                    DESCRIPTION_CHARS,
-                ),
-            ]
-        })
-        .collect();
-    out!(
-        "{}",
-        render_table(&["URI", "NAME", "MIME", "DESCRIPTION"], &rows)
-    );
-    count(resources.len(), "resource", "resources");
+    let rows = resources.iter().map(|item| {
+        let fields = (&item.uri, &item.name, item.mime_type.as_deref());
+        (&item.raw, fields, item.description.as_deref())
+    });
+    print_resource_rows("URI", rows, json, ("resource", "resources"));
     Ok(())
 }
 
@@ -182,20 +163,43 @@ fn templates(client: &McpClient, json: bool) -> Result<(), Failure> {
     let templates = client
         .list_resource_templates()
         .map_err(|error| Failure::from_error("listing the resource templates", &error))?;
+    let rows = templates.iter().map(|item| {
+        let fields = (&item.uri_template, &item.name, item.mime_type.as_deref());
+        (&item.raw, fields, item.description.as_deref())
+    });
+    print_resource_rows("URI TEMPLATE", rows, json, ("template", "templates"));
+    Ok(())
+}
+
+/// Resources or templates: the raw definitions as JSON, or a table of (URI or template,
+/// name, MIME type, description) and the count.
+fn print_resource_rows<'a>(
+    first_column: &str,
+    items: impl Iterator<
+        Item = (
+            &'a Value,
+            (&'a String, &'a String, Option<&'a str>),
+            Option<&'a str>,
+        ),
+    >,
+    json: bool,
+    (one, many): (&str, &str),
+) {
+    let items: Vec<_> = items.collect();
     if json {
-        let raw: Vec<Value> = templates.iter().map(|item| item.raw.clone()).collect();
+        let raw: Vec<Value> = items.iter().map(|(raw, _, _)| (*raw).clone()).collect();
         emit_json(&json!(raw));
-        return Ok(());
+        return;
     }
-    let rows: Vec<Vec<String>> = templates
+    let rows: Vec<Vec<String>> = items
         .iter()
-        .map(|item| {
+        .map(|(_, (uri, name, mime), description)| {
             vec![
-                item.uri_template.clone(),
-                item.name.clone(),
-                item.mime_type.clone().unwrap_or_default(),
+                (*uri).clone(),
+                (*name).clone(),
+                mime.unwrap_or_default().to_owned(),
                 cut(
-                    &terminal::shown_line(first_line(item.description.as_deref())),
+                    &terminal::shown_line(first_line(*description)),
                     DESCRIPTION_CHARS,
                 ),
             ]
@@ -203,10 +207,9 @@ fn templates(client: &McpClient, json: bool) -> Result<(), Failure> {
         .collect();
     out!(
         "{}",
-        render_table(&["URI TEMPLATE", "NAME", "MIME", "DESCRIPTION"], &rows)
+        render_table(&[first_column, "NAME", "MIME", "DESCRIPTION"], &rows)
     );
-    count(templates.len(), "template", "templates");
-    Ok(())
+    count(items.len(), one, many);
 }
 
 fn read(client: &McpClient, uri: &str, json: bool) -> Result<(), Failure> {
