@@ -166,18 +166,8 @@ impl FlowHttp {
         headers: &[(&str, String)],
         kind: AuthErrorKind,
     ) -> Result<Answer> {
-        let mut request = self
-            .agent
-            .post(url)
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .header("Accept", "application/json");
-        for (name, value) in headers {
-            request = request.header(*name, value.as_str());
-        }
-        let response = request
-            .send(form.as_bytes())
-            .map_err(|error| Self::failed(url, kind, &error))?;
-        self.read(response, url, kind)
+        let types = ("application/x-www-form-urlencoded", "application/json");
+        self.post(url, form, types, headers, kind)
     }
 
     /// POST of a JSON body.
@@ -188,11 +178,24 @@ impl FlowHttp {
         headers: &[(&str, String)],
         kind: AuthErrorKind,
     ) -> Result<Answer> {
+        let types = ("application/json", "application/json, text/event-stream");
+        self.post(url, body, types, headers, kind)
+    }
+
+    /// POST of `body` with its `(Content-Type, Accept)` and the extra headers.
+    fn post(
+        &self,
+        url: &str,
+        body: &str,
+        (content_type, accept): (&str, &str),
+        headers: &[(&str, String)],
+        kind: AuthErrorKind,
+    ) -> Result<Answer> {
         let mut request = self
             .agent
             .post(url)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream");
+            .header("Content-Type", content_type)
+            .header("Accept", accept);
         for (name, value) in headers {
             request = request.header(*name, value.as_str());
         }
