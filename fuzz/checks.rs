@@ -1457,6 +1457,17 @@ fn request_ids(line: &[u8]) -> Vec<RequestId> {
     }
 }
 
+/// The input's lines as the stdio line reader hands them on: split on `\n`, each without a
+/// trailing `\r` and a leading byte-order mark (the reader strips both, see
+/// `transport::lines`).
+#[cfg(feature = "server")]
+fn stdin_lines(data: &[u8]) -> impl Iterator<Item = &[u8]> {
+    data.split(|&b| b == b'\n').map(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
+    })
+}
+
 /// Frames through a stdio MCP server's whole dispatch (`toolwire::fuzzing::serve_frames`:
 /// the JSON-RPC client's inbound path, the request sink, both protocol eras, inline and
 /// pooled handlers, a tool that asks for input). The input is the server's stdin, split on
@@ -1476,7 +1487,7 @@ pub fn server_frames(data: &[u8]) {
     let out = serve_frames(data);
     let mut sent: HashMap<RequestId, usize> = HashMap::new();
     let mut stateless: HashSet<RequestId> = HashSet::new();
-    for line in data.split(|&b| b == b'\n') {
+    for line in stdin_lines(data) {
         for id in request_ids(line) {
             *sent.entry(id).or_default() += 1;
         }
@@ -1494,7 +1505,7 @@ pub fn server_frames(data: &[u8]) {
     }
     // A subscription is answered only when it ends, which this input never makes it do.
     let mut long_lived: HashSet<RequestId> = HashSet::new();
-    for line in data.split(|&b| b == b'\n') {
+    for line in stdin_lines(data) {
         if let Ok(Frame::Single(Message::Request(request))) = parse_frame(line) {
             if request.method == "subscriptions/listen" {
                 long_lived.insert(request.id);
