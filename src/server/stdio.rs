@@ -7,7 +7,7 @@ use std::io::{self, Read, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender, TrySendError};
+use crossbeam_channel::{bounded, Receiver, Sender};
 use parking_lot::Mutex;
 
 use crate::error::{Closed, Error, Result};
@@ -137,23 +137,9 @@ impl Transport for StdioServer {
         };
         let mut line = message.to_line();
         line.push('\n');
-        let gone = || Error::closed_because("stdout is closed");
-        match deadline {
-            None => queue.try_send(line).map_err(|error| match error {
-                TrySendError::Full(_) => Error::Busy {
-                    limit: self.queue_size,
-                },
-                TrySendError::Disconnected(_) => gone(),
-            }),
-            Some(deadline) => queue
-                .send_deadline(line, deadline)
-                .map_err(|error| match error {
-                    SendTimeoutError::Timeout(_) => Error::Busy {
-                        limit: self.queue_size,
-                    },
-                    SendTimeoutError::Disconnected(_) => gone(),
-                }),
-        }
+        crate::transport::enqueue(&queue, line, deadline, self.queue_size, || {
+            Error::closed_because("stdout is closed")
+        })
     }
 
     fn close(&self) -> Result<()> {

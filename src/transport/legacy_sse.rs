@@ -211,17 +211,7 @@ impl Transport for LegacySseTransport {
             ));
         };
         let limit = shared.config.max_concurrent_posts;
-        let sent = match deadline {
-            Some(deadline) => tx
-                .send_deadline(message, deadline)
-                .map_err(|error| error.is_timeout()),
-            None => tx.try_send(message).map_err(|error| error.is_full()),
-        };
-        match sent {
-            Ok(()) => Ok(()),
-            Err(true) => Err(Error::Busy { limit }),
-            Err(false) => Err(shared.closed_error()),
-        }
+        super::enqueue(&tx, message, deadline, limit, || shared.closed_error())
     }
 
     fn close(&self) -> Result<()> {

@@ -92,28 +92,9 @@ impl Transport for MemoryTransport {
         let Some(tx) = self.to_peer.lock().clone() else {
             return Err(Error::closed_because("the memory transport is closed"));
         };
-        match deadline {
-            Some(deadline) => tx
-                .send_deadline(message.to_line(), deadline)
-                .map_err(|error| {
-                    if error.is_timeout() {
-                        Error::Busy {
-                            limit: self.capacity,
-                        }
-                    } else {
-                        Error::closed_because("the memory peer is gone")
-                    }
-                }),
-            None => tx.try_send(message.to_line()).map_err(|error| {
-                if error.is_full() {
-                    Error::Busy {
-                        limit: self.capacity,
-                    }
-                } else {
-                    Error::closed_because("the memory peer is gone")
-                }
-            }),
-        }
+        super::enqueue(&tx, message.to_line(), deadline, self.capacity, || {
+            Error::closed_because("the memory peer is gone")
+        })
     }
 
     fn close(&self) -> Result<()> {

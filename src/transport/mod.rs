@@ -14,7 +14,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::error::{Closed, Result};
+use crate::error::{Closed, Error, Result};
 use crate::wire::{self, IncomingFrame, Invalid, Message, RequestId};
 
 #[cfg(feature = "http")]
@@ -63,6 +63,29 @@ pub trait Inbound: Send + Sync {
 /// Parses raw frame bytes and hands them to `inbound`: the one place transports parse.
 pub(crate) fn deliver(inbound: &dyn Inbound, bytes: &[u8]) {
     inbound.frame(wire::parse_incoming(bytes), bytes);
+}
+
+/// Puts `item` on a transport's bounded writer queue: with a deadline it waits for room until
+/// then, without one it does not wait. A queue still full is [`Error::Busy`] with the queue's
+/// `limit`; a queue whose writer has gone is the error `closed` makes.
+pub(crate) fn enqueue<T>(
+    queue: &crossbeam_channel::Sender<T>,
+    item: T,
+    deadline: Option<Instant>,
+    limit: usize,
+    closed: impl FnOnce() -> Error,
+) -> Result<()> {
+    let full = match deadline {
+        Some(deadline) => queue
+            .send_deadline(item, deadline)
+            .map_err(|error| error.is_timeout()),
+        None => queue.try_send(item).map_err(|error| error.is_full()),
+    };
+    match full {
+        Ok(()) => Ok(()),
+        Err(true) => Err(Error::Busy { limit }),
+        Err(false) => Err(closed()),
+    }
 }
 
 /// Something a transport noticed besides frames.
@@ -259,4 +282,36 @@ pub trait Transport: Send + Sync + 'static {
 
     /// A short description for logs and errors, e.g. the command line.
     fn describe(&self) -> String;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_full_queue_is_busy_with_its_limit_and_a_gone_writer_is_closed() {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let closed = || Error::closed_because("gone");
+        enqueue(&tx, 1, None, 1, closed).expect("room for one");
+        assert!(matches!(
+            enqueue(&tx, 2, None, 1, closed),
+            Err(Error::Busy { limit: 1 })
+        ));
+        let soon = Instant::now() + Duration::from_millis(20);
+        let started = Instant::now();
+        assert!(matches!(
+            enqueue(&tx, 3, Some(soon), 1, closed),
+            Err(Error::Busy { limit: 1 })
+        ));
+        // It waited for room until its deadline before giving up.
+        assert!(started.elapsed() >= Duration::from_millis(20));
+        assert_eq!(rx.recv().ok(), Some(1));
+        enqueue(&tx, 4, Some(soon), 1, closed).expect("room again");
+        drop(rx);
+        assert!(matches!(
+            enqueue(&tx, 5, None, 1, closed),
+            Err(Error::Closed(_))
+        ));
+    }
 }

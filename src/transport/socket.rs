@@ -323,18 +323,9 @@ impl Transport for SocketTransport {
             return Err(shared.closed_error());
         };
         let limit = shared.config.writer_queue;
-        let line = message.to_line();
-        let sent = match deadline {
-            Some(deadline) => tx
-                .send_deadline(line, deadline)
-                .map_err(|error| error.is_timeout()),
-            None => tx.try_send(line).map_err(|error| error.is_full()),
-        };
-        match sent {
-            Ok(()) => Ok(()),
-            Err(true) => Err(Error::Busy { limit }),
-            Err(false) => Err(shared.closed_error()),
-        }
+        super::enqueue(&tx, message.to_line(), deadline, limit, || {
+            shared.closed_error()
+        })
     }
 
     fn close(&self) -> Result<()> {
