@@ -12,6 +12,7 @@ use super::context::RequestContext;
 use super::types::{HandlerError, PromptResult, ToolResult};
 use crate::error::{Error, RegistryErrorKind, Result};
 use crate::harness::{OutputSchema, RegisteredTool, ToolRegistry};
+use crate::mcp::headers::{designations, ParamHeader};
 use crate::mcp::ToolAnnotations;
 use crate::schema::Schema;
 
@@ -202,6 +203,13 @@ impl ServerTool {
     }
 }
 
+/// A tool's `x-mcp-header` parameters. A checked native tool's were validated when it was
+/// added; an unchecked or registry tool with invalid ones has none that a client would
+/// mirror.
+fn header_params(schema: &Value) -> Arc<[ParamHeader]> {
+    designations(schema).unwrap_or_default().into()
+}
+
 /// A tool of the catalog, ready to list and call.
 pub(crate) enum ToolEntry {
     Native {
@@ -209,11 +217,15 @@ pub(crate) enum ToolEntry {
         /// None for an unchecked tool ([`ServerTool::unchecked`]).
         input: Option<Arc<Schema>>,
         output: Option<Arc<Schema>>,
+        /// The parameters its input schema designates with `x-mcp-header`, found once.
+        headers: Arc<[ParamHeader]>,
     },
     Registry {
         /// The registry it came from, whose checks its calls pass.
         registry: Arc<ToolRegistry>,
         tool: Arc<RegisteredTool>,
+        /// As for a native tool.
+        headers: Arc<[ParamHeader]>,
     },
 }
 
@@ -253,7 +265,7 @@ impl ToolEntry {
         let (input, output) = if tool.checked {
             let input = compile("input", &tool.input_schema).map_err(bad)?;
             // A designation a client must refuse would make clients drop the tool (SEP-2243).
-            crate::mcp::headers::designations(&tool.input_schema).map_err(bad)?;
+            designations(&tool.input_schema).map_err(bad)?;
             let output = match &tool.output_schema {
                 Some(schema) => Some(compile("output", schema).map_err(bad)?),
                 None => None,
@@ -263,11 +275,31 @@ impl ToolEntry {
             (None, None)
         };
         crate::harness::check_bound("a tool timeout", tool.timeout)?;
+        let headers = header_params(&tool.input_schema);
         Ok(ToolEntry::Native {
             tool,
             input,
             output,
+            headers,
         })
+    }
+
+    pub(crate) fn registry(registry: Arc<ToolRegistry>, tool: Arc<RegisteredTool>) -> ToolEntry {
+        let headers = header_params(tool.schema.source());
+        ToolEntry::Registry {
+            registry,
+            tool,
+            headers,
+        }
+    }
+
+    /// The parameters whose `Mcp-Param-{name}` headers a 2026-07-28 HTTP call must carry.
+    pub(crate) fn param_headers(&self) -> Arc<[ParamHeader]> {
+        match self {
+            ToolEntry::Native { headers, .. } | ToolEntry::Registry { headers, .. } => {
+                Arc::clone(headers)
+            }
+        }
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -292,14 +324,6 @@ impl ToolEntry {
         match self {
             ToolEntry::Native { tool, .. } => &tool.requires,
             ToolEntry::Registry { .. } => &[],
-        }
-    }
-
-    /// The input schema as the tool declared it.
-    pub(crate) fn input_source(&self) -> &Value {
-        match self {
-            ToolEntry::Native { tool, .. } => &tool.input_schema,
-            ToolEntry::Registry { tool, .. } => tool.schema.source(),
         }
     }
 

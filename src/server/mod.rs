@@ -334,10 +334,7 @@ impl Server {
             for tool in shared.registered() {
                 catalog.tools.insert(
                     tool.name.clone(),
-                    ToolEntry::Registry {
-                        registry: Arc::clone(&shared),
-                        tool: Arc::clone(tool),
-                    },
+                    ToolEntry::registry(Arc::clone(&shared), Arc::clone(tool)),
                 );
             }
         }

@@ -210,21 +210,16 @@ fn check_param_headers(
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return Ok(());
     };
-    let designations = {
-        let catalog = server.catalog.read();
-        let Some(entry) = catalog.tools.get(name) else {
-            return Ok(());
-        };
-        // A native tool's designations were checked when it was added; a registry's tool
-        // with invalid ones has none that a client would mirror.
-        headers::designations(entry.input_source()).unwrap_or_default()
+    let designations = match server.catalog.read().tools.get(name) {
+        Some(entry) => entry.param_headers(),
+        None => return Ok(()),
     };
     if designations.is_empty() {
         return Ok(());
     }
     let arguments = params.get("arguments").unwrap_or(&Value::Null);
     let body = headers::values(&designations, arguments);
-    for designation in &designations {
+    for designation in designations.iter() {
         let header = format!("Mcp-Param-{}", designation.name);
         let at = designation.path.join(".");
         let lower = designation.name.to_ascii_lowercase();

@@ -38,7 +38,7 @@ pub(crate) fn call(
             let result = (tool.handler)(context, &arguments)?;
             Ok(checked_output(entry, result).to_value())
         }
-        ToolEntry::Registry { registry, tool } => {
+        ToolEntry::Registry { registry, tool, .. } => {
             let checked = match check_call(registry, &tool.name, &arguments, REPAIR_SCHEMA_CHARS) {
                 Ok(checked) => Arc::clone(checked),
                 Err(outcome) => return Ok(ToolResult::error(outcome.detail).to_value()),
