@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::context::RequestContext;
+use super::tasks::{BeforeTaskFn, TaskSupport};
 use super::types::{HandlerError, PromptResult, ToolResult};
 use crate::error::{Error, RegistryErrorKind, Result};
 use crate::harness::{OutputSchema, RegisteredTool, ToolRegistry};
@@ -107,6 +108,9 @@ pub struct ServerTool {
     /// False for a tool whose handler checks its own arguments (the gateway's forwarded
     /// tools, whose schemas are another server's and are compiled on first use there).
     pub(crate) checked: bool,
+    /// Whether calls run as tasks (2026-07-28 tasks extension), and what runs before.
+    pub(crate) task: TaskSupport,
+    pub(crate) before_task: Option<BeforeTaskFn>,
 }
 
 impl std::fmt::Debug for ServerTool {
@@ -145,6 +149,8 @@ impl ServerTool {
             requires: Vec::new(),
             handler: Arc::new(handler),
             checked: true,
+            task: TaskSupport::Forbidden,
+            before_task: None,
         }
     }
 
@@ -191,6 +197,32 @@ impl ServerTool {
     /// to false.
     pub fn inline(mut self, inline: bool) -> Self {
         self.inline = inline;
+        self
+    }
+
+    /// Whether a call runs as a task of the 2026-07-28 tasks extension: answered at once with
+    /// the task, the handler run on the pool, its outcome read with `tasks/get` (see the
+    /// module documentation). Only requests whose client capabilities declare the extension
+    /// get tasks; a [`TaskSupport::Required`] tool refuses the others with
+    /// [`super::MISSING_CAPABILITY`]. Defaults to [`TaskSupport::Forbidden`].
+    pub fn task(mut self, support: TaskSupport) -> Self {
+        self.task = support;
+        self
+    }
+
+    /// A step a task-capable call runs in its own `tools/call` request before its task is
+    /// created: it gets the arguments and returns the ones the task's handler gets, and may
+    /// ask for input in rounds first (2026-07-28 input rounds, [`RequestContext::elicit`] and
+    /// `?`), so the task starts with what it needs. It runs on the thread that read the
+    /// request: it must be quick. Defaults to none.
+    pub fn before_task(
+        mut self,
+        step: impl Fn(&RequestContext, &Value) -> std::result::Result<Value, HandlerError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Self {
+        self.before_task = Some(Arc::new(step));
         self
     }
 
@@ -318,6 +350,20 @@ impl ToolEntry {
 
     pub(crate) fn inline(&self) -> bool {
         matches!(self, ToolEntry::Native { tool, .. } if tool.inline)
+    }
+
+    pub(crate) fn task_support(&self) -> TaskSupport {
+        match self {
+            ToolEntry::Native { tool, .. } => tool.task,
+            ToolEntry::Registry { .. } => TaskSupport::Forbidden,
+        }
+    }
+
+    pub(crate) fn before_task(&self) -> Option<&BeforeTaskFn> {
+        match self {
+            ToolEntry::Native { tool, .. } => tool.before_task.as_ref(),
+            ToolEntry::Registry { .. } => None,
+        }
     }
 
     pub(crate) fn requires(&self) -> &[String] {
@@ -583,6 +629,13 @@ pub(crate) enum Listing {
 
 impl Catalog {
     /// True when tools are declared: some are served, or (a gateway) they come and go.
+    /// True when some tool may run as a task.
+    pub(crate) fn offers_tasks(&self) -> bool {
+        self.tools
+            .values()
+            .any(|tool| tool.task_support() != TaskSupport::Forbidden)
+    }
+
     pub(crate) fn offers_tools(&self) -> bool {
         !self.tools.is_empty() || self.unknown_tool.is_some()
     }

@@ -107,6 +107,7 @@ mod state;
 pub(crate) mod stateless;
 mod stdio;
 mod subscriptions;
+mod tasks;
 mod tools;
 mod types;
 
@@ -120,6 +121,7 @@ pub use http::{HttpServer, HttpServerConfig};
 pub use memory::PeerTransport;
 pub use serve::ServerConnection;
 pub use stdio::StdioServer;
+pub use tasks::{BeforeTaskFn, TaskSupport};
 pub use types::{
     content, HandlerError, InputRequired, LogLevel, PromptResult, ToolResult, BUSY,
     HEADER_MISMATCH, MISSING_CAPABILITY, REQUEST_TIMEOUT, UNSUPPORTED_VERSION,
@@ -147,6 +149,8 @@ pub(crate) struct Shared {
     connections: Mutex<Vec<Weak<Connection>>>,
     hooks: RwLock<Vec<NotificationHook>>,
     pub(crate) listeners: subscriptions::Listeners,
+    /// The 2026-07-28 tasks extension's tasks: the server's, not a connection's.
+    pub(crate) tasks: tasks::Tasks,
 }
 
 impl Shared {
@@ -164,7 +168,7 @@ impl Shared {
     /// What this server declares, for `initialize` or `server/discover`: list-change
     /// notifications and resource subscriptions in both eras (the handshake era's on its
     /// connections, 2026-07-28's through `subscriptions/listen`).
-    pub(crate) fn capabilities(&self, _stateless: bool) -> Value {
+    pub(crate) fn capabilities(&self, stateless: bool) -> Value {
         let catalog = self.catalog.read();
         let mut capabilities = Map::new();
         if catalog.offers_tools() {
@@ -184,6 +188,13 @@ impl Shared {
         }
         if self.config.logging {
             capabilities.insert("logging".into(), json!({}));
+        }
+        // The tasks extension is a 2026-07-28 one: the handshake era's tasks are not served.
+        if stateless && catalog.offers_tasks() {
+            capabilities.insert(
+                "extensions".into(),
+                json!({crate::mcp::TASKS_EXTENSION: {}}),
+            );
         }
         Value::Object(capabilities)
     }
@@ -267,6 +278,7 @@ impl Server {
                 connections: Mutex::new(Vec::new()),
                 hooks: RwLock::new(Vec::new()),
                 listeners: subscriptions::Listeners::default(),
+                tasks: tasks::Tasks::default(),
             }),
         })
     }
@@ -532,6 +544,12 @@ impl Server {
         Ok(())
     }
 
+    /// How many tasks (2026-07-28 tasks extension) the server holds right now: running,
+    /// waiting for input, or finished and kept until their TTL.
+    pub fn tasks_held(&self) -> usize {
+        self.shared.tasks.held(&self.shared.config)
+    }
+
     /// How many workers are occupied right now (abandoned handlers still running included).
     pub fn busy_workers(&self) -> usize {
         self.shared.pool.occupied()
@@ -565,6 +583,9 @@ fn is_protocol_method(name: &str) -> bool {
         PROMPTS_GET,
         COMPLETION_COMPLETE,
         LOGGING_SET_LEVEL,
+        TASKS_GET,
+        TASKS_UPDATE,
+        TASKS_CANCEL,
     ]
     .contains(&name)
 }
