@@ -245,7 +245,8 @@ fn header_params(schema: &Value) -> Arc<[ParamHeader]> {
 /// A tool of the catalog, ready to list and call.
 pub(crate) enum ToolEntry {
     Native {
-        tool: ServerTool,
+        /// Boxed: a tool's settings are many, a registry entry's few.
+        tool: Box<ServerTool>,
         /// None for an unchecked tool ([`ServerTool::unchecked`]).
         input: Option<Arc<Schema>>,
         output: Option<Arc<Schema>>,
@@ -309,7 +310,7 @@ impl ToolEntry {
         crate::harness::check_bound("a tool timeout", tool.timeout)?;
         let headers = header_params(&tool.input_schema);
         Ok(ToolEntry::Native {
-            tool,
+            tool: Box::new(tool),
             input,
             output,
             headers,

@@ -48,6 +48,23 @@
 //! 2026-07-28 clients through `subscriptions/listen` (acknowledged first, filtered to what
 //! each asked for, tagged with the subscription's id).
 //!
+//! # Tasks
+//!
+//! On the 2026-07-28 protocol a tool marked [`ServerTool::task`] is answered at once with a
+//! task when the request declares the tasks extension (`io.modelcontextprotocol/tasks`,
+//! SEP-2663, advertised by `server/discover`): its handler runs on the pool, `tasks/get`
+//! reads its status and inlines its result or error, `tasks/update` answers the input
+//! requests it waits on (holding no worker; once all are answered the handler runs again with
+//! every answer), and `tasks/cancel` sets its cancel flag (an empty ack, also for a finished
+//! task). [`ServerTool::before_task`] runs in the call itself, so input rounds can come before
+//! the task exists. Without the extension a [`TaskSupport::Required`] tool and the `tasks/*`
+//! methods are [`MISSING_CAPABILITY`]; an unknown task id is -32602. A task belongs to the
+//! server, not to a connection: nothing ends it but its TTL ([`ServerConfig::task_ttl`],
+//! counted from its creation; a result is readable until then and never after). The tasks
+//! held ([`ServerConfig::max_tasks`], finished ones included), a kept result's size, the wait
+//! for input and each run (the tool's own timeout) are bounded. The handshake era's tasks
+//! (2025-11-25 `tasks/result`) are not served.
+//!
 //! # Handlers
 //!
 //! Handlers are ordinary blocking functions that get a [`RequestContext`]: the request's
