@@ -211,7 +211,8 @@ impl ServerTool {
     }
 
     /// A step a task-capable call runs in its own `tools/call` request before its task is
-    /// created: it gets the arguments and returns the ones the task's handler gets, and may
+    /// created: it gets the arguments as sent (the input schema is checked when the handler
+    /// runs, on what this step returns) and returns the ones the task's handler gets, and may
     /// ask for input in rounds first (2026-07-28 input rounds, [`RequestContext::elicit`] and
     /// `?`), so the task starts with what it needs. It runs on the thread that read the
     /// request: it must be quick. Defaults to none.

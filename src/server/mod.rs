@@ -57,7 +57,9 @@
 //! requests it waits on (holding no worker; once all are answered the handler runs again with
 //! every answer), and `tasks/cancel` sets its cancel flag (an empty ack, also for a finished
 //! task). [`ServerTool::before_task`] runs in the call itself, so input rounds can come before
-//! the task exists. Without the extension a [`TaskSupport::Required`] tool and the `tasks/*`
+//! the task exists. A task's handler must be ready to run more than once (as an input
+//! round's retry is); it answers by returning, with no stream for progress or log messages
+//! (they are dropped). Without the extension a [`TaskSupport::Required`] tool and the `tasks/*`
 //! methods are [`MISSING_CAPABILITY`]; an unknown task id is -32602. A task belongs to the
 //! server, not to a connection: nothing ends it but its TTL ([`ServerConfig::task_ttl`],
 //! counted from its creation; a result is readable until then and never after). The tasks

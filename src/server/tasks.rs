@@ -14,7 +14,9 @@
 //! answers them (some or all; an answer for a key not asked is ignored), and once every one is
 //! answered the handler runs again with all the answers the task has gathered (and the state
 //! it gave, kept on the server). The handler must therefore be ready to run more than once, as
-//! an input round's retry is.
+//! an input round's retry is. A task's handler answers by returning: it has no stream for
+//! progress or log messages (they are dropped), no requests back to the client but its input
+//! requests, and [`RequestContext::defer`] does not apply to it.
 //!
 //! Every bound is finite and in [`ServerConfig`]: the tasks a server holds at once (finished
 //! ones too, until their TTL), each task's TTL, the size of a kept result, how long a task may
