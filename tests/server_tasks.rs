@@ -553,3 +553,32 @@ fn a_task_past_its_run_bound_its_input_wait_or_its_result_size_ends() {
     client.close().unwrap();
     connection.wait();
 }
+
+#[test]
+fn the_crates_own_client_follows_a_task_through_its_input_to_its_result() {
+    use toolwire::mcp::ElicitResult;
+    use toolwire::{McpClient, McpConfig, ProtocolMode};
+    let (server, release, _) =
+        server_with(ServerConfig::new("tasks", "1.0").task_poll_interval(Duration::from_millis(5)));
+    let (client_end, server_end) = toolwire::transport::MemoryTransport::pair();
+    let connection = server
+        .connect(toolwire::server::PeerTransport::new(server_end))
+        .unwrap();
+    let config = McpConfig::default()
+        .mode(ProtocolMode::Modern)
+        .min_task_poll(Duration::from_millis(1))
+        .elicitation(|_| ElicitResult::Accept(json!({"v": "yes"})));
+    let client = McpClient::connect(client_end, config).unwrap();
+    // Answered once the test releases it: the client polls the task meanwhile.
+    release.send(()).unwrap();
+    assert_eq!(
+        client.call_tool("gated", json!({})).unwrap().text(),
+        "released"
+    );
+    // Both of its input requests answered by the client's handler through tasks/update.
+    let both = client.call_tool("two_questions", json!({})).unwrap();
+    assert_eq!(both.text(), "\"yes\" and \"yes\"");
+    assert_eq!(server.tasks_held(), 2);
+    client.close().unwrap();
+    connection.wait();
+}
