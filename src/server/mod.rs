@@ -61,7 +61,8 @@
 //! round's retry is); it answers by returning, with no stream for progress or log messages
 //! (they are dropped). Without the extension a [`TaskSupport::Required`] tool and the `tasks/*`
 //! methods are [`MISSING_CAPABILITY`]; an unknown task id is -32602. A task belongs to the
-//! server, not to a connection: nothing ends it but its TTL ([`ServerConfig::task_ttl`],
+//! server, not to a connection, and its id (128 random bits) is all it takes to read,
+//! answer or cancel it; nothing ends it but its TTL ([`ServerConfig::task_ttl`],
 //! counted from its creation; a result is readable until then and never after). The tasks
 //! held ([`ServerConfig::max_tasks`], finished ones included), a kept result's size, the wait
 //! for input and each run (the tool's own timeout) are bounded. The handshake era's tasks
