@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use toolwire::server::{
     content, HandlerError, HttpServer, HttpServerConfig, InputRequired, LogLevel, Prompt,
     PromptResult, RequestContext, Resource, ResourceTemplate, Server, ServerConfig, ServerTool,
-    ToolResult,
+    TaskSupport, ToolResult,
 };
 
 /// A 1×1 red PNG.
@@ -82,6 +82,7 @@ fn build() -> toolwire::Result<Server> {
     add_content_tools(&server)?;
     add_client_tools(&server)?;
     add_input_round_tools(&server)?;
+    add_task_tools(&server)?;
     add_resources(&server)?;
     add_prompts(&server)?;
     server.set_completion(|_, request| {
@@ -425,6 +426,136 @@ fn accepted_field(answer: &Value, field: &str) -> Option<String> {
         .get(field)?
         .as_str()
         .map(str::to_owned)
+}
+
+/// Sleeps `seconds` in steps, looking at the cancel flag between them; true when cancelled.
+fn sleep_unless_cancelled(context: &RequestContext, seconds: f64) -> bool {
+    let until = std::time::Instant::now() + Duration::from_secs_f64(seconds.clamp(0.0, 600.0));
+    while std::time::Instant::now() < until {
+        if context.is_cancelled() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    context.is_cancelled()
+}
+
+/// The tasks extension's fixtures (SEP-2663 scenarios `tasks-*`).
+fn add_task_tools(server: &Server) -> toolwire::Result<()> {
+    // `greet`, the sync-only one, is served with the content tools.
+    server.add_tool(
+        ServerTool::new(
+            "slow_compute",
+            "Sleeps some seconds, then answers with its label; a task when the client can take one.",
+            json!({"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0},
+                   "label": {"type": "string"}}}),
+            |context, args| {
+                let seconds = args["seconds"].as_f64().unwrap_or(1.0);
+                if sleep_unless_cancelled(context, seconds) {
+                    // The task is cancelled already: this answer is dropped.
+                    return Ok(ToolResult::error("cancelled"));
+                }
+                let label = args["label"].as_str().unwrap_or("compute");
+                Ok(ToolResult::text(format!("{label}: done after {seconds} s")))
+            },
+        )
+        .task(TaskSupport::Optional)
+        .timeout(Duration::from_secs(180)),
+    )?;
+    server.add_tool(
+        tool(
+            "failing_job",
+            "Fails as a tool after about a second (only as a task).",
+            |context, _| {
+                sleep_unless_cancelled(context, 1.0);
+                Ok(ToolResult::error("the job failed, as it always does"))
+            },
+        )
+        .task(TaskSupport::Required),
+    )?;
+    server.add_tool(
+        tool(
+            "protocol_error_job",
+            "Fails with a protocol error (a task when it can be).",
+            |_, _| {
+                Err(HandlerError::internal(
+                    "the job broke down, as it always does",
+                ))
+            },
+        )
+        .task(TaskSupport::Optional),
+    )?;
+    server.add_tool(
+        ServerTool::new(
+            "confirm_delete",
+            "Asks the user to confirm, then deletes nothing.",
+            json!({"type": "object", "properties": {"filename": {"type": "string"}},
+                   "required": ["filename"]}),
+            |context, args| {
+                let filename = args["filename"].as_str().unwrap_or("");
+                let answer = context.elicit(
+                    "confirm",
+                    json!({"message": format!("Delete {filename}?"), "requestedSchema": {
+                        "type": "object", "properties": {"confirm": {"type": "boolean"}},
+                        "required": ["confirm"]}}),
+                )?;
+                let confirmed =
+                    answer["action"] == "accept" && answer["content"]["confirm"] == true;
+                Ok(ToolResult::text(if confirmed {
+                    format!("{filename} deleted (not really)")
+                } else {
+                    format!("{filename} kept")
+                }))
+            },
+        )
+        .task(TaskSupport::Optional),
+    )?;
+    server.add_tool(
+        tool(
+            "multi_input",
+            "Asks two questions at once.",
+            |context, _| {
+                let (Some(first), Some(second)) = (
+                    context.input_response("first"),
+                    context.input_response("second"),
+                ) else {
+                    return Err(InputRequired::new()
+                        .elicit("first", name_schema("The first name?", "name"))
+                        .elicit("second", name_schema("The second name?", "name"))
+                        .into());
+                };
+                Ok(ToolResult::text(format!(
+                    "first: {}, second: {}",
+                    accepted_field(first, "name").unwrap_or_default(),
+                    accepted_field(second, "name").unwrap_or_default()
+                )))
+            },
+        )
+        .task(TaskSupport::Optional),
+    )?;
+    server.add_tool(
+        tool(
+            "test_tool_with_task",
+            "Asks for a name in an input round, then greets in a task.",
+            |_, args| {
+                Ok(ToolResult::text(format!(
+                    "Hello from the task, {}!",
+                    args["user_name"].as_str().unwrap_or("")
+                )))
+            },
+        )
+        .task(TaskSupport::Required)
+        .before_task(|context, _| {
+            let answer = context.elicit("user_name", name_schema("What is your name?", "name"))?;
+            match accepted_field(&answer, "name") {
+                Some(name) => Ok(json!({"user_name": name})),
+                None => Err(InputRequired::new()
+                    .elicit("user_name", name_schema("What is your name?", "name"))
+                    .into()),
+            }
+        }),
+    )?;
+    Ok(())
 }
 
 fn add_input_round_tools(server: &Server) -> toolwire::Result<()> {

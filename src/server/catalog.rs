@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::context::RequestContext;
+use super::tasks::{BeforeTaskFn, TaskSupport};
 use super::types::{HandlerError, PromptResult, ToolResult};
 use crate::error::{Error, RegistryErrorKind, Result};
 use crate::harness::{OutputSchema, RegisteredTool, ToolRegistry};
@@ -107,6 +108,9 @@ pub struct ServerTool {
     /// False for a tool whose handler checks its own arguments (the gateway's forwarded
     /// tools, whose schemas are another server's and are compiled on first use there).
     pub(crate) checked: bool,
+    /// Whether calls run as tasks (2026-07-28 tasks extension), and what runs before.
+    pub(crate) task: TaskSupport,
+    pub(crate) before_task: Option<BeforeTaskFn>,
 }
 
 impl std::fmt::Debug for ServerTool {
@@ -145,6 +149,8 @@ impl ServerTool {
             requires: Vec::new(),
             handler: Arc::new(handler),
             checked: true,
+            task: TaskSupport::Forbidden,
+            before_task: None,
         }
     }
 
@@ -194,6 +200,33 @@ impl ServerTool {
         self
     }
 
+    /// Whether a call runs as a task of the 2026-07-28 tasks extension: answered at once with
+    /// the task, the handler run on the pool, its outcome read with `tasks/get` (see the
+    /// module documentation). Only requests whose client capabilities declare the extension
+    /// get tasks; a [`TaskSupport::Required`] tool refuses the others with
+    /// [`super::MISSING_CAPABILITY`]. Defaults to [`TaskSupport::Forbidden`].
+    pub fn task(mut self, support: TaskSupport) -> Self {
+        self.task = support;
+        self
+    }
+
+    /// A step a task-capable call runs in its own `tools/call` request before its task is
+    /// created: it gets the arguments as sent (the input schema is checked when the handler
+    /// runs, on what this step returns) and returns the ones the task's handler gets, and may
+    /// ask for input in rounds first (2026-07-28 input rounds, [`RequestContext::elicit`] and
+    /// `?`), so the task starts with what it needs. It runs on the thread that read the
+    /// request: it must be quick. Defaults to none.
+    pub fn before_task(
+        mut self,
+        step: impl Fn(&RequestContext, &Value) -> std::result::Result<Value, HandlerError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Self {
+        self.before_task = Some(Arc::new(step));
+        self
+    }
+
     /// A client capability (`sampling`, `elicitation`, `roots`) the tool cannot run
     /// without: a call from a client that did not declare it is refused with
     /// [`super::MISSING_CAPABILITY`] before the handler runs. Defaults to none.
@@ -213,7 +246,8 @@ fn header_params(schema: &Value) -> Arc<[ParamHeader]> {
 /// A tool of the catalog, ready to list and call.
 pub(crate) enum ToolEntry {
     Native {
-        tool: ServerTool,
+        /// Boxed: a tool's settings are many, a registry entry's few.
+        tool: Box<ServerTool>,
         /// None for an unchecked tool ([`ServerTool::unchecked`]).
         input: Option<Arc<Schema>>,
         output: Option<Arc<Schema>>,
@@ -277,7 +311,7 @@ impl ToolEntry {
         crate::harness::check_bound("a tool timeout", tool.timeout)?;
         let headers = header_params(&tool.input_schema);
         Ok(ToolEntry::Native {
-            tool,
+            tool: Box::new(tool),
             input,
             output,
             headers,
@@ -318,6 +352,20 @@ impl ToolEntry {
 
     pub(crate) fn inline(&self) -> bool {
         matches!(self, ToolEntry::Native { tool, .. } if tool.inline)
+    }
+
+    pub(crate) fn task_support(&self) -> TaskSupport {
+        match self {
+            ToolEntry::Native { tool, .. } => tool.task,
+            ToolEntry::Registry { .. } => TaskSupport::Forbidden,
+        }
+    }
+
+    pub(crate) fn before_task(&self) -> Option<&BeforeTaskFn> {
+        match self {
+            ToolEntry::Native { tool, .. } => tool.before_task.as_ref(),
+            ToolEntry::Registry { .. } => None,
+        }
     }
 
     pub(crate) fn requires(&self) -> &[String] {
@@ -583,6 +631,13 @@ pub(crate) enum Listing {
 
 impl Catalog {
     /// True when tools are declared: some are served, or (a gateway) they come and go.
+    /// True when some tool may run as a task.
+    pub(crate) fn offers_tasks(&self) -> bool {
+        self.tools
+            .values()
+            .any(|tool| tool.task_support() != TaskSupport::Forbidden)
+    }
+
     pub(crate) fn offers_tools(&self) -> bool {
         !self.tools.is_empty() || self.unknown_tool.is_some()
     }

@@ -29,6 +29,11 @@ pub struct ServerConfig {
     pub(crate) list_ttl: Duration,
     pub(crate) max_line_bytes: usize,
     pub(crate) writer_queue: usize,
+    pub(crate) max_tasks: usize,
+    pub(crate) task_ttl: Duration,
+    pub(crate) task_poll_interval: Duration,
+    pub(crate) task_input_timeout: Duration,
+    pub(crate) max_task_result_bytes: usize,
 }
 
 impl ServerConfig {
@@ -55,6 +60,11 @@ impl ServerConfig {
             list_ttl: Duration::from_secs(300),
             max_line_bytes: 16 * 1024 * 1024,
             writer_queue: 1024,
+            max_tasks: 1024,
+            task_ttl: Duration::from_secs(3600),
+            task_poll_interval: Duration::from_millis(500),
+            task_input_timeout: Duration::from_secs(600),
+            max_task_result_bytes: 4 * 1024 * 1024,
         }
     }
 
@@ -190,6 +200,45 @@ impl ServerConfig {
         self
     }
 
+    /// The most tasks (2026-07-28 tasks extension) the server holds at once, running,
+    /// waiting for input or finished (a finished one is held until its TTL); a call that
+    /// would make one more is answered with [`super::BUSY`] and runs nothing. 1 to 1,000,000.
+    /// Defaults to 1,024.
+    pub fn max_tasks(mut self, tasks: usize) -> Self {
+        self.max_tasks = tasks;
+        self
+    }
+
+    /// How long a task is kept from its creation (its `ttlMs`): its result can be read until
+    /// then and never after; a task still running or waiting for input when it passes is
+    /// dropped and its handler told to stop. 1 ms to 7 days. Defaults to 1 hour.
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_ttl = ttl;
+        self
+    }
+
+    /// The polling interval a task suggests to its client (`pollIntervalMs`). 1 ms to 1 hour.
+    /// Defaults to 500 ms.
+    pub fn task_poll_interval(mut self, interval: Duration) -> Self {
+        self.task_poll_interval = interval;
+        self
+    }
+
+    /// How long a task may wait in `input_required` for `tasks/update` to answer its input
+    /// requests; past it the task fails with [`super::REQUEST_TIMEOUT`]. 1 ms to 1 day.
+    /// Defaults to 10 minutes.
+    pub fn task_input_timeout(mut self, timeout: Duration) -> Self {
+        self.task_input_timeout = timeout;
+        self
+    }
+
+    /// The largest task result kept, as JSON bytes; a larger one fails the task (-32603)
+    /// instead of being held until the TTL. At least 1 KiB. Defaults to 4 MiB.
+    pub fn max_task_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_task_result_bytes = bytes;
+        self
+    }
+
     /// The revisions `server/discover` lists.
     pub(crate) fn stateless_versions(&self) -> Vec<&'static str> {
         if self.stateless {
@@ -236,6 +285,31 @@ impl ServerConfig {
         }
         if self.max_in_flight == 0 || self.writer_queue == 0 || self.max_line_bytes == 0 {
             return bad("max_in_flight, writer_queue and max_line_bytes must be positive".into());
+        }
+        if !(1..=1_000_000).contains(&self.max_tasks) {
+            return bad(format!(
+                "max_tasks must be 1 to 1000000, not {}",
+                self.max_tasks
+            ));
+        }
+        for (name, value, most) in [
+            ("task_ttl", self.task_ttl, Duration::from_secs(7 * 86_400)),
+            ("task_poll_interval", self.task_poll_interval, hour),
+            (
+                "task_input_timeout",
+                self.task_input_timeout,
+                Duration::from_secs(86_400),
+            ),
+        ] {
+            if value < ms || value > most {
+                return bad(format!("{name} must be 1 ms to {most:?}, not {value:?}"));
+            }
+        }
+        if self.max_task_result_bytes < 1024 {
+            return bad(format!(
+                "max_task_result_bytes must be at least 1024, not {}",
+                self.max_task_result_bytes
+            ));
         }
         if self.handshake_versions.is_empty() && !self.stateless {
             return bad("the server must speak some revision: handshake or stateless".into());

@@ -456,7 +456,7 @@ impl Connection {
 }
 
 /// Runs a handler, turning a panic into -32603 (logged with the method).
-fn guarded(
+pub(crate) fn guarded(
     method: &str,
     work: impl FnOnce() -> Result<Value, HandlerError>,
 ) -> Result<Value, HandlerError> {

@@ -10,6 +10,7 @@ use super::conn::{Connection, Envelope, EraPolicy, TimeoutAnswer};
 use super::context::{missing_capability, Era, InputRound, Peer, RequestContext};
 use super::state;
 use super::stateless::{self, has_protocol_meta};
+use super::tasks::{self, TaskSupport};
 use super::tools;
 use super::types::{HandlerError, LogLevel};
 use crate::mcp::{methods, Implementation};
@@ -112,7 +113,7 @@ pub(crate) fn prepare(
         .filter(|token| token.is_string() || token.is_i64() || token.is_u64())
         .cloned();
     let params = params.unwrap_or(Value::Null);
-    let route = route(conn, &method, &params, stateless)?;
+    let route = route(conn, &method, &params, stateless, &peer.capabilities)?;
     let input = if stateless
         && matches!(
             method.as_str(),
@@ -217,6 +218,7 @@ fn route(
     method: &str,
     params: &Value,
     stateless: bool,
+    capabilities: &Value,
 ) -> Result<Route, Rejection> {
     let server = Arc::clone(&conn.server);
     let config = &server.config;
@@ -268,6 +270,21 @@ fn route(
                 timeout: TimeoutAnswer::Rpc(std::time::Duration::from_secs(3600)),
                 target: None,
             }
+        }
+        methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL if stateless => {
+            if !tasks::declares_extension(capabilities) {
+                return Err(Rejection {
+                    error: tasks::missing_extension(method),
+                    status: 400,
+                });
+            }
+            let server = Arc::clone(&server);
+            let method = method.to_owned();
+            let params = params.clone();
+            inline(
+                Box::new(move |_| tasks::answer(&server, &method, &params)),
+                bound,
+            )
         }
         methods::SERVER_DISCOVER if stateless => {
             let server = Arc::clone(&server);
@@ -332,6 +349,29 @@ fn route(
                 None | Some(Value::Null) => json!({}),
                 Some(arguments) => arguments.clone(),
             };
+            match entry.task_support() {
+                TaskSupport::Forbidden => {}
+                _ if stateless && tasks::declares_extension(capabilities) => {
+                    // Created on the reading thread, so the task exists before its id is sent;
+                    // its handler runs on the pool.
+                    let server = Arc::clone(&server);
+                    return Ok(Route {
+                        work: Box::new(move |context| {
+                            tasks::create(&server, context, entry, arguments)
+                        }),
+                        inline: true,
+                        timeout: TimeoutAnswer::Rpc(bound),
+                        target: Some(name),
+                    });
+                }
+                TaskSupport::Required => {
+                    return Err(Rejection {
+                        error: tasks::missing_extension(&format!("the tool {name:?}")),
+                        status: if stateless { 400 } else { 200 },
+                    });
+                }
+                _ => {}
+            }
             tool_route(entry, name, arguments)
         }
         methods::RESOURCES_READ if catalog.has_resources() => {

@@ -48,6 +48,26 @@
 //! 2026-07-28 clients through `subscriptions/listen` (acknowledged first, filtered to what
 //! each asked for, tagged with the subscription's id).
 //!
+//! # Tasks
+//!
+//! On the 2026-07-28 protocol a tool marked [`ServerTool::task`] is answered at once with a
+//! task when the request declares the tasks extension (`io.modelcontextprotocol/tasks`,
+//! SEP-2663, advertised by `server/discover`): its handler runs on the pool, `tasks/get`
+//! reads its status and inlines its result or error, `tasks/update` answers the input
+//! requests it waits on (holding no worker; once all are answered the handler runs again with
+//! every answer), and `tasks/cancel` sets its cancel flag (an empty ack, also for a finished
+//! task). [`ServerTool::before_task`] runs in the call itself, so input rounds can come before
+//! the task exists. A task's handler must be ready to run more than once (as an input
+//! round's retry is); it answers by returning, with no stream for progress or log messages
+//! (they are dropped). Without the extension a [`TaskSupport::Required`] tool and the `tasks/*`
+//! methods are [`MISSING_CAPABILITY`]; an unknown task id is -32602. A task belongs to the
+//! server, not to a connection, and its id (128 random bits) is all it takes to read,
+//! answer or cancel it; nothing ends it but its TTL ([`ServerConfig::task_ttl`],
+//! counted from its creation; a result is readable until then and never after). The tasks
+//! held ([`ServerConfig::max_tasks`], finished ones included), a kept result's size, the wait
+//! for input and each run (the tool's own timeout) are bounded. The handshake era's tasks
+//! (2025-11-25 `tasks/result`) are not served.
+//!
 //! # Handlers
 //!
 //! Handlers are ordinary blocking functions that get a [`RequestContext`]: the request's
@@ -107,6 +127,7 @@ mod state;
 pub(crate) mod stateless;
 mod stdio;
 mod subscriptions;
+mod tasks;
 mod tools;
 mod types;
 
@@ -120,6 +141,7 @@ pub use http::{HttpServer, HttpServerConfig};
 pub use memory::PeerTransport;
 pub use serve::ServerConnection;
 pub use stdio::StdioServer;
+pub use tasks::{BeforeTaskFn, TaskSupport};
 pub use types::{
     content, HandlerError, InputRequired, LogLevel, PromptResult, ToolResult, BUSY,
     HEADER_MISMATCH, MISSING_CAPABILITY, REQUEST_TIMEOUT, UNSUPPORTED_VERSION,
@@ -147,6 +169,8 @@ pub(crate) struct Shared {
     connections: Mutex<Vec<Weak<Connection>>>,
     hooks: RwLock<Vec<NotificationHook>>,
     pub(crate) listeners: subscriptions::Listeners,
+    /// The 2026-07-28 tasks extension's tasks: the server's, not a connection's.
+    pub(crate) tasks: tasks::Tasks,
 }
 
 impl Shared {
@@ -164,7 +188,7 @@ impl Shared {
     /// What this server declares, for `initialize` or `server/discover`: list-change
     /// notifications and resource subscriptions in both eras (the handshake era's on its
     /// connections, 2026-07-28's through `subscriptions/listen`).
-    pub(crate) fn capabilities(&self, _stateless: bool) -> Value {
+    pub(crate) fn capabilities(&self, stateless: bool) -> Value {
         let catalog = self.catalog.read();
         let mut capabilities = Map::new();
         if catalog.offers_tools() {
@@ -184,6 +208,13 @@ impl Shared {
         }
         if self.config.logging {
             capabilities.insert("logging".into(), json!({}));
+        }
+        // The tasks extension is a 2026-07-28 one: the handshake era's tasks are not served.
+        if stateless && catalog.offers_tasks() {
+            capabilities.insert(
+                "extensions".into(),
+                json!({crate::mcp::TASKS_EXTENSION: {}}),
+            );
         }
         Value::Object(capabilities)
     }
@@ -267,6 +298,7 @@ impl Server {
                 connections: Mutex::new(Vec::new()),
                 hooks: RwLock::new(Vec::new()),
                 listeners: subscriptions::Listeners::default(),
+                tasks: tasks::Tasks::default(),
             }),
         })
     }
@@ -532,6 +564,12 @@ impl Server {
         Ok(())
     }
 
+    /// How many tasks (2026-07-28 tasks extension) the server holds right now: running,
+    /// waiting for input, or finished and kept until their TTL.
+    pub fn tasks_held(&self) -> usize {
+        self.shared.tasks.held(&self.shared.config)
+    }
+
     /// How many workers are occupied right now (abandoned handlers still running included).
     pub fn busy_workers(&self) -> usize {
         self.shared.pool.occupied()
@@ -565,6 +603,9 @@ fn is_protocol_method(name: &str) -> bool {
         PROMPTS_GET,
         COMPLETION_COMPLETE,
         LOGGING_SET_LEVEL,
+        TASKS_GET,
+        TASKS_UPDATE,
+        TASKS_CANCEL,
     ]
     .contains(&name)
 }
