@@ -76,14 +76,34 @@ pub fn run(
             crate::terminal::shown_line(&failed.error)
         );
     }
-    let tools: usize = report
-        .started
-        .iter()
-        .map(|started| started.tools.len())
-        .sum();
+    for started in &report.started {
+        for clash in &started.clashes {
+            errln!(
+                "toolwire: {} of server {} is not served: server {} (first in the config) \
+                 serves it",
+                crate::terminal::shown_line(&clash.key),
+                crate::terminal::shown_line(&started.name),
+                crate::terminal::shown_line(&clash.served_by)
+            );
+        }
+        for unlisted in &started.unlisted {
+            errln!(
+                "toolwire: server {}: {}",
+                crate::terminal::shown_line(&started.name),
+                crate::terminal::shown_line(unlisted)
+            );
+        }
+    }
+    let count = |of: fn(&toolwire::gateway::StartedBackend) -> usize| -> usize {
+        report.started.iter().map(of).sum()
+    };
+    let tools = count(|started| started.tools.len());
+    let resources = count(|started| started.resources.len() + started.templates.len());
+    let prompts = count(|started| started.prompts.len());
     if !cli.options.quiet {
         errln!(
-            "toolwire: serving {tools} tool(s) of {} server(s){}",
+            "toolwire: serving {tools} tool(s), {resources} resource(s) and template(s) and \
+             {prompts} prompt(s) of {} server(s){}",
             report.started.len(),
             if report.failed.is_empty() {
                 ""
