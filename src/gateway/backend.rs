@@ -22,6 +22,8 @@ pub(crate) enum Event<'a> {
     ListChanged(u8),
     /// A subscribed resource changed.
     ResourceUpdated(&'a str),
+    /// It died and was started again: a new process, whose lists may differ.
+    Restarted,
 }
 
 /// A call in flight on a backend.
@@ -163,7 +165,14 @@ impl Backend {
         let elicitation = Arc::downgrade(self);
         let roots = Arc::downgrade(self);
         let notified = Arc::downgrade(self);
-        base.sampling(move |params| {
+        let restarted = Arc::downgrade(self);
+        let restart_events = Arc::clone(&events);
+        base.on_restart(move || {
+            if let Some(backend) = restarted.upgrade() {
+                restart_events(&backend, Event::Restarted);
+            }
+        })
+        .sampling(move |params| {
             let backend = upgrade(&sampling)?;
             backend
                 .forward("sampling", methods::SAMPLING_CREATE_MESSAGE, params.clone())

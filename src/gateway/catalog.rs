@@ -39,6 +39,10 @@ pub(crate) const TOOLS: u8 = 1;
 pub(crate) const RESOURCES: u8 = 2;
 /// Prompts.
 pub(crate) const PROMPTS: u8 = 4;
+/// Not a list: the front clients' subscriptions, asked of a restarted backend again.
+pub(crate) const SUBSCRIPTIONS: u8 = 8;
+/// What a restarted backend needs: every list, and its subscriptions.
+pub(crate) const AFTER_RESTART: u8 = TOOLS | RESOURCES | PROMPTS | SUBSCRIPTIONS;
 
 /// What the gateway serves of one backend besides its tools.
 #[derive(Debug, Default)]
@@ -517,4 +521,12 @@ pub(crate) fn subscribe(
         }
     }
     Ok(())
+}
+
+/// The URIs the front clients are subscribed to that `backend` serves.
+pub(crate) fn subscribed_by(core: &Core, backend: &Backend) -> Vec<String> {
+    let uris: Vec<String> = core.subscriptions.counts.lock().keys().cloned().collect();
+    uris.into_iter()
+        .filter(|uri| owner_of_uri(core, uri).is_some_and(|owner| std::ptr::eq(&*owner, backend)))
+        .collect()
 }

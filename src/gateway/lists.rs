@@ -4,7 +4,7 @@
 use std::sync::{Arc, Weak};
 
 use super::backend::{Backend, Event, Events};
-use super::catalog::{self, Listed, Served, TOOLS};
+use super::catalog::{self, Listed, Served, SUBSCRIPTIONS, TOOLS};
 use super::forward::{self, FrontTool};
 use super::{masked, Clash, Core, StartedBackend, FRONT_GRACE, LOG_TARGET};
 use crate::harness::{SkippedTool, ToolSchema};
@@ -13,7 +13,8 @@ use crate::server::{CatalogChange, ServerTool};
 
 /// What a backend's notifications run: a list change re-lists that kind on a thread of its
 /// own (never on the client's dispatch thread, which must go on reading); a resource update
-/// goes to the front clients subscribed to it.
+/// goes to the front clients subscribed to it; a restart lists everything again and asks
+/// the new process for the subscriptions.
 pub(super) fn events(core: &Arc<Core>) -> Events {
     let weak: Weak<Core> = Arc::downgrade(core);
     Arc::new(
@@ -24,6 +25,15 @@ pub(super) fn events(core: &Arc<Core>) -> Events {
                 }
             }
             Event::ListChanged(kinds) => relist_soon(&weak, backend, kinds),
+            // Its new process may offer other lists, and knows nothing of the subscriptions.
+            Event::Restarted => {
+                log::info!(
+                    target: LOG_TARGET,
+                    "server {:?} was started again: listing it again",
+                    backend.name
+                );
+                relist_soon(&weak, backend, catalog::AFTER_RESTART);
+            }
         },
     )
 }
@@ -83,7 +93,7 @@ fn relist(core: &Arc<Core>, backend: &Arc<Backend>, kinds: u8) {
             ),
         }
     }
-    let others = kinds & !TOOLS;
+    let others = kinds & !(TOOLS | SUBSCRIPTIONS);
     if others != 0 {
         let listed = catalog::list(client, others);
         for error in &listed.errors {
@@ -102,6 +112,23 @@ fn relist(core: &Arc<Core>, backend: &Arc<Backend>, kinds: u8) {
             outcome.templates.len(),
             outcome.prompts.len()
         );
+    }
+    if kinds & SUBSCRIPTIONS != 0 {
+        resubscribe(core, backend, client);
+    }
+}
+
+/// Asks a restarted backend for the front clients' subscriptions to its resources again.
+fn resubscribe(core: &Core, backend: &Backend, client: &crate::mcp::McpClient) {
+    for uri in catalog::subscribed_by(core, backend) {
+        if let Err(error) = client.subscribe_resource(&uri) {
+            log::warn!(
+                target: LOG_TARGET,
+                "server {:?} was started again, but it refused the subscription to {uri:?}: {}",
+                backend.name,
+                masked(&error)
+            );
+        }
     }
 }
 

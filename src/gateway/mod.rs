@@ -84,7 +84,10 @@
 //! not follow 2026-07-28 `subscriptions/listen`. A backend that dies is
 //! started again on its next call under [`GatewayOptions::restart`] (by default at most 5
 //! restarts in 60 s, waiting 100 ms, doubling to 5 s, between them), while the others
-//! serve; an idempotent tool's call that met the death is sent once more.
+//! serve; an idempotent tool's call that met the death is sent once more. The new process's
+//! tools, resources and prompts are then listed again and served in place of the old ones
+//! (a tool it no longer offers is `UNKNOWN_TOOL` from then on), and it is asked again for
+//! the front clients' resource subscriptions.
 //!
 //! # Observability
 //!
