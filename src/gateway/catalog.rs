@@ -25,8 +25,8 @@ use crate::harness::SkippedTool;
 use crate::mcp::{methods, McpClient, Prompt, Resource, ResourceTemplate, Tool};
 use crate::server::resources::{match_parts, parse_template};
 use crate::server::{
-    CatalogChange, HandlerError, Prompt as FrontPrompt, PromptResult, RequestContext,
-    Resource as FrontResource, ResourceTemplate as FrontTemplate,
+    CatalogChange, CatalogKind, HandlerError, Prompt as FrontPrompt, PromptResult, Refused,
+    RequestContext, Resource as FrontResource, ResourceTemplate as FrontTemplate,
 };
 use crate::wire::{ErrorCode, ErrorObject};
 
@@ -217,7 +217,7 @@ pub(crate) fn settle(
     backend: &Backend,
     listed: &Listed,
     mut planned: Served,
-    refused: &[String],
+    refused: &[Refused],
 ) -> Outcome {
     let mut outcome = Outcome::default();
     if let Some(prompts) = &listed.prompts {
@@ -236,8 +236,11 @@ pub(crate) fn settle(
             }
         }
     }
-    let mut keep = |kind: &str, key: &String| {
-        if !refused.contains(key) {
+    let mut keep = |of: CatalogKind, kind: &str, key: &String| {
+        if !refused
+            .iter()
+            .any(|item| item.kind == of && &item.key == key)
+        {
             return true;
         }
         log::warn!(
@@ -250,13 +253,17 @@ pub(crate) fn settle(
         false
     };
     if listed.resources.is_some() {
-        planned.resources.retain(|uri| keep("resource", uri));
+        planned
+            .resources
+            .retain(|uri| keep(CatalogKind::Resource, "resource", uri));
         planned
             .templates
-            .retain(|template| keep("template", template));
+            .retain(|template| keep(CatalogKind::Template, "template", template));
     }
     if listed.prompts.is_some() {
-        planned.prompts.retain(|(front, _)| keep("prompt", front));
+        planned
+            .prompts
+            .retain(|(front, _)| keep(CatalogKind::Prompt, "prompt", front));
     }
     outcome.resources.clone_from(&planned.resources);
     outcome.templates.clone_from(&planned.templates);

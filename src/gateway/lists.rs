@@ -9,7 +9,7 @@ use super::forward::{self, FrontTool};
 use super::{masked, Clash, Core, StartedBackend, FRONT_GRACE, LOG_TARGET};
 use crate::harness::{SkippedTool, ToolSchema};
 use crate::mcp::Tool;
-use crate::server::{CatalogChange, ServerTool};
+use crate::server::{CatalogChange, CatalogKind, ServerTool};
 
 /// What a backend's notifications run: a list change re-lists that kind on a thread of its
 /// own (never on the client's dispatch thread, which must go on reading); a resource update
@@ -65,45 +65,51 @@ pub(super) fn relist_soon(weak: &Weak<Core>, backend: &Arc<Backend>, kinds: u8) 
     }
 }
 
-/// Lists `kinds` of a backend again and serves the new lists in place of the old.
+/// Lists `kinds` of a backend again and serves the new lists in place of the old, in one
+/// change of the front server's catalog: its clients are told once per kind that changed.
 fn relist(core: &Arc<Core>, backend: &Arc<Backend>, kinds: u8) {
     let Some(client) = backend.client() else {
         return;
     };
-    if kinds & TOOLS != 0 {
+    let tools = if kinds & TOOLS != 0 {
         match catalog::list_tools(client) {
-            Ok(tools) => {
-                let old: Vec<String> = std::mem::take(&mut *backend.served.lock());
-                for name in &old {
-                    core.server.remove_tool(name);
-                }
-                let (served, _, _) = serve_tools(core, backend, &tools);
-                log::info!(
+            Ok(tools) => Some(tools),
+            Err(error) => {
+                log::warn!(
                     target: LOG_TARGET,
-                    "server {:?} changed its tools: {} served now",
+                    "server {:?} changed its tools, but they cannot be listed: {}",
                     backend.name,
-                    served.len()
+                    masked(&error)
                 );
+                None
             }
-            Err(error) => log::warn!(
-                target: LOG_TARGET,
-                "server {:?} changed its tools, but they cannot be listed: {}",
-                backend.name,
-                masked(&error)
-            ),
         }
-    }
+    } else {
+        None
+    };
     let others = kinds & !(TOOLS | SUBSCRIPTIONS);
+    let listed = if others != 0 {
+        catalog::list(client, others)
+    } else {
+        Listed::default()
+    };
+    for error in &listed.errors {
+        log::warn!(
+            target: LOG_TARGET,
+            "server {:?} changed its lists, but {error}",
+            backend.name
+        );
+    }
+    let (served, outcome) = serve(core, backend, tools.as_deref().map(Vec::as_slice), &listed);
+    if let Some(served) = served {
+        log::info!(
+            target: LOG_TARGET,
+            "server {:?} changed its tools: {} served now",
+            backend.name,
+            served.tools.len()
+        );
+    }
     if others != 0 {
-        let listed = catalog::list(client, others);
-        for error in &listed.errors {
-            log::warn!(
-                target: LOG_TARGET,
-                "server {:?} changed its lists, but {error}",
-                backend.name
-            );
-        }
-        let outcome = serve_listed(core, backend, &listed);
         log::info!(
             target: LOG_TARGET,
             "server {:?} changed its lists: {} resources, {} templates, {} prompts served now",
@@ -132,17 +138,64 @@ fn resubscribe(core: &Core, backend: &Backend, client: &crate::mcp::McpClient) {
     }
 }
 
-/// Serves a backend's resources, templates and prompts in place of those served for it.
-fn serve_listed(core: &Arc<Core>, backend: &Arc<Backend>, listed: &Listed) -> catalog::Outcome {
+/// The tools of a backend served, and why the others are not.
+pub(super) struct ServedTools {
+    pub(super) tools: Vec<String>,
+    /// The backend's own name of each of `tools`.
+    remotes: Vec<String>,
+    pub(super) skipped: Vec<SkippedTool>,
+    pub(super) missing: Vec<String>,
+}
+
+/// Serves a backend's `tools` (when given) and what `listed` holds in place of those served
+/// for it, as one change of the front server's catalog.
+fn serve(
+    core: &Arc<Core>,
+    backend: &Arc<Backend>,
+    tools: Option<&[Tool]>,
+    listed: &Listed,
+) -> (Option<ServedTools>, catalog::Outcome) {
+    let mut change = CatalogChange::new();
+    let mut planned_tools = None;
+    if let Some(tools) = tools {
+        for front in backend.served.lock().iter() {
+            change = change.remove_tool(front.clone());
+        }
+        let (added, plan) = plan_tools(core, backend, tools, change);
+        change = added;
+        planned_tools = Some(plan);
+    }
     let mut planned = Served::default();
-    let change = catalog::prepare(core, backend, listed, CatalogChange::new(), &mut planned);
-    let refused: Vec<String> = core
-        .server
-        .apply(change)
-        .into_iter()
-        .map(|refused| refused.key)
-        .collect();
-    catalog::settle(core, backend, listed, planned, &refused)
+    let change = catalog::prepare(core, backend, listed, change, &mut planned);
+    let refused = core.server.apply(change);
+    let served_tools = planned_tools.map(|mut plan| {
+        let mut kept = Vec::new();
+        for (front, remote) in plan.tools.drain(..).zip(plan.remotes.drain(..)) {
+            let refusal = refused
+                .iter()
+                .find(|item| item.kind == CatalogKind::Tool && item.key == front);
+            match refusal {
+                None => kept.push(front),
+                Some(refusal) => {
+                    log::info!(
+                        target: LOG_TARGET,
+                        "not serving tool {remote:?} of server {:?}: {}",
+                        backend.name,
+                        refusal.error
+                    );
+                    plan.skipped.push(SkippedTool {
+                        name: remote,
+                        reason: refusal.error.to_string(),
+                    });
+                }
+            }
+        }
+        plan.tools = kept;
+        backend.served.lock().clone_from(&plan.tools);
+        plan
+    });
+    let outcome = catalog::settle(core, backend, listed, planned, &refused);
+    (served_tools, outcome)
 }
 
 /// Serves what a backend listed at start; returns its part of the report.
@@ -152,8 +205,18 @@ pub(super) fn serve_started(
     tools: &[Tool],
     listed: &Listed,
 ) -> StartedBackend {
-    let (served, skipped, mut missing) = serve_tools(core, backend, tools);
-    let outcome = serve_listed(core, backend, listed);
+    let (served, outcome) = serve(core, backend, Some(tools), listed);
+    let ServedTools {
+        tools: served,
+        skipped,
+        mut missing,
+        ..
+    } = served.unwrap_or(ServedTools {
+        tools: Vec::new(),
+        remotes: Vec::new(),
+        skipped: Vec::new(),
+        missing: Vec::new(),
+    });
     for error in &listed.errors {
         log::warn!(target: LOG_TARGET, "server {:?}: {error}", backend.name);
     }
@@ -199,14 +262,16 @@ fn first_owner(core: &Core, backend: &Backend, key: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Serves a backend's tools as the policy says; returns the front names served, the tools
-/// skipped, and allow-list names the backend does not offer.
-pub(super) fn serve_tools(
+/// Adds to `change` a backend's tools as the policy says; returns the front names planned,
+/// the tools skipped, and allow-list names the backend does not offer.
+fn plan_tools(
     core: &Arc<Core>,
     backend: &Arc<Backend>,
     tools: &[Tool],
-) -> (Vec<String>, Vec<SkippedTool>, Vec<String>) {
-    let mut served = Vec::new();
+    mut change: CatalogChange,
+) -> (CatalogChange, ServedTools) {
+    let mut planned = Vec::new();
+    let mut remotes = Vec::new();
     let mut skipped = Vec::new();
     let mut skip = |name: &str, reason: String| {
         log::info!(
@@ -272,13 +337,9 @@ pub(super) fn serve_tools(
         if let Some(output) = tool.output_schema() {
             served_tool = served_tool.output_schema(output);
         }
-        match core.server.add_tool(served_tool) {
-            Ok(()) => {
-                backend.served.lock().push(front.clone());
-                served.push(front);
-            }
-            Err(error) => skip(&tool.name, error.to_string()),
-        }
+        change = change.add_tool(served_tool);
+        planned.push(front);
+        remotes.push(tool.name.clone());
     }
     let missing = core
         .policy
@@ -291,5 +352,13 @@ pub(super) fn serve_tools(
                 .collect()
         })
         .unwrap_or_default();
-    (served, skipped, missing)
+    (
+        change,
+        ServedTools {
+            tools: planned,
+            remotes,
+            skipped,
+            missing,
+        },
+    )
 }

@@ -73,7 +73,8 @@
 //!
 //! A backend's `notifications/tools/list_changed` (or the resources' or prompts') re-lists
 //! that kind of that backend, on a thread of its own, and the gateway's list changes with it
-//! (front clients are notified). A backend's
+//! in one step ([`Server::apply`]): front clients get one notification per kind that
+//! changed, however many items were replaced. A backend's
 //! requests to the client (`sampling/createMessage`, `elicitation/create`, `roots/list`) go
 //! to the front client whose call is in flight on that backend, when there is exactly one
 //! such call and that client declared the capability; otherwise they are declined with an

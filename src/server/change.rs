@@ -92,9 +92,24 @@ impl CatalogChange {
     }
 }
 
+/// What kind of item a [`Refused`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CatalogKind {
+    /// A tool.
+    Tool,
+    /// A resource.
+    Resource,
+    /// A resource template.
+    Template,
+    /// A prompt.
+    Prompt,
+}
+
 /// An item a [`CatalogChange`] could not add, and why.
 #[derive(Debug)]
 pub struct Refused {
+    /// What it is.
+    pub kind: CatalogKind,
     /// The tool's or prompt's name, the resource's URI, or the template.
     pub key: String,
     /// Why: a bad name or schema, or the key already served.
@@ -115,10 +130,15 @@ impl Server {
             let name = tool.name.clone();
             match ToolEntry::native(tool) {
                 Ok(entry) => tools.push(entry),
-                Err(error) => refused.push(Refused { key: name, error }),
+                Err(error) => refused.push(Refused {
+                    kind: CatalogKind::Tool,
+                    key: name,
+                    error,
+                }),
             }
         }
-        let duplicate = |what: &str, key: &str| Refused {
+        let duplicate = |kind: CatalogKind, what: &str, key: &str| Refused {
+            kind,
             key: key.to_owned(),
             error: Error::Config(format!("the {what} {key:?} is already served")),
         };
@@ -143,6 +163,7 @@ impl Server {
                     tools_changed = true;
                 } else {
                     refused.push(Refused {
+                        kind: CatalogKind::Tool,
                         error: Error::registry_error(
                             RegistryErrorKind::Duplicate,
                             &name,
@@ -157,7 +178,7 @@ impl Server {
                 if catalog.resources.insert(uri.clone(), resource) {
                     resources_changed = true;
                 } else {
-                    refused.push(duplicate("resource", &uri));
+                    refused.push(duplicate(CatalogKind::Resource, "resource", &uri));
                 }
             }
             for template in change.add_templates {
@@ -165,7 +186,7 @@ impl Server {
                 if catalog.templates.insert(key.clone(), template) {
                     resources_changed = true;
                 } else {
-                    refused.push(duplicate("template", &key));
+                    refused.push(duplicate(CatalogKind::Template, "template", &key));
                 }
             }
             for prompt in change.add_prompts {
@@ -173,7 +194,7 @@ impl Server {
                 if catalog.prompts.insert(name.clone(), prompt) {
                     prompts_changed = true;
                 } else {
-                    refused.push(duplicate("prompt", &name));
+                    refused.push(duplicate(CatalogKind::Prompt, "prompt", &name));
                 }
             }
         }

@@ -2,7 +2,8 @@
 //! the same JSON-RPC core, transports and timer wheel as the client.
 //!
 //! A [`Server`] holds what it offers (tools, a served [`ToolRegistry`], resources and
-//! templates, prompts, completion, plain JSON-RPC methods) and a bounded worker pool; it
+//! templates, prompts, completion, plain JSON-RPC methods; several changed at once, with one
+//! list-change notification per kind, by [`Server::apply`]) and a bounded worker pool; it
 //! serves any number of connections at once: the process's stdio ([`Server::serve_stdio`]),
 //! any [`Transport`] ([`Server::connect`]), or Streamable HTTP (`HttpServer`, feature
 //! `server`).
@@ -115,7 +116,7 @@ pub use catalog::{
     CompletionFn, CompletionRequest, Method, MethodFn, Prompt, PromptFn, ReadFn, Resource,
     ResourceTemplate, ServerTool, TemplateFn, ToolFn,
 };
-pub use change::{CatalogChange, Refused};
+pub use change::{CatalogChange, CatalogKind, Refused};
 pub use config::ServerConfig;
 pub use context::{Era, ProgressReporter, RequestContext, Responder};
 pub use http::{HttpServer, HttpServerConfig};
