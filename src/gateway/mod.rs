@@ -90,6 +90,16 @@
 //! (a tool it no longer offers is `UNKNOWN_TOOL` from then on), and it is asked again for
 //! the front clients' resource subscriptions.
 //!
+//! # Authorization
+//!
+//! With [`GatewayOptions::token_store`] (feature `oauth`; `toolwire serve` passes the
+//! tokens file `toolwire login` writes), an HTTP backend that needs OAuth authorizes with
+//! the stored tokens, refreshing them as they expire, and its entry's OAuth fields. The
+//! gateway never asks anyone: a backend whose tokens are missing or refused is in
+//! [`StartReport::failed`] as `needs authorization: run \`toolwire --config FILE --server
+//! NAME login\``, and left out while the others serve. An entry with its own `Authorization`
+//! header is sent as it is.
+//!
 //! # Observability
 //!
 //! With [`GatewayOptions::transcript`], every decision and every forwarded call is a line of
@@ -163,7 +173,7 @@ const FRONT_GRACE: Duration = Duration::from_secs(2);
 const START_GRACE: Duration = Duration::from_secs(1);
 
 /// How the gateway runs. `GatewayOptions::new()` spells out every default.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct GatewayOptions {
     name: String,
     version: String,
@@ -173,6 +183,26 @@ pub struct GatewayOptions {
     protocol: ProtocolMode,
     transcript: Option<Arc<Transcript>>,
     http: HttpServerConfig,
+    #[cfg(feature = "oauth")]
+    token_store: Option<Arc<dyn crate::auth::TokenStore>>,
+}
+
+impl std::fmt::Debug for GatewayOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut debug = f.debug_struct("GatewayOptions");
+        debug
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("start_timeout", &self.start_timeout)
+            .field("restart", &self.restart)
+            .field("workers", &self.workers)
+            .field("protocol", &self.protocol)
+            .field("transcript", &self.transcript.is_some())
+            .field("http", &self.http);
+        #[cfg(feature = "oauth")]
+        debug.field("token_store", &self.token_store.is_some());
+        debug.finish()
+    }
 }
 
 impl Default for GatewayOptions {
@@ -186,6 +216,8 @@ impl Default for GatewayOptions {
             protocol: ProtocolMode::Auto,
             transcript: None,
             http: HttpServerConfig::new(),
+            #[cfg(feature = "oauth")]
+            token_store: None,
         }
     }
 }
@@ -233,6 +265,20 @@ impl GatewayOptions {
     /// The JSONL transcript every decision and forwarded call goes to. Defaults to none.
     pub fn transcript(mut self, transcript: Arc<Transcript>) -> Self {
         self.transcript = Some(transcript);
+        self
+    }
+
+    /// Where the tokens of HTTP backends that need OAuth are (those `toolwire login` stored:
+    /// [`crate::auth::FileTokenStore::default_path`]). Each HTTP entry that sends no
+    /// `Authorization` header of its own then authorizes with its tokens (refreshed when
+    /// they expire) and its entry's OAuth fields (client id and secret, scopes, metadata
+    /// URL), and never asks anyone: a backend whose tokens are missing or refused is
+    /// reported ("needs authorization: run `toolwire … login`") and left out, while the
+    /// others serve. Defaults to none: HTTP backends get no authorization, and one that
+    /// needs it is left out with the server's refusal.
+    #[cfg(feature = "oauth")]
+    pub fn token_store(mut self, store: Arc<dyn crate::auth::TokenStore>) -> Self {
+        self.token_store = Some(store);
         self
     }
 

@@ -11,8 +11,10 @@ use super::catalog::{self, Listed};
 use super::{lists, masked, Core, FailedBackend, GatewayOptions, StartReport, FRONT_GRACE};
 use super::{LOG_TARGET, START_GRACE};
 use crate::config::ServerConfigs;
+use crate::error::Error;
 use crate::error::Result;
 use crate::mcp::{McpClient, McpConfig, Tool};
+use crate::transport::Connector;
 
 /// What a starting thread reports.
 type Started = (String, Result<Connected>);
@@ -36,7 +38,7 @@ pub(super) fn start_backends(
     for name in configs.names() {
         let backend = Backend::new(name, core.policy.concurrency(name));
         core.stats.add_backend(name);
-        let connector = match configs.connector(name) {
+        let connector = match connector(configs, name, options) {
             Ok(connector) => connector,
             Err(error) => {
                 report.failed.push(FailedBackend {
@@ -106,8 +108,8 @@ pub(super) fn start_backends(
                     .push(lists::serve_started(core, &backend, &tools, &listed));
             }
             Some(Err(error)) => report.failed.push(FailedBackend {
+                error: failure(configs, &backend.name, &error),
                 name: backend.name.clone(),
-                error: masked(&error),
             }),
             None => report.failed.push(FailedBackend {
                 name: backend.name.clone(),
@@ -142,4 +144,95 @@ fn backend_config(options: &GatewayOptions) -> McpConfig {
                         + FRONT_GRACE,
                 ),
         )
+}
+
+/// Why a backend is left out: a refused or missing authorization says how to log in, as
+/// `doctor` says it; anything else is the error (URLs masked).
+fn failure(configs: &ServerConfigs, name: &str, error: &Error) -> String {
+    use crate::error::AuthErrorKind;
+    match error.auth().map(|auth| auth.kind) {
+        Some(AuthErrorKind::LoginRequired) => {
+            format!(
+                "needs authorization: run `{}`",
+                login_command(configs, name)
+            )
+        }
+        Some(AuthErrorKind::Refused) => format!(
+            "needs authorization: run `{}` ({})",
+            login_command(configs, name),
+            masked(error)
+        ),
+        _ => masked(error),
+    }
+}
+
+/// The command that logs in to a backend of `configs`.
+fn login_command(configs: &ServerConfigs, name: &str) -> String {
+    // A config read from a file names it; one parsed from text has no file to name.
+    if std::path::Path::new(configs.source()).is_file() {
+        format!(
+            "toolwire --config {} --server {name} login",
+            configs.source()
+        )
+    } else {
+        format!("toolwire --server {name} login")
+    }
+}
+
+/// How a backend is reached: its entry's connector, or for an HTTP entry without its own
+/// `Authorization` header and with a token store, one that authorizes from the store.
+fn connector(configs: &ServerConfigs, name: &str, options: &GatewayOptions) -> Result<Connector> {
+    #[cfg(feature = "oauth")]
+    if let Some(store) = &options.token_store {
+        if let Some(crate::config::ServerEntry::Http { url, headers }) = configs.get(name) {
+            let own = headers
+                .iter()
+                .any(|(header, _)| header.eq_ignore_ascii_case("authorization"));
+            if !own {
+                return authorized(configs, name, url, headers, store);
+            }
+        }
+    }
+    let _ = options;
+    configs.connector(name)
+}
+
+/// An HTTP connector whose requests carry the store's tokens for `url`.
+#[cfg(feature = "oauth")]
+fn authorized(
+    configs: &ServerConfigs,
+    name: &str,
+    url: &str,
+    headers: &[(String, String)],
+    store: &Arc<dyn crate::auth::TokenStore>,
+) -> Result<Connector> {
+    use crate::auth::{NonInteractive, OAuth, OAuthConfig};
+    let settings = configs.oauth(name).cloned().unwrap_or_default();
+    let mut config = OAuthConfig::default()
+        .store(Arc::clone(store))
+        .authorizer(Arc::new(NonInteractive::new(format!(
+            "run `{}` first",
+            login_command(configs, name)
+        ))));
+    if let Some(id) = settings.client_id {
+        config = config.client_id(id);
+    }
+    if let Some(secret) = settings.client_secret {
+        config = config.client_secret(secret);
+    }
+    if let Some(scopes) = settings.scopes {
+        config = config.scopes(scopes);
+    }
+    if let Some(metadata) = settings.auth_server_metadata_url {
+        config = config.server_metadata_url(metadata);
+    }
+    let oauth = Arc::new(OAuth::new(url.to_owned(), config)?);
+    let mut http =
+        crate::transport::HttpConfig::new(url).auth(oauth as Arc<dyn crate::transport::HttpAuth>);
+    for (header, value) in headers {
+        http = http.header(header.clone(), value.clone());
+    }
+    // The URL and headers are checked now, not at the first connection.
+    crate::transport::HttpTransport::new(http.clone())?;
+    Ok(http.connector())
 }

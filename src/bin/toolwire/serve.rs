@@ -1,7 +1,9 @@
 //! `toolwire serve`: one MCP server in front of every server of a config file, with the
 //! policy enforced on every call (`toolwire::gateway`). Over stdio (the default, for a
 //! host's config entry) stdout carries the protocol, so everything else goes to stderr: the
-//! servers left out at start, and the counters per server and status on exit.
+//! servers left out at start (one that needs authorization says how to log in: the gateway
+//! uses the tokens `toolwire login` stored, and never asks anyone itself), and the counters
+//! per server and status on exit.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -58,7 +60,9 @@ pub fn run(
             Protocol::Legacy => toolwire::ProtocolMode::Legacy,
             Protocol::Modern => toolwire::ProtocolMode::Modern,
             Protocol::Auto => toolwire::ProtocolMode::Auto,
-        });
+        })
+        // HTTP servers that need OAuth use the tokens `toolwire login` stored.
+        .token_store(crate::auth::store());
     if let Some(transcript) = transcript {
         let writer = IntoCliTranscript {
             transcript: Arc::clone(transcript),
