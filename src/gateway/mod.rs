@@ -92,13 +92,13 @@
 //!
 //! # Authorization
 //!
-//! With [`GatewayOptions::token_store`] (feature `oauth`; `toolwire serve` passes the
-//! tokens file `toolwire login` writes), an HTTP backend that needs OAuth authorizes with
-//! the stored tokens, refreshing them as they expire, and its entry's OAuth fields. The
-//! gateway never asks anyone: a backend whose tokens are missing or refused is in
-//! [`StartReport::failed`] as `needs authorization: run \`toolwire --config FILE --server
-//! NAME login\``, and left out while the others serve. An entry with its own `Authorization`
-//! header is sent as it is.
+//! With `GatewayOptions::token_store` (feature `oauth`; `toolwire serve` passes the tokens
+//! file `toolwire login` writes), an HTTP backend that needs OAuth authorizes with the
+//! stored tokens, refreshing them as they expire, and its entry's OAuth fields. The gateway
+//! never asks anyone: a backend whose tokens are missing or refused is in
+//! [`StartReport::failed`] as needing authorization, with the command that logs in
+//! (`toolwire --config FILE --server NAME login`), and left out while the others serve. An
+//! entry with its own `Authorization` header is sent as it is.
 //!
 //! # Observability
 //!
