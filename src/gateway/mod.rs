@@ -23,6 +23,8 @@
 //!   that listed the URI, or whose template matches it (simple `{name}` variables). A URI
 //!   or template that two backends list is served from the first in the config's order
 //!   ([`ServerConfigs::names`]); the clash is logged and in [`StartedBackend::clashes`].
+//!   (A clash is settled when the second backend is listed: should the first drop the URI
+//!   later, the second serves it from its own next re-listing.)
 //!   The policy's lists do not apply to resources: they are data the host reads, never run.
 //! * `completion/complete` goes to the backend that owns the prompt or template;
 //!   `resources/subscribe` and `unsubscribe` to the backend that owns the URI (asked on the
@@ -31,7 +33,10 @@
 //!   2026-07-28 front client's `subscriptions/listen` hears the updates of URIs a
 //!   handshake-era client subscribed to, but does not itself subscribe at the backend.
 //! * A backend's `notifications/resources/list_changed` or `prompts/list_changed` lists that
-//!   kind again, as its tools are.
+//!   kind again, as its tools are. The gateway declares resources, subscriptions, prompts
+//!   and completion when a backend did at start.
+//! * Reads, prompts and completions are forwarded within the front request's bound; they
+//!   are not counted in the stats nor written to the transcript (tool calls are).
 //!
 //! ```no_run
 //! use toolwire::gateway::{Gateway, GatewayOptions, Policy};
