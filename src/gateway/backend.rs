@@ -74,7 +74,9 @@ impl Backend {
             next_ticket: AtomicU64::new(1),
             served: Mutex::new(Vec::new()),
             catalog: Mutex::new(Default::default()),
-            relisting: AtomicBool::new(false),
+            // Held by the start until the first lists are served: a change notified
+            // meanwhile waits in `pending` (see `lists::after_start`).
+            relisting: AtomicBool::new(true),
             pending: AtomicU8::new(0),
         })
     }

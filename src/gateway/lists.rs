@@ -41,22 +41,41 @@ pub(super) fn events(core: &Arc<Core>) -> Events {
 /// Lists the `kinds` of `backend` again on a thread of its own (one at a time per backend:
 /// changes that come meanwhile are listed by the running one).
 pub(super) fn relist_soon(weak: &Weak<Core>, backend: &Arc<Backend>, kinds: u8) {
-    if !backend.want_relist(kinds) {
-        return;
+    if backend.want_relist(kinds) {
+        run_relister(weak, backend, 0);
     }
+}
+
+/// Its first lists are served: lists what changed meanwhile, if anything did (the start
+/// held the backend's re-listing flag, so changes notified while it served waited).
+pub(super) fn after_start(core: &Arc<Core>, backend: &Arc<Backend>) {
+    let kinds = backend.take_pending();
+    if kinds != 0 {
+        run_relister(&Arc::downgrade(core), backend, kinds);
+    }
+}
+
+/// The re-listing thread of a backend whose flag the caller holds: lists `first` (when not
+/// 0), then the pending kinds until none are left.
+fn run_relister(weak: &Weak<Core>, backend: &Arc<Backend>, first: u8) {
     let weak = weak.clone();
     let name = backend.name.clone();
     let flags = Arc::clone(backend);
     let backend = Arc::clone(backend);
     let spawned = std::thread::Builder::new()
         .name("toolwire-gateway-relist".into())
-        .spawn(move || loop {
-            let kinds = backend.take_pending();
-            if kinds == 0 {
-                return;
+        .spawn(move || {
+            let mut kinds = first;
+            loop {
+                if kinds != 0 {
+                    let Some(core) = weak.upgrade() else { return };
+                    relist(&core, &backend, kinds);
+                }
+                kinds = backend.take_pending();
+                if kinds == 0 {
+                    return;
+                }
             }
-            let Some(core) = weak.upgrade() else { return };
-            relist(&core, &backend, kinds);
         });
     if let Err(error) = spawned {
         log::warn!(target: LOG_TARGET, "cannot re-list server {name:?}: {error}");

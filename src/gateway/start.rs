@@ -106,6 +106,7 @@ pub(super) fn start_backends(
                 report
                     .started
                     .push(lists::serve_started(core, &backend, &tools, &listed));
+                lists::after_start(core, &backend);
             }
             Some(Err(error)) => report.failed.push(FailedBackend {
                 error: failure(configs, &backend.name, &error),
