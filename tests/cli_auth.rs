@@ -292,3 +292,45 @@ fn a_config_entry_s_oauth_fields_are_used() {
     drop(world);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn serve_uses_the_tokens_login_kept_and_says_how_to_log_in_without_them() {
+    let fake = FakeAuth::start(Options {
+        token_prefix: TOKEN_PREFIX,
+        ..Options::default()
+    });
+    let dir = scratch("auth-serve");
+    let config = dir.join("servers.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"remote": {"url": fake.url}}}).to_string(),
+    )
+    .unwrap();
+    let serve = |tokens: &Path| {
+        let mut command = with_tokens(
+            toolwire(&["serve", "--config", config.to_str().unwrap()]),
+            tokens,
+        );
+        // Stdin ends at once: the gateway starts, reports, and stops.
+        command.stdin(Stdio::null());
+        run(command).expect(0)
+    };
+    let without = serve(&dir.join("no-tokens.json"));
+    assert!(
+        without.stderr.contains(&format!(
+            "server remote is left out: needs authorization: run `toolwire --config {} \
+             --server remote login`",
+            config.display()
+        )),
+        "{}",
+        without.stderr
+    );
+    assert_eq!(fake.authorizations(), 0, "serve never asks anyone");
+    let tokens = dir.join("tokens.json");
+    login(&fake.url, &tokens).expect(0);
+    let with = serve(&tokens);
+    assert!(!with.stderr.contains("left out"), "{}", with.stderr);
+    assert!(with.stderr.contains("serving 1 tool(s)"), "{}", with.stderr);
+    assert_hidden("serve", &with.stderr, &secrets_of(&fake));
+    assert_hidden("serve", &without.stderr, &secrets_of(&fake));
+}

@@ -3,7 +3,8 @@
 //! (tests/peers/py_gateway_client.py: tools of all three listed and called, progress through
 //! two of them, a sampling round trip through server-everything, a denied tool, bad
 //! arguments, a cancellation that reaches the backend) and the MCP Inspector's command line
-//! (tools of all three listed and called), each over stdio and Streamable HTTP. Runs when
+//! (tools of all three listed and called, a resource read and a prompt got through
+//! server-everything), each over stdio and Streamable HTTP. Runs when
 //! TOOLWIRE_PEERS=1 or TOOLWIRE_PEERS_DIR is set (see tests/peers/install.sh); ignored
 //! otherwise.
 #![cfg(feature = "cli")]
@@ -226,6 +227,22 @@ fn exercise_inspector(peers: &mcp::Peers, target: &[&str]) {
         r#"{"a":2,"b":3}"#,
     ]);
     assert_eq!(sum["result"]["structuredContent"]["sum"], 5.0, "{sum}");
+    // A resource read through server-everything's template, under its own URI, and a prompt
+    // got under its front name.
+    let uri = "demo://resource/dynamic/text/1";
+    let read = run(&["--method", "resources/read", "--uri", uri]);
+    assert_eq!(read["result"]["contents"][0]["uri"], uri, "{read}");
+    assert!(read["result"]["contents"][0]["text"].is_string(), "{read}");
+    let prompt = run(&[
+        "--method",
+        "prompts/get",
+        "--prompt-name",
+        "mcp__everything__simple-prompt",
+    ]);
+    assert!(
+        prompt["result"]["messages"][0]["content"]["text"].is_string(),
+        "{prompt}"
+    );
 }
 
 #[test]

@@ -94,3 +94,87 @@ fn an_idempotent_call_that_met_a_death_is_sent_once_more_and_others_are_not() {
     connection.wait();
     gateway.close();
 }
+
+/// A stdio entry whose first process is the tool server with its catalog (resources,
+/// prompts, and the tools `log` and `ask`) and whose later ones are the plain tool server.
+fn shrinking_entry(test: &str) -> serde_json::Value {
+    let folder =
+        std::env::temp_dir().join(format!("toolwire-gateway-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).unwrap();
+    let marker = folder.join("started-once");
+    let script = folder.join("backend.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nif [ -e '{marker}' ]; then exec '{server}'; fi\n: > '{marker}'\n\
+             exec '{server}' --catalog\n",
+            marker = marker.display(),
+            server = support::tool_server().display()
+        ),
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&script, permissions).unwrap();
+    json!({"command": script.display().to_string(), "args": []})
+}
+
+#[test]
+fn a_restarted_backend_is_listed_again_and_its_old_lists_go() {
+    let gateway = gateway(&[("shrinking", shrinking_entry("relist"))], "{}");
+    let started = &gateway.report().started[0];
+    assert!(
+        started.tools.contains(&"mcp__shrinking__log".to_owned()),
+        "{started:?}"
+    );
+    assert_eq!(started.prompts, ["mcp__shrinking__greet"]);
+    let (changed, changes) = std::sync::mpsc::channel();
+    let changed = std::sync::Mutex::new(changed);
+    let (client, connection) = support::front_with(
+        &gateway,
+        toolwire::McpConfig::default()
+            .mode(toolwire::ProtocolMode::Legacy)
+            .on_notification(move |notification| {
+                let _ = changed.lock().unwrap().send(notification.method.clone());
+            }),
+    );
+    assert!(call(&client, "mcp__shrinking__crash", json!({}))
+        .text()
+        .starts_with("TOOL_ERROR: "));
+    // The next call starts it again, without its catalog.
+    assert_eq!(
+        call(&client, "mcp__shrinking__echo", json!({"message": "back"})).text(),
+        "back"
+    );
+    // The prompts are listed after the tools: once they changed, both have.
+    loop {
+        match changes.recv_timeout(support::SOON) {
+            Ok(method) if method == "notifications/prompts/list_changed" => break,
+            Ok(_) => continue,
+            Err(_) => panic!("the restarted backend was never listed again"),
+        }
+    }
+    let tools: Vec<String> = client
+        .refresh_tools()
+        .unwrap()
+        .iter()
+        .map(|tool| tool.name.clone())
+        .collect();
+    assert!(
+        tools.contains(&"mcp__shrinking__echo".to_owned()),
+        "{tools:?}"
+    );
+    assert!(
+        !tools.contains(&"mcp__shrinking__log".to_owned()),
+        "{tools:?}"
+    );
+    assert!(call(&client, "mcp__shrinking__log", json!({}))
+        .text()
+        .starts_with("UNKNOWN_TOOL: "));
+    assert!(client.list_prompts().unwrap().is_empty());
+    assert!(client.list_resources().unwrap().is_empty());
+    client.close().unwrap();
+    connection.wait();
+    gateway.close();
+}

@@ -125,3 +125,21 @@ fn restarts_past_the_budget_leave_the_client_closed() {
     }
     client.close().expect("close");
 }
+
+#[test]
+fn the_restart_handler_is_told_of_each_restart_and_of_nothing_else() {
+    let restarts = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&restarts);
+    let client = connect(config(Some(small_policy(3))).on_restart(move || {
+        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }));
+    let before = pid(&client).unwrap();
+    assert_eq!(restarts.load(std::sync::atomic::Ordering::SeqCst), 0);
+    crash(&client);
+    let after = pid(&client).unwrap();
+    assert_ne!(before, after);
+    assert_eq!(restarts.load(std::sync::atomic::Ordering::SeqCst), 1);
+    pid(&client).unwrap();
+    assert_eq!(restarts.load(std::sync::atomic::Ordering::SeqCst), 1);
+    client.close().unwrap();
+}

@@ -2,7 +2,7 @@
 //! front clients its requests to the client go to), the front names it serves, and the
 //! handlers that forward its sampling, elicitation and roots requests.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 use parking_lot::Mutex;
@@ -12,8 +12,19 @@ use crate::mcp::{methods, ElicitRequest, ElicitResult, McpClient, McpConfig, Roo
 use crate::server::context::FrontLink;
 use crate::wire::{ErrorCode, ErrorObject, Notification};
 
-/// What a backend's list change runs (the gateway's re-listing).
-pub(crate) type Relist = Arc<dyn Fn(&Arc<Backend>) + Send + Sync>;
+/// What a backend's notifications the gateway acts on run (on the client's dispatch thread:
+/// quick, never blocking).
+pub(crate) type Events = Arc<dyn Fn(&Arc<Backend>, Event<'_>) + Send + Sync>;
+
+/// A backend's notification the gateway acts on.
+pub(crate) enum Event<'a> {
+    /// These kinds of list changed ([`super::catalog::TOOLS`] and the others).
+    ListChanged(u8),
+    /// A subscribed resource changed.
+    ResourceUpdated(&'a str),
+    /// It died and was started again: a new process, whose lists may differ.
+    Restarted,
+}
 
 /// A call in flight on a backend.
 struct InFlight {
@@ -29,11 +40,13 @@ pub(crate) struct Backend {
     limit: usize,
     in_flight: Mutex<Vec<InFlight>>,
     next_ticket: AtomicU64,
-    /// The front names served for it now.
+    /// The front names of its tools served now.
     pub(crate) served: Mutex<Vec<String>>,
-    /// A re-listing is running; `again` asks it to run once more.
+    /// Its resources, templates and prompts served now.
+    pub(crate) catalog: Mutex<super::catalog::Served>,
+    /// A re-listing is running; `pending` holds the kinds still to list.
     relisting: AtomicBool,
-    again: AtomicBool,
+    pending: AtomicU8,
 }
 
 /// A call's place among its backend's calls in flight; frees it when dropped.
@@ -60,8 +73,11 @@ impl Backend {
             in_flight: Mutex::new(Vec::new()),
             next_ticket: AtomicU64::new(1),
             served: Mutex::new(Vec::new()),
-            relisting: AtomicBool::new(false),
-            again: AtomicBool::new(false),
+            catalog: Mutex::new(Default::default()),
+            // Held by the start until the first lists are served: a change notified
+            // meanwhile waits in `pending` (see `lists::after_start`).
+            relisting: AtomicBool::new(true),
+            pending: AtomicU8::new(0),
         })
     }
 
@@ -145,13 +161,20 @@ impl Backend {
     }
 
     /// The MCP settings of this backend's client: `base` with the handlers that forward its
-    /// requests to the client, and `relist` for its list changes.
-    pub(crate) fn mcp_config(self: &Arc<Self>, base: McpConfig, relist: Relist) -> McpConfig {
+    /// requests to the client, and `events` for its list changes and resource updates.
+    pub(crate) fn mcp_config(self: &Arc<Self>, base: McpConfig, events: Events) -> McpConfig {
         let sampling = Arc::downgrade(self);
         let elicitation = Arc::downgrade(self);
         let roots = Arc::downgrade(self);
         let notified = Arc::downgrade(self);
-        base.sampling(move |params| {
+        let restarted = Arc::downgrade(self);
+        let restart_events = Arc::clone(&events);
+        base.on_restart(move || {
+            if let Some(backend) = restarted.upgrade() {
+                restart_events(&backend, Event::Restarted);
+            }
+        })
+        .sampling(move |params| {
             let backend = upgrade(&sampling)?;
             backend
                 .forward("sampling", methods::SAMPLING_CREATE_MESSAGE, params.clone())
@@ -186,29 +209,52 @@ impl Backend {
             }
         })
         .on_notification(move |notification: &Notification| {
-            if notification.method == methods::TOOLS_LIST_CHANGED {
-                if let Some(backend) = notified.upgrade() {
-                    relist(&backend);
-                }
+            use super::catalog::{PROMPTS, RESOURCES, TOOLS};
+            let event = match notification.method.as_str() {
+                methods::TOOLS_LIST_CHANGED => Event::ListChanged(TOOLS),
+                methods::RESOURCES_LIST_CHANGED => Event::ListChanged(RESOURCES),
+                methods::PROMPTS_LIST_CHANGED => Event::ListChanged(PROMPTS),
+                methods::RESOURCES_UPDATED => match notification
+                    .params
+                    .as_ref()
+                    .and_then(|params| params.get("uri"))
+                    .and_then(Value::as_str)
+                {
+                    Some(uri) => Event::ResourceUpdated(uri),
+                    None => return,
+                },
+                _ => return,
+            };
+            if let Some(backend) = notified.upgrade() {
+                events(&backend, event);
             }
         })
     }
 
-    /// Marks a re-listing wanted; true when the caller is to run it (none was running).
-    pub(crate) fn want_relist(&self) -> bool {
-        self.again.store(true, Ordering::SeqCst);
+    /// Marks the `kinds` to be listed again; true when the caller is to run the re-listing
+    /// (none was running).
+    pub(crate) fn want_relist(&self, kinds: u8) -> bool {
+        self.pending.fetch_or(kinds, Ordering::SeqCst);
         !self.relisting.swap(true, Ordering::SeqCst)
     }
 
-    /// Called by the re-lister after each round: true when it is to run once more (a
-    /// change came in meanwhile); false when it is done (and no longer running).
-    pub(crate) fn relist_again(&self) -> bool {
-        if self.again.swap(false, Ordering::SeqCst) {
-            return true;
+    /// Called by the re-lister before each round: the kinds to list (changes that came in
+    /// meanwhile included), or 0 when it is done (and no longer running).
+    pub(crate) fn take_pending(&self) -> u8 {
+        loop {
+            let kinds = self.pending.swap(0, Ordering::SeqCst);
+            if kinds != 0 {
+                return kinds;
+            }
+            self.relisting.store(false, Ordering::SeqCst);
+            // A change that came between the swap and the store would be lost: look once
+            // more, and run it unless another re-lister took it.
+            if self.pending.load(Ordering::SeqCst) == 0
+                || self.relisting.swap(true, Ordering::SeqCst)
+            {
+                return 0;
+            }
         }
-        self.relisting.store(false, Ordering::SeqCst);
-        // A change that came between the swap and the store would be lost: look once more.
-        self.again.load(Ordering::SeqCst) && !self.relisting.swap(true, Ordering::SeqCst)
     }
 
     /// Closes the client, if any.

@@ -9,6 +9,35 @@
 //! [`Policy::namespace`]), over stdio ([`Gateway::serve_stdio`]) or Streamable HTTP
 //! ([`Gateway::serve_http`], loopback unless told otherwise).
 //!
+//! # Resources and prompts
+//!
+//! The backends' resources, resource templates and prompts (all pages, within the backends'
+//! clients' list bounds) are served too:
+//!
+//! * Prompts are named like tools (`mcp__{server}__{prompt}`) and the policy's `allow` and
+//!   `deny` lists apply to them by name, as to tools: a denied prompt is not listed, and its
+//!   `prompts/get` is refused (-32602, unknown prompt). `prompts/get` goes to the owning
+//!   backend under its own name, with the arguments; the backend checks them.
+//! * Resources keep their URIs (a URI is an address: renamed, it would point nowhere), and
+//!   templates are listed as their backends list them. `resources/read` goes to the backend
+//!   that listed the URI, or whose template matches it (simple `{name}` variables). A URI
+//!   or template that two backends list is served from the first in the config's order
+//!   ([`ServerConfigs::names`]); the clash is logged and in [`StartedBackend::clashes`].
+//!   (A clash is settled when the second backend is listed: should the first drop the URI
+//!   later, the second serves it from its own next re-listing.)
+//!   The policy's lists do not apply to resources: they are data the host reads, never run.
+//! * `completion/complete` goes to the backend that owns the prompt or template;
+//!   `resources/subscribe` and `unsubscribe` to the backend that owns the URI (asked on the
+//!   first front subscription and told on the last unsubscription), and its
+//!   `notifications/resources/updated` come back to the front clients subscribed. A
+//!   2026-07-28 front client's `subscriptions/listen` hears the updates of URIs a
+//!   handshake-era client subscribed to, but does not itself subscribe at the backend.
+//! * A backend's `notifications/resources/list_changed` or `prompts/list_changed` lists that
+//!   kind again, as its tools are. The gateway declares resources, subscriptions, prompts
+//!   and completion when a backend did at start.
+//! * Reads, prompts and completions are forwarded within the front request's bound; they
+//!   are not counted in the stats nor written to the transcript (tool calls are).
+//!
 //! ```no_run
 //! use toolwire::gateway::{Gateway, GatewayOptions, Policy};
 //! use toolwire::ServerConfigs;
@@ -47,8 +76,10 @@
 //!
 //! # Pass-through
 //!
-//! A backend's `notifications/tools/list_changed` re-lists that backend, on a thread of its
-//! own, and the gateway's list changes with it (front clients are notified). A backend's
+//! A backend's `notifications/tools/list_changed` (or the resources' or prompts') re-lists
+//! that kind of that backend, on a thread of its own, and the gateway's list changes with it
+//! in one step ([`Server::apply`]): front clients get one notification per kind that
+//! changed, however many items were replaced. A backend's
 //! requests to the client (`sampling/createMessage`, `elicitation/create`, `roots/list`) go
 //! to the front client whose call is in flight on that backend, when there is exactly one
 //! such call and that client declared the capability; otherwise they are declined with an
@@ -59,7 +90,20 @@
 //! not follow 2026-07-28 `subscriptions/listen`. A backend that dies is
 //! started again on its next call under [`GatewayOptions::restart`] (by default at most 5
 //! restarts in 60 s, waiting 100 ms, doubling to 5 s, between them), while the others
-//! serve; an idempotent tool's call that met the death is sent once more.
+//! serve; an idempotent tool's call that met the death is sent once more. The new process's
+//! tools, resources and prompts are then listed again and served in place of the old ones
+//! (a tool it no longer offers is `UNKNOWN_TOOL` from then on), and it is asked again for
+//! the front clients' resource subscriptions.
+//!
+//! # Authorization
+//!
+//! With `GatewayOptions::token_store` (feature `oauth`; `toolwire serve` passes the tokens
+//! file `toolwire login` writes), an HTTP backend that needs OAuth authorizes with the
+//! stored tokens, refreshing them as they expire, and its entry's OAuth fields. The gateway
+//! never asks anyone: a backend whose tokens are missing or refused is in
+//! [`StartReport::failed`] as needing authorization, with the command that logs in
+//! (`toolwire --config FILE --server NAME login`), and left out while the others serve. An
+//! entry with its own `Authorization` header is sent as it is.
 //!
 //! # Observability
 //!
@@ -98,27 +142,29 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::RwLock;
 use serde_json::{json, Map, Value};
 
 use crate::config::ServerConfigs;
 use crate::error::{Error, Result};
-use crate::harness::{Audit, AuditEvent, SkippedTool, Status, ToolSchema, Transcript};
-use crate::mcp::{McpClient, McpConfig, ProtocolMode, RestartPolicy, Tool};
-use crate::server::{HttpServer, HttpServerConfig, Method, Server, ServerConfig, ServerTool};
+use crate::harness::{Audit, AuditEvent, SkippedTool, Status, Transcript};
+use crate::mcp::{ProtocolMode, RestartPolicy};
+use crate::server::{HttpServer, HttpServerConfig, Method, Server, ServerConfig};
 
 mod backend;
+mod catalog;
 mod forward;
+mod lists;
 mod policy;
+mod start;
 mod stats;
 
 pub use policy::{Policy, MAX_POLICY_BYTES};
 
 use backend::Backend;
-use forward::FrontTool;
 
 /// The log target of the gateway's records.
 pub const LOG_TARGET: &str = "toolwire::gateway";
@@ -132,7 +178,7 @@ const FRONT_GRACE: Duration = Duration::from_secs(2);
 const START_GRACE: Duration = Duration::from_secs(1);
 
 /// How the gateway runs. `GatewayOptions::new()` spells out every default.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct GatewayOptions {
     name: String,
     version: String,
@@ -142,6 +188,26 @@ pub struct GatewayOptions {
     protocol: ProtocolMode,
     transcript: Option<Arc<Transcript>>,
     http: HttpServerConfig,
+    #[cfg(feature = "oauth")]
+    token_store: Option<Arc<dyn crate::auth::TokenStore>>,
+}
+
+impl std::fmt::Debug for GatewayOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut debug = f.debug_struct("GatewayOptions");
+        debug
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("start_timeout", &self.start_timeout)
+            .field("restart", &self.restart)
+            .field("workers", &self.workers)
+            .field("protocol", &self.protocol)
+            .field("transcript", &self.transcript.is_some())
+            .field("http", &self.http);
+        #[cfg(feature = "oauth")]
+        debug.field("token_store", &self.token_store.is_some());
+        debug.finish()
+    }
 }
 
 impl Default for GatewayOptions {
@@ -155,6 +221,8 @@ impl Default for GatewayOptions {
             protocol: ProtocolMode::Auto,
             transcript: None,
             http: HttpServerConfig::new(),
+            #[cfg(feature = "oauth")]
+            token_store: None,
         }
     }
 }
@@ -205,6 +273,20 @@ impl GatewayOptions {
         self
     }
 
+    /// Where the tokens of HTTP backends that need OAuth are (those `toolwire login` stored:
+    /// [`crate::auth::FileTokenStore::default_path`]). Each HTTP entry that sends no
+    /// `Authorization` header of its own then authorizes with its tokens (refreshed when
+    /// they expire) and its entry's OAuth fields (client id and secret, scopes, metadata
+    /// URL), and never asks anyone: a backend whose tokens are missing or refused is
+    /// reported ("needs authorization: run `toolwire … login`") and left out, while the
+    /// others serve. Defaults to none: HTTP backends get no authorization, and one that
+    /// needs it is left out with the server's refusal.
+    #[cfg(feature = "oauth")]
+    pub fn token_store(mut self, store: Arc<dyn crate::auth::TokenStore>) -> Self {
+        self.token_store = Some(store);
+        self
+    }
+
     /// The HTTP settings of [`Gateway::serve_http`] (its address is the one given there).
     /// Defaults to [`HttpServerConfig::new`] (loopback only, with its bounds).
     pub fn http(mut self, config: HttpServerConfig) -> Self {
@@ -222,8 +304,30 @@ pub struct StartedBackend {
     pub tools: Vec<String>,
     /// Its tools the gateway does not serve, and why (the policy, a bad name or schema).
     pub skipped: Vec<SkippedTool>,
-    /// Names on its allow list that it does not offer.
+    /// Names on its allow list that it offers neither as a tool nor as a prompt.
     pub missing: Vec<String>,
+    /// The front names of its prompts.
+    pub prompts: Vec<String>,
+    /// Its prompts the gateway does not serve, and why (the policy).
+    pub skipped_prompts: Vec<SkippedTool>,
+    /// The URIs of its resources served (another backend's clashes are not here).
+    pub resources: Vec<String>,
+    /// Its resource templates served.
+    pub templates: Vec<String>,
+    /// Its resource URIs, templates or prompt names another backend serves already.
+    pub clashes: Vec<Clash>,
+    /// The lists (resources, prompts) that could not be read, and why; its tools serve.
+    pub unlisted: Vec<String>,
+}
+
+/// A resource URI, template or front prompt name that two backends list: the first in the
+/// config's order serves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clash {
+    /// The URI, template or front name.
+    pub key: String,
+    /// The backend that serves it.
+    pub served_by: String,
 }
 
 /// A backend that is left out.
@@ -256,6 +360,8 @@ pub(crate) struct Core {
     audit: Audit,
     next_call: AtomicU64,
     stateless_calls: AtomicU32,
+    /// Front subscriptions to resources, by URI.
+    subscriptions: catalog::Subscriptions,
 }
 
 impl Core {
@@ -369,6 +475,7 @@ impl Gateway {
             },
             next_call: AtomicU64::new(1),
             stateless_calls: AtomicU32::new(0),
+            subscriptions: catalog::Subscriptions::default(),
         });
         let weak = Arc::downgrade(&core);
         core.server
@@ -383,7 +490,8 @@ impl Gateway {
             })
             .inline(true),
         )?;
-        let report = start_backends(&core, configs, &options);
+        let report = start::start_backends(&core, configs, &options);
+        serve_catalog(&core);
         Ok(Gateway {
             core,
             report: Arc::new(report),
@@ -449,288 +557,46 @@ impl Drop for Core {
     }
 }
 
-/// What a starting thread reports.
-type Started = (String, Result<Connected>);
-/// A backend's client and its tools.
-type Connected = (McpClient, Arc<Vec<Tool>>);
-
-fn start_backends(
-    core: &Arc<Core>,
-    configs: &ServerConfigs,
-    options: &GatewayOptions,
-) -> StartReport {
-    let mut report = StartReport::default();
-    for (name, error) in configs.rejected() {
-        report.failed.push(FailedBackend {
-            name: name.to_owned(),
-            error: error.to_owned(),
-        });
-    }
-    let (sender, receiver) = crossbeam_channel::unbounded::<Started>();
-    let mut starting = Vec::new();
-    for name in configs.names() {
-        let backend = Backend::new(name, core.policy.concurrency(name));
-        core.stats.add_backend(name);
-        let connector = match configs.connector(name) {
-            Ok(connector) => connector,
-            Err(error) => {
-                report.failed.push(FailedBackend {
-                    name: name.to_owned(),
-                    error: masked(&error),
-                });
-                continue;
-            }
-        };
-        let config = backend.mcp_config(backend_config(options), relister(core));
-        let sender = sender.clone();
-        let thread_name = name.to_owned();
-        let spawned = std::thread::Builder::new()
-            .name("toolwire-gateway-start".into())
-            .spawn(move || {
-                let started = McpClient::connect_with(connector, config).and_then(|client| {
-                    match client.list_tools() {
-                        Ok(tools) => Ok((client, tools)),
-                        Err(error) => {
-                            let _ = client.close();
-                            Err(error)
-                        }
-                    }
-                });
-                if let Err(crossbeam_channel::SendError((_, Ok((client, _))))) =
-                    sender.send((thread_name, started))
-                {
-                    // Too late: the gateway left this backend out.
-                    let _ = client.close();
-                }
-            });
-        match spawned {
-            Ok(_) => starting.push(backend),
-            Err(error) => report.failed.push(FailedBackend {
-                name: name.to_owned(),
-                error: format!("cannot start a thread: {error}"),
-            }),
-        }
-    }
-    drop(sender);
-    let deadline = Instant::now() + options.start_timeout + START_GRACE;
-    let mut results: BTreeMap<String, Result<Connected>> = BTreeMap::new();
-    while results.len() < starting.len() {
-        match receiver.recv_deadline(deadline) {
-            Ok((name, started)) => {
-                results.insert(name, started);
-            }
-            Err(_) => break,
-        }
-    }
-    // Late threads find the channel closed and close what they started.
-    drop(receiver);
-    for backend in starting {
-        match results.remove(&backend.name) {
-            Some(Ok((client, tools))) => {
-                backend.set_client(client);
-                core.backends
-                    .write()
-                    .insert(backend.name.clone(), Arc::clone(&backend));
-                let (served, skipped, missing) = serve_tools(core, &backend, &tools);
-                report.started.push(StartedBackend {
-                    name: backend.name.clone(),
-                    tools: served,
-                    skipped,
-                    missing,
-                });
-            }
-            Some(Err(error)) => report.failed.push(FailedBackend {
-                name: backend.name.clone(),
-                error: masked(&error),
-            }),
-            None => report.failed.push(FailedBackend {
-                name: backend.name.clone(),
-                error: format!(
-                    "it did not start and list its tools within {:?}",
-                    options.start_timeout
-                ),
-            }),
-        }
-    }
-    for failed in &report.failed {
-        log::warn!(target: LOG_TARGET, "server {:?} is left out: {}", failed.name, failed.error);
-    }
-    report
-}
-
 fn masked(error: &Error) -> String {
     crate::mask::mask_urls_in(&error.to_string()).into_owned()
 }
 
-/// The MCP settings every backend's client starts from.
-fn backend_config(options: &GatewayOptions) -> McpConfig {
-    let start = options.start_timeout;
-    McpConfig::default()
-        .mode(options.protocol)
-        .client_name(options.name.clone())
-        .connect_timeout(start)
-        .initialize_timeout(start)
-        .discover_timeout(start.min(Duration::from_secs(10)))
-        .restart(options.restart)
-        .rpc(
-            crate::client::ClientConfig::default()
-                .request_timeout(start)
-                .max_total_timeout(
-                    crate::harness::ToolTimeout::Custom(Duration::from_secs(3600)).duration()
-                        + FRONT_GRACE,
-                ),
-        )
-}
-
-/// What a backend's list change runs: a re-listing on a thread of its own (never on the
-/// client's dispatch thread, which must go on reading).
-fn relister(core: &Arc<Core>) -> backend::Relist {
-    let weak: Weak<Core> = Arc::downgrade(core);
-    Arc::new(move |backend: &Arc<Backend>| {
-        if !backend.want_relist() {
-            return;
-        }
-        let weak = weak.clone();
-        let name = backend.name.clone();
-        let backend_flags = Arc::clone(backend);
-        let backend = Arc::clone(backend);
-        let spawned = std::thread::Builder::new()
-            .name("toolwire-gateway-relist".into())
-            .spawn(move || loop {
-                let Some(core) = weak.upgrade() else { return };
-                relist(&core, &backend);
-                drop(core);
-                if !backend.relist_again() {
-                    return;
-                }
-            });
-        if let Err(error) = spawned {
-            log::warn!(target: LOG_TARGET, "cannot re-list server {name:?}: {error}");
-            // Leave the flags as a later change can use them.
-            while backend_flags.relist_again() {}
-        }
-    })
-}
-
-/// Lists a backend's tools again and serves the new list in place of the old.
-fn relist(core: &Arc<Core>, backend: &Arc<Backend>) {
-    let Some(client) = backend.client() else {
-        return;
-    };
-    match client.list_tools() {
-        Ok(tools) => {
-            let old: Vec<String> = std::mem::take(&mut *backend.served.lock());
-            for name in &old {
-                core.server.remove_tool(name);
-            }
-            let (served, _, _) = serve_tools(core, backend, &tools);
-            log::info!(
-                target: LOG_TARGET,
-                "server {:?} changed its tools: {} served now",
-                backend.name,
-                served.len()
-            );
-        }
-        Err(error) => log::warn!(
-            target: LOG_TARGET,
-            "server {:?} changed its tools, but they cannot be listed: {}",
-            backend.name,
-            masked(&error)
-        ),
-    }
-}
-
-/// Serves a backend's tools as the policy says; returns the front names served, the tools
-/// skipped, and allow-list names the backend does not offer.
-fn serve_tools(
-    core: &Arc<Core>,
-    backend: &Arc<Backend>,
-    tools: &[Tool],
-) -> (Vec<String>, Vec<SkippedTool>, Vec<String>) {
-    let mut served = Vec::new();
-    let mut skipped = Vec::new();
-    let mut skip = |name: &str, reason: String| {
-        log::info!(
-            target: LOG_TARGET,
-            "not serving tool {name:?} of server {:?}: {reason}",
-            backend.name
-        );
-        skipped.push(SkippedTool {
-            name: name.to_owned(),
-            reason,
-        });
-    };
-    for tool in tools {
-        let front = core.policy.front_name(&backend.name, &tool.name);
-        if let Some(reason) = core.policy.refusal(&backend.name, &tool.name) {
-            core.denied.write().insert(front, backend.name.clone());
-            skip(&tool.name, reason.to_owned());
+/// Declares the kinds the started backends offer, and passes subscriptions and completion
+/// on to them.
+fn serve_catalog(core: &Arc<Core>) {
+    let mut declared = crate::server::catalog::Declared::default();
+    let mut completions = false;
+    for backend in core.backends.read().values() {
+        let Some(info) = backend
+            .client()
+            .and_then(|client| client.session_info().ok())
+        else {
             continue;
-        }
-        let schema = match ToolSchema::lazy(&front, tool.input_schema()) {
-            Ok(schema) => schema,
-            Err(error) => {
-                skip(&tool.name, error.to_string());
-                continue;
-            }
         };
-        let resolved = core.policy.resolve(&backend.name, &tool.name);
-        let hinted = tool.annotations.idempotent_hint == Some(true)
-            || tool.annotations.read_only_hint == Some(true);
-        let front_tool = Arc::new(FrontTool {
-            front: front.clone(),
-            remote: tool.name.clone(),
-            schema,
-            options: resolved.options,
-            idempotent: resolved.idempotent.unwrap_or(hinted),
-        });
-        let handler_core = Arc::downgrade(core);
-        let handler_backend = Arc::clone(backend);
-        let handler_tool = Arc::clone(&front_tool);
-        let mut served_tool = ServerTool::new(
-            front.clone(),
-            tool.description.clone().unwrap_or_default(),
-            tool.input_schema(),
-            move |context, arguments| {
-                let Some(core) = handler_core.upgrade() else {
-                    return Ok(crate::server::ToolResult::error("the gateway is closing"));
-                };
-                Ok(forward::call(
-                    &core,
-                    &handler_backend,
-                    &handler_tool,
-                    context,
-                    arguments,
-                ))
-            },
-        )
-        .unchecked()
-        .annotations(tool.annotations)
-        .timeout(front_tool.options.timeout.duration() + FRONT_GRACE);
-        if let Some(title) = &tool.title {
-            served_tool = served_tool.title(title.clone());
-        }
-        if let Some(output) = tool.output_schema() {
-            served_tool = served_tool.output_schema(output);
-        }
-        match core.server.add_tool(served_tool) {
-            Ok(()) => {
-                backend.served.lock().push(front.clone());
-                served.push(front);
-            }
-            Err(error) => skip(&tool.name, error.to_string()),
-        }
+        declared.resources |= info.has_capability("resources");
+        declared.subscribe |= info.capabilities["resources"]["subscribe"] == Value::Bool(true);
+        declared.prompts |= info.has_capability("prompts");
+        completions |= info.has_capability("completions");
     }
-    let missing = core
-        .policy
-        .allowed(&backend.name)
-        .map(|allow| {
-            allow
-                .iter()
-                .filter(|wanted| !tools.iter().any(|tool| &tool.name == *wanted))
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default();
-    (served, skipped, missing)
+    core.server.declare(declared);
+    if declared.subscribe {
+        let weak = Arc::downgrade(core);
+        core.server
+            .set_subscribe(Arc::new(move |context, uri, on| match weak.upgrade() {
+                Some(core) => catalog::subscribe(&core, context, uri, on),
+                None => Err(crate::server::HandlerError::internal(
+                    "the gateway is closing",
+                )),
+            }));
+    }
+    if completions {
+        let weak = Arc::downgrade(core);
+        core.server
+            .set_completion(move |context, request| match weak.upgrade() {
+                Some(core) => catalog::complete(&core, context, request),
+                None => Err(crate::server::HandlerError::internal(
+                    "the gateway is closing",
+                )),
+            });
+    }
 }

@@ -85,8 +85,8 @@ struct ServerRules {
 /// | `namespace` | top | the front name of a tool: `{server}` and `{tool}` are replaced | `mcp__{server}__{tool}` |
 /// | `calls_per_session` | top | tool calls forwarded per front session (BUDGET past it) | 1000 |
 /// | `concurrency` | top, server | calls in flight per backend (BUSY past it, never queued) | 4 |
-/// | `allow` | server | only these tools (the backend's names) are served | all |
-/// | `deny` | server | these tools are never served (UNKNOWN_TOOL if called) | none |
+/// | `allow` | server | only these tools and prompts (the backend's names) are served | all |
+/// | `deny` | server | these tools and prompts are never served (UNKNOWN_TOOL if called; a prompt's `prompts/get` is -32602) | none |
 /// | `tools` | server | per-tool settings, by the backend's name | none |
 /// | `timeout` | top, server, tool | `fast` (10 s), `standard` (60 s), `long` (300 s), or `500ms`, `30s`, `2m` (1 ms to 1 hour) | `standard` |
 /// | `result_chars` | top, server, tool | the most characters of result text passed on (1 to 16 Mi) | 16384 |
@@ -95,6 +95,11 @@ struct ServerRules {
 /// | `allow_large_integers` | top, server, tool | integers beyond ±(2^53 − 1) are passed on | false (INVALID) |
 ///
 /// A tool's setting is its own, else its server's, else the top level's, else the default.
+///
+/// Prompts are named with `namespace` too (`{tool}` is the prompt's name) and filtered by
+/// `allow` and `deny` as tools are; the other keys are about calls and do not apply to
+/// them. Resources and templates are not filtered: they keep their URIs and are served as
+/// their backends list them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
     namespace: String,

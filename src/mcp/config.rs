@@ -56,6 +56,8 @@ pub type ElicitationHandler = Arc<dyn Fn(&ElicitRequest) -> ElicitResult + Send 
 pub type McpNotificationHandler = Arc<dyn Fn(&Notification) + Send + Sync>;
 /// Receives the server's log messages.
 pub type LogHandler = Arc<dyn Fn(&LogMessage) + Send + Sync>;
+/// Told that a dead server was started again and a new session opened.
+pub type RestartHandler = Arc<dyn Fn() + Send + Sync>;
 
 /// When and how often a dead server is started again. `Default` spells out every value, and
 /// each knob has a setter that says its default.
@@ -127,6 +129,7 @@ pub struct McpConfig {
     pub(crate) on_notification: Option<McpNotificationHandler>,
     pub(crate) on_log: Option<LogHandler>,
     pub(crate) restart: Option<RestartPolicy>,
+    pub(crate) on_restart: Option<RestartHandler>,
     pub(crate) rpc: ClientConfig,
     pub(crate) tasks: TaskPolicy,
     pub(crate) task_ttl: Duration,
@@ -156,6 +159,7 @@ impl Default for McpConfig {
             elicitation: None,
             on_notification: None,
             on_log: None,
+            on_restart: None,
             restart: None,
             rpc: ClientConfig::default(),
             tasks: TaskPolicy::WhenRequired,
@@ -331,6 +335,16 @@ impl McpConfig {
     /// client closed.
     pub fn restart(mut self, policy: RestartPolicy) -> Self {
         self.restart = Some(policy);
+        self
+    }
+
+    /// Runs after a dead server was started again (under [`McpConfig::restart`]) and its new
+    /// session is open, on the thread whose request found it dead, before that request is
+    /// sent: quick work only (a panic is caught and logged). The new process may offer other
+    /// tools, resources or prompts: the tool list cache is already cleared. Defaults to
+    /// none.
+    pub fn on_restart(mut self, handler: impl Fn() + Send + Sync + 'static) -> Self {
+        self.on_restart = Some(Arc::new(handler));
         self
     }
 

@@ -28,10 +28,16 @@ pub const RESOURCES_READ: &str = "resources/read";
 pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
 /// Ends a subscription.
 pub const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
+/// The server's resource list (or its templates) changed.
+pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
+/// A subscribed resource changed.
+pub const RESOURCES_UPDATED: &str = "notifications/resources/updated";
 /// Lists prompts (paged).
 pub const PROMPTS_LIST: &str = "prompts/list";
 /// Gets a prompt with its arguments filled in.
 pub const PROMPTS_GET: &str = "prompts/get";
+/// The server's prompt list changed.
+pub const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
 /// Completes an argument of a prompt or resource template.
 pub const COMPLETION_COMPLETE: &str = "completion/complete";
 /// Sets the level of the server's log messages (handshake era).

@@ -46,9 +46,9 @@ pub use catalog::{
     ResourceTemplate,
 };
 pub use config::{
-    ElicitationHandler, LogHandler, McpConfig, McpNotificationHandler, ProtocolMode, RestartPolicy,
-    RootsHandler, SamplingHandler, TaskPolicy, HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION,
-    STATELESS_VERSION,
+    ElicitationHandler, LogHandler, McpConfig, McpNotificationHandler, ProtocolMode,
+    RestartHandler, RestartPolicy, RootsHandler, SamplingHandler, TaskPolicy, HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION, STATELESS_VERSION,
 };
 pub use dialect::McpDialect;
 pub use tasks::{Task, TaskStatus, TASKS_EXTENSION};

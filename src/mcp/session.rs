@@ -208,6 +208,9 @@ impl McpInner {
         *self.session.lock() = Some(Arc::clone(&session));
         // A new process may offer other tools, or other output schemas.
         self.shared.tools_changed();
+        if let Some(handler) = &self.config.on_restart {
+            crate::sys::guard("an MCP restart handler", || handler());
+        }
         Ok(session)
     }
 

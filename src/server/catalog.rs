@@ -442,6 +442,8 @@ pub struct Prompt {
     pub(crate) description: String,
     pub(crate) arguments: Vec<(String, Option<String>, bool)>,
     pub(crate) handler: PromptFn,
+    /// Listed as this object instead of from the fields (a gateway lists a backend's own).
+    pub(crate) listed: Option<Value>,
 }
 
 impl Prompt {
@@ -463,7 +465,16 @@ impl Prompt {
             description: description.into(),
             arguments: Vec::new(),
             handler: Arc::new(handler),
+            listed: None,
         }
+    }
+
+    /// Lists it as `raw` (another server's listing under a front name, its arguments
+    /// included; they are checked by that server, not here).
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn listed_as(mut self, raw: Value) -> Self {
+        self.listed = Some(raw);
+        self
     }
 
     /// A display title. Defaults to none.
@@ -486,6 +497,9 @@ impl Prompt {
     }
 
     fn listing(&self) -> Value {
+        if let Some(raw) = &self.listed {
+            return raw.clone();
+        }
         let mut object = Map::new();
         object.insert("name".into(), Value::from(self.name.clone()));
         insert_some(&mut object, "title", &self.title);
@@ -618,7 +632,25 @@ pub(crate) struct Catalog {
     pub(crate) completion: Option<CompletionFn>,
     /// The text of a call to a tool not served (the gateway's UNKNOWN_TOOL).
     pub(crate) unknown_tool: Option<super::UnknownToolFn>,
+    /// Kinds declared even while none are served (a gateway's come and go with its
+    /// backends).
+    pub(crate) declared: Declared,
+    /// Runs a client's `resources/subscribe` (true) or `unsubscribe` (false) on a worker
+    /// before it is recorded (a gateway passes it on); an error is the client's answer.
+    pub(crate) subscribe: Option<SubscribeFn>,
 }
+
+/// What [`Catalog::declared`] declares.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Declared {
+    pub(crate) resources: bool,
+    pub(crate) subscribe: bool,
+    pub(crate) prompts: bool,
+}
+
+/// See [`Catalog::subscribe`].
+pub(crate) type SubscribeFn =
+    Arc<dyn Fn(&RequestContext, &str, bool) -> std::result::Result<(), HandlerError> + Send + Sync>;
 
 /// What one list method lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -681,7 +713,12 @@ impl Catalog {
     }
 
     pub(crate) fn has_resources(&self) -> bool {
-        !self.resources.is_empty() || !self.templates.is_empty()
+        !self.resources.is_empty() || !self.templates.is_empty() || self.declared.resources
+    }
+
+    /// True when prompts are declared: some are served, or (a gateway) they come and go.
+    pub(crate) fn offers_prompts(&self) -> bool {
+        !self.prompts.is_empty() || self.declared.prompts
     }
 }
 

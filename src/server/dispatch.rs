@@ -303,7 +303,7 @@ fn route(
             let offered = match listing {
                 Listing::Tools => catalog.offers_tools(),
                 Listing::Resources | Listing::Templates => catalog.has_resources(),
-                Listing::Prompts => !catalog.prompts.is_empty(),
+                Listing::Prompts => catalog.offers_prompts(),
             };
             if !offered {
                 return Err(not_found());
@@ -391,18 +391,25 @@ fn route(
             let uri = string_param(params, "uri")?.to_owned();
             let subscribe = method == methods::RESOURCES_SUBSCRIBE;
             let conn = Arc::clone(conn);
-            inline(
-                Box::new(move |_| {
-                    let mut subscriptions = conn.subscriptions.lock();
-                    if subscribe {
-                        subscriptions.insert(uri);
-                    } else {
-                        subscriptions.remove(&uri);
-                    }
-                    Ok(json!({}))
-                }),
-                bound,
-            )
+            let hook = catalog.subscribe.clone();
+            // A hook may block (a gateway asks its backend): it runs on a worker.
+            let on_worker = hook.is_some();
+            let work: Work = Box::new(move |context| {
+                if let Some(hook) = &hook {
+                    hook(context, &uri, subscribe)?;
+                }
+                let mut subscriptions = conn.subscriptions.lock();
+                if subscribe {
+                    subscriptions.insert(uri);
+                } else {
+                    subscriptions.remove(&uri);
+                }
+                Ok(json!({}))
+            });
+            Route {
+                inline: !on_worker,
+                ..inline(work, bound)
+            }
         }
         methods::PROMPTS_GET => {
             let name = string_param(params, "name")?.to_owned();

@@ -2,7 +2,8 @@
 //! the same JSON-RPC core, transports and timer wheel as the client.
 //!
 //! A [`Server`] holds what it offers (tools, a served [`ToolRegistry`], resources and
-//! templates, prompts, completion, plain JSON-RPC methods) and a bounded worker pool; it
+//! templates, prompts, completion, plain JSON-RPC methods; several changed at once, with one
+//! list-change notification per kind, by [`Server::apply`]) and a bounded worker pool; it
 //! serves any number of connections at once: the process's stdio ([`Server::serve_stdio`]),
 //! any [`Transport`] ([`Server::connect`]), or Streamable HTTP (`HttpServer`, feature
 //! `server`).
@@ -112,7 +113,8 @@ use crate::timer::TimerWheel;
 use crate::transport::Transport;
 use crate::wire::Notification;
 
-mod catalog;
+pub(crate) mod catalog;
+mod change;
 mod config;
 pub(crate) mod conn;
 pub(crate) mod context;
@@ -121,7 +123,7 @@ mod dispatch;
 pub(crate) mod fuzz;
 pub(crate) mod http;
 mod memory;
-mod resources;
+pub(crate) mod resources;
 pub(crate) mod serve;
 mod state;
 pub(crate) mod stateless;
@@ -135,6 +137,7 @@ pub use catalog::{
     CompletionFn, CompletionRequest, Method, MethodFn, Prompt, PromptFn, ReadFn, Resource,
     ResourceTemplate, ServerTool, TemplateFn, ToolFn,
 };
+pub use change::{CatalogChange, CatalogKind, Refused};
 pub use config::ServerConfig;
 pub use context::{Era, ProgressReporter, RequestContext, Responder};
 pub use http::{HttpServer, HttpServerConfig};
@@ -195,12 +198,14 @@ impl Shared {
             capabilities.insert("tools".into(), json!({"listChanged": true}));
         }
         if catalog.has_resources() {
+            // A gateway subscribes only where its backends can.
+            let subscribe = catalog.subscribe.is_none() || catalog.declared.subscribe;
             capabilities.insert(
                 "resources".into(),
-                json!({"subscribe": true, "listChanged": true}),
+                json!({"subscribe": subscribe, "listChanged": true}),
             );
         }
-        if !catalog.prompts.is_empty() {
+        if catalog.offers_prompts() {
             capabilities.insert("prompts".into(), json!({"listChanged": true}));
         }
         if catalog.completion.is_some() {
@@ -381,6 +386,19 @@ impl Server {
         self.shared.catalog.write().unknown_tool = Some(text);
     }
 
+    /// Declares resources and prompts (and resource subscriptions) even while none are
+    /// served: a gateway's come and go with its backends.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn declare(&self, declared: catalog::Declared) {
+        self.shared.catalog.write().declared = declared;
+    }
+
+    /// Runs `hook` on each `resources/subscribe` and `unsubscribe` before it is recorded.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn set_subscribe(&self, hook: catalog::SubscribeFn) {
+        self.shared.catalog.write().subscribe = Some(hook);
+    }
+
     /// Removes a tool; true when it was served. Clients are told the list changed.
     pub fn remove_tool(&self, name: &str) -> bool {
         let removed = self.shared.catalog.write().tools.remove(name);
@@ -416,7 +434,7 @@ impl Server {
                 "the resource {uri:?} is already served"
             )));
         }
-        self.list_changed("notifications/resources/list_changed");
+        self.list_changed(crate::mcp::methods::RESOURCES_LIST_CHANGED);
         Ok(())
     }
 
@@ -438,7 +456,7 @@ impl Server {
                 "the template {key:?} is already served"
             )));
         }
-        self.list_changed("notifications/resources/list_changed");
+        self.list_changed(crate::mcp::methods::RESOURCES_LIST_CHANGED);
         Ok(())
     }
 
@@ -460,7 +478,7 @@ impl Server {
                 "the prompt {name:?} is already served"
             )));
         }
-        self.list_changed("notifications/prompts/list_changed");
+        self.list_changed(crate::mcp::methods::PROMPTS_LIST_CHANGED);
         Ok(())
     }
 
@@ -468,12 +486,12 @@ impl Server {
     pub fn remove_prompt(&self, name: &str) -> bool {
         let removed = self.shared.catalog.write().prompts.remove(name);
         if removed {
-            self.list_changed("notifications/prompts/list_changed");
+            self.list_changed(crate::mcp::methods::PROMPTS_LIST_CHANGED);
         }
         removed
     }
 
-    fn list_changed(&self, method: &str) {
+    pub(crate) fn list_changed(&self, method: &str) {
         self.shared.broadcast(method, Value::Null, |connection| {
             connection.handshake.lock().initialized
         });
@@ -531,7 +549,7 @@ impl Server {
     /// (`notifications/resources/updated`).
     pub fn notify_resource_updated(&self, uri: &str) {
         self.shared.broadcast(
-            "notifications/resources/updated",
+            crate::mcp::methods::RESOURCES_UPDATED,
             json!({"uri": uri}),
             |connection| connection.subscriptions.lock().contains(uri),
         );

@@ -17,6 +17,8 @@ pub struct Resource {
     pub(crate) description: Option<String>,
     pub(crate) mime_type: Option<String>,
     pub(crate) handler: ReadFn,
+    /// Listed as this object instead of from the fields (a gateway lists a backend's own).
+    pub(crate) listed: Option<Value>,
 }
 
 impl Resource {
@@ -36,7 +38,15 @@ impl Resource {
             description: None,
             mime_type: None,
             handler: Arc::new(handler),
+            listed: None,
         }
+    }
+
+    /// Lists it as `raw` (another server's listing, every field kept).
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn listed_as(mut self, raw: Value) -> Self {
+        self.listed = Some(raw);
+        self
     }
 
     /// A display title. Defaults to none.
@@ -58,6 +68,9 @@ impl Resource {
     }
 
     pub(crate) fn listing(&self) -> Value {
+        if let Some(raw) = &self.listed {
+            return raw.clone();
+        }
         let mut object = Map::new();
         object.insert("uri".into(), Value::from(self.uri.clone()));
         object.insert("name".into(), Value::from(self.name.clone()));
@@ -77,6 +90,8 @@ pub struct ResourceTemplate {
     pub(crate) mime_type: Option<String>,
     pub(crate) parts: Vec<TemplatePart>,
     pub(crate) handler: TemplateFn,
+    /// Listed as this object instead of from the fields (a gateway lists a backend's own).
+    pub(crate) listed: Option<Value>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -108,7 +123,15 @@ impl ResourceTemplate {
             mime_type: None,
             parts,
             handler: Arc::new(handler),
+            listed: None,
         }
+    }
+
+    /// Lists it as `raw` (another server's listing, every field kept).
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn listed_as(mut self, raw: Value) -> Self {
+        self.listed = Some(raw);
+        self
     }
 
     /// A description. Defaults to none.
@@ -124,6 +147,9 @@ impl ResourceTemplate {
     }
 
     pub(crate) fn listing(&self) -> Value {
+        if let Some(raw) = &self.listed {
+            return raw.clone();
+        }
         let mut object = Map::new();
         object.insert("uriTemplate".into(), Value::from(self.uri_template.clone()));
         object.insert("name".into(), Value::from(self.name.clone()));

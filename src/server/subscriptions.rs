@@ -169,7 +169,7 @@ pub(crate) fn listen(
         let catalog = server.catalog.read();
         (
             catalog.offers_tools(),
-            !catalog.prompts.is_empty(),
+            catalog.offers_prompts(),
             catalog.has_resources(),
         )
     };

@@ -325,6 +325,15 @@ impl PromptResult {
         self
     }
 
+    /// A result of another server's messages, as it sent them (a gateway passes them on).
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn from_messages(description: Option<String>, messages: Vec<Value>) -> PromptResult {
+        PromptResult {
+            description,
+            messages,
+        }
+    }
+
     /// Adds a user message of one text block.
     pub fn user_text(self, text: impl Into<String>) -> PromptResult {
         self.message("user", content::text(text))

@@ -70,7 +70,9 @@ pub fn plan(target: &Target) -> Option<Plan> {
     Some(Plan { url, settings })
 }
 
-fn store() -> Arc<dyn TokenStore> {
+/// The token file (`TOOLWIRE_TOKEN_FILE`, else the user's config folder), or memory when
+/// there is no config folder.
+pub fn store() -> Arc<dyn TokenStore> {
     let path = std::env::var_os(TOKEN_FILE_VAR)
         .filter(|path| !path.is_empty())
         .map(std::path::PathBuf::from)

@@ -1,7 +1,9 @@
 //! `toolwire serve`: one MCP server in front of every server of a config file, with the
 //! policy enforced on every call (`toolwire::gateway`). Over stdio (the default, for a
 //! host's config entry) stdout carries the protocol, so everything else goes to stderr: the
-//! servers left out at start, and the counters per server and status on exit.
+//! servers left out at start (one that needs authorization says how to log in: the gateway
+//! uses the tokens `toolwire login` stored, and never asks anyone itself), and the counters
+//! per server and status on exit.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -58,7 +60,9 @@ pub fn run(
             Protocol::Legacy => toolwire::ProtocolMode::Legacy,
             Protocol::Modern => toolwire::ProtocolMode::Modern,
             Protocol::Auto => toolwire::ProtocolMode::Auto,
-        });
+        })
+        // HTTP servers that need OAuth use the tokens `toolwire login` stored.
+        .token_store(crate::auth::store());
     if let Some(transcript) = transcript {
         let writer = IntoCliTranscript {
             transcript: Arc::clone(transcript),
@@ -76,14 +80,34 @@ pub fn run(
             crate::terminal::shown_line(&failed.error)
         );
     }
-    let tools: usize = report
-        .started
-        .iter()
-        .map(|started| started.tools.len())
-        .sum();
+    for started in &report.started {
+        for clash in &started.clashes {
+            errln!(
+                "toolwire: {} of server {} is not served: server {} (first in the config) \
+                 serves it",
+                crate::terminal::shown_line(&clash.key),
+                crate::terminal::shown_line(&started.name),
+                crate::terminal::shown_line(&clash.served_by)
+            );
+        }
+        for unlisted in &started.unlisted {
+            errln!(
+                "toolwire: server {}: {}",
+                crate::terminal::shown_line(&started.name),
+                crate::terminal::shown_line(unlisted)
+            );
+        }
+    }
+    let count = |of: fn(&toolwire::gateway::StartedBackend) -> usize| -> usize {
+        report.started.iter().map(of).sum()
+    };
+    let tools = count(|started| started.tools.len());
+    let resources = count(|started| started.resources.len() + started.templates.len());
+    let prompts = count(|started| started.prompts.len());
     if !cli.options.quiet {
         errln!(
-            "toolwire: serving {tools} tool(s) of {} server(s){}",
+            "toolwire: serving {tools} tool(s), {resources} resource(s) and template(s) and \
+             {prompts} prompt(s) of {} server(s){}",
             report.started.len(),
             if report.failed.is_empty() {
                 ""

@@ -1,0 +1,383 @@
+//! Serving a backend's lists (tools, resources, templates, prompts) through the front
+//! server, and serving them again when the backend says they changed.
+
+use std::sync::{Arc, Weak};
+
+use super::backend::{Backend, Event, Events};
+use super::catalog::{self, Listed, Served, SUBSCRIPTIONS, TOOLS};
+use super::forward::{self, FrontTool};
+use super::{masked, Clash, Core, StartedBackend, FRONT_GRACE, LOG_TARGET};
+use crate::harness::{SkippedTool, ToolSchema};
+use crate::mcp::Tool;
+use crate::server::{CatalogChange, CatalogKind, ServerTool};
+
+/// What a backend's notifications run: a list change re-lists that kind on a thread of its
+/// own (never on the client's dispatch thread, which must go on reading); a resource update
+/// goes to the front clients subscribed to it; a restart lists everything again and asks
+/// the new process for the subscriptions.
+pub(super) fn events(core: &Arc<Core>) -> Events {
+    let weak: Weak<Core> = Arc::downgrade(core);
+    Arc::new(
+        move |backend: &Arc<Backend>, event: Event<'_>| match event {
+            Event::ResourceUpdated(uri) => {
+                if let Some(core) = weak.upgrade() {
+                    core.server.notify_resource_updated(uri);
+                }
+            }
+            Event::ListChanged(kinds) => relist_soon(&weak, backend, kinds),
+            // Its new process may offer other lists, and knows nothing of the subscriptions.
+            Event::Restarted => {
+                log::info!(
+                    target: LOG_TARGET,
+                    "server {:?} was started again: listing it again",
+                    backend.name
+                );
+                relist_soon(&weak, backend, catalog::AFTER_RESTART);
+            }
+        },
+    )
+}
+
+/// Lists the `kinds` of `backend` again on a thread of its own (one at a time per backend:
+/// changes that come meanwhile are listed by the running one).
+pub(super) fn relist_soon(weak: &Weak<Core>, backend: &Arc<Backend>, kinds: u8) {
+    if backend.want_relist(kinds) {
+        run_relister(weak, backend, 0);
+    }
+}
+
+/// Its first lists are served: lists what changed meanwhile, if anything did (the start
+/// held the backend's re-listing flag, so changes notified while it served waited).
+pub(super) fn after_start(core: &Arc<Core>, backend: &Arc<Backend>) {
+    let kinds = backend.take_pending();
+    if kinds != 0 {
+        run_relister(&Arc::downgrade(core), backend, kinds);
+    }
+}
+
+/// The re-listing thread of a backend whose flag the caller holds: lists `first` (when not
+/// 0), then the pending kinds until none are left.
+fn run_relister(weak: &Weak<Core>, backend: &Arc<Backend>, first: u8) {
+    let weak = weak.clone();
+    let name = backend.name.clone();
+    let flags = Arc::clone(backend);
+    let backend = Arc::clone(backend);
+    let spawned = std::thread::Builder::new()
+        .name("toolwire-gateway-relist".into())
+        .spawn(move || {
+            let mut kinds = first;
+            loop {
+                if kinds != 0 {
+                    let Some(core) = weak.upgrade() else { return };
+                    relist(&core, &backend, kinds);
+                }
+                kinds = backend.take_pending();
+                if kinds == 0 {
+                    return;
+                }
+            }
+        });
+    if let Err(error) = spawned {
+        log::warn!(target: LOG_TARGET, "cannot re-list server {name:?}: {error}");
+        // Leave the flags as a later change can use them.
+        while flags.take_pending() != 0 {}
+    }
+}
+
+/// Lists `kinds` of a backend again and serves the new lists in place of the old, in one
+/// change of the front server's catalog: its clients are told once per kind that changed.
+fn relist(core: &Arc<Core>, backend: &Arc<Backend>, kinds: u8) {
+    let Some(client) = backend.client() else {
+        return;
+    };
+    let tools = if kinds & TOOLS != 0 {
+        match catalog::list_tools(client) {
+            Ok(tools) => Some(tools),
+            Err(error) => {
+                log::warn!(
+                    target: LOG_TARGET,
+                    "server {:?} changed its tools, but they cannot be listed: {}",
+                    backend.name,
+                    masked(&error)
+                );
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let others = kinds & !(TOOLS | SUBSCRIPTIONS);
+    let listed = if others != 0 {
+        catalog::list(client, others)
+    } else {
+        Listed::default()
+    };
+    for error in &listed.errors {
+        log::warn!(
+            target: LOG_TARGET,
+            "server {:?} changed its lists, but {error}",
+            backend.name
+        );
+    }
+    let (served, outcome) = serve(core, backend, tools.as_deref().map(Vec::as_slice), &listed);
+    if let Some(served) = served {
+        log::info!(
+            target: LOG_TARGET,
+            "server {:?} changed its tools: {} served now",
+            backend.name,
+            served.tools.len()
+        );
+    }
+    if others != 0 {
+        log::info!(
+            target: LOG_TARGET,
+            "server {:?} changed its lists: {} resources, {} templates, {} prompts served now",
+            backend.name,
+            outcome.resources.len(),
+            outcome.templates.len(),
+            outcome.prompts.len()
+        );
+    }
+    if kinds & SUBSCRIPTIONS != 0 {
+        resubscribe(core, backend, client);
+    }
+}
+
+/// Asks a restarted backend for the front clients' subscriptions to its resources again.
+fn resubscribe(core: &Core, backend: &Backend, client: &crate::mcp::McpClient) {
+    for uri in catalog::subscribed_by(core, backend) {
+        if let Err(error) = client.subscribe_resource(&uri) {
+            log::warn!(
+                target: LOG_TARGET,
+                "server {:?} was started again, but it refused the subscription to {uri:?}: {}",
+                backend.name,
+                masked(&error)
+            );
+        }
+    }
+}
+
+/// The tools of a backend served, and why the others are not.
+pub(super) struct ServedTools {
+    pub(super) tools: Vec<String>,
+    /// The backend's own name of each of `tools`.
+    remotes: Vec<String>,
+    pub(super) skipped: Vec<SkippedTool>,
+    pub(super) missing: Vec<String>,
+}
+
+/// Serves a backend's `tools` (when given) and what `listed` holds in place of those served
+/// for it, as one change of the front server's catalog.
+fn serve(
+    core: &Arc<Core>,
+    backend: &Arc<Backend>,
+    tools: Option<&[Tool]>,
+    listed: &Listed,
+) -> (Option<ServedTools>, catalog::Outcome) {
+    let mut change = CatalogChange::new();
+    let mut planned_tools = None;
+    if let Some(tools) = tools {
+        for front in backend.served.lock().iter() {
+            change = change.remove_tool(front.clone());
+        }
+        let (added, plan) = plan_tools(core, backend, tools, change);
+        change = added;
+        planned_tools = Some(plan);
+    }
+    let mut planned = Served::default();
+    let change = catalog::prepare(core, backend, listed, change, &mut planned);
+    let refused = core.server.apply(change);
+    let served_tools = planned_tools.map(|mut plan| {
+        let mut kept = Vec::new();
+        for (front, remote) in plan.tools.drain(..).zip(plan.remotes.drain(..)) {
+            let refusal = refused
+                .iter()
+                .find(|item| item.kind == CatalogKind::Tool && item.key == front);
+            match refusal {
+                None => kept.push(front),
+                Some(refusal) => {
+                    log::info!(
+                        target: LOG_TARGET,
+                        "not serving tool {remote:?} of server {:?}: {}",
+                        backend.name,
+                        refusal.error
+                    );
+                    plan.skipped.push(SkippedTool {
+                        name: remote,
+                        reason: refusal.error.to_string(),
+                    });
+                }
+            }
+        }
+        plan.tools = kept;
+        backend.served.lock().clone_from(&plan.tools);
+        plan
+    });
+    let outcome = catalog::settle(core, backend, listed, planned, &refused);
+    (served_tools, outcome)
+}
+
+/// Serves what a backend listed at start; returns its part of the report.
+pub(super) fn serve_started(
+    core: &Arc<Core>,
+    backend: &Arc<Backend>,
+    tools: &[Tool],
+    listed: &Listed,
+) -> StartedBackend {
+    let (served, outcome) = serve(core, backend, Some(tools), listed);
+    let ServedTools {
+        tools: served,
+        skipped,
+        mut missing,
+        ..
+    } = served.unwrap_or(ServedTools {
+        tools: Vec::new(),
+        remotes: Vec::new(),
+        skipped: Vec::new(),
+        missing: Vec::new(),
+    });
+    for error in &listed.errors {
+        log::warn!(target: LOG_TARGET, "server {:?}: {error}", backend.name);
+    }
+    // An allow-list name is missing only when it is neither a tool nor a prompt.
+    if let Some(prompts) = &listed.prompts {
+        missing.retain(|name| !prompts.iter().any(|prompt| &prompt.name == name));
+    }
+    let clashes = outcome
+        .clashes
+        .iter()
+        .map(|key| Clash {
+            key: key.clone(),
+            served_by: first_owner(core, backend, key),
+        })
+        .collect();
+    StartedBackend {
+        name: backend.name.clone(),
+        tools: served,
+        skipped,
+        missing,
+        prompts: outcome.prompts,
+        skipped_prompts: outcome.skipped_prompts,
+        resources: outcome.resources,
+        templates: outcome.templates,
+        clashes,
+        unlisted: listed.errors.clone(),
+    }
+}
+
+/// The backend (other than `backend`) that serves `key`, for the report of a clash.
+fn first_owner(core: &Core, backend: &Backend, key: &str) -> String {
+    core.backends
+        .read()
+        .values()
+        .filter(|other| other.name != backend.name)
+        .find(|other| {
+            let served = other.catalog.lock();
+            served.resources.iter().any(|known| known == key)
+                || served.templates.iter().any(|known| known == key)
+                || served.prompts.iter().any(|(front, _)| front == key)
+        })
+        .map(|other| other.name.clone())
+        .unwrap_or_default()
+}
+
+/// Adds to `change` a backend's tools as the policy says; returns the front names planned,
+/// the tools skipped, and allow-list names the backend does not offer.
+fn plan_tools(
+    core: &Arc<Core>,
+    backend: &Arc<Backend>,
+    tools: &[Tool],
+    mut change: CatalogChange,
+) -> (CatalogChange, ServedTools) {
+    let mut planned = Vec::new();
+    let mut remotes = Vec::new();
+    let mut skipped = Vec::new();
+    let mut skip = |name: &str, reason: String| {
+        log::info!(
+            target: LOG_TARGET,
+            "not serving tool {name:?} of server {:?}: {reason}",
+            backend.name
+        );
+        skipped.push(SkippedTool {
+            name: name.to_owned(),
+            reason,
+        });
+    };
+    for tool in tools {
+        let front = core.policy.front_name(&backend.name, &tool.name);
+        if let Some(reason) = core.policy.refusal(&backend.name, &tool.name) {
+            core.denied.write().insert(front, backend.name.clone());
+            skip(&tool.name, reason.to_owned());
+            continue;
+        }
+        let schema = match ToolSchema::lazy(&front, tool.input_schema()) {
+            Ok(schema) => schema,
+            Err(error) => {
+                skip(&tool.name, error.to_string());
+                continue;
+            }
+        };
+        let resolved = core.policy.resolve(&backend.name, &tool.name);
+        let hinted = tool.annotations.idempotent_hint == Some(true)
+            || tool.annotations.read_only_hint == Some(true);
+        let front_tool = Arc::new(FrontTool {
+            front: front.clone(),
+            remote: tool.name.clone(),
+            schema,
+            options: resolved.options,
+            idempotent: resolved.idempotent.unwrap_or(hinted),
+        });
+        let handler_core = Arc::downgrade(core);
+        let handler_backend = Arc::clone(backend);
+        let handler_tool = Arc::clone(&front_tool);
+        let mut served_tool = ServerTool::new(
+            front.clone(),
+            tool.description.clone().unwrap_or_default(),
+            tool.input_schema(),
+            move |context, arguments| {
+                let Some(core) = handler_core.upgrade() else {
+                    return Ok(crate::server::ToolResult::error("the gateway is closing"));
+                };
+                Ok(forward::call(
+                    &core,
+                    &handler_backend,
+                    &handler_tool,
+                    context,
+                    arguments,
+                ))
+            },
+        )
+        .unchecked()
+        .annotations(tool.annotations)
+        .timeout(front_tool.options.timeout.duration() + FRONT_GRACE);
+        if let Some(title) = &tool.title {
+            served_tool = served_tool.title(title.clone());
+        }
+        if let Some(output) = tool.output_schema() {
+            served_tool = served_tool.output_schema(output);
+        }
+        change = change.add_tool(served_tool);
+        planned.push(front);
+        remotes.push(tool.name.clone());
+    }
+    let missing = core
+        .policy
+        .allowed(&backend.name)
+        .map(|allow| {
+            allow
+                .iter()
+                .filter(|wanted| !tools.iter().any(|tool| &tool.name == *wanted))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    (
+        change,
+        ServedTools {
+            tools: planned,
+            remotes,
+            skipped,
+            missing,
+        },
+    )
+}
