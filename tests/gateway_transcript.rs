@@ -1,7 +1,8 @@
 //! Every decision and every forwarded call is a line of the harness's JSONL transcript:
 //! received, request, response and finished for a forwarded call; received and finished
 //! (INVALID) for a refused one, with no request; finished (UNKNOWN_TOOL) for a denied one.
-//! Arguments and results are never written, only their sizes.
+//! Arguments and results are never written, only their sizes. A forwarded resource read and
+//! prompt get are a request and a response line each.
 #![cfg(feature = "gateway")]
 
 #[path = "gateway_support.rs"]
@@ -10,7 +11,7 @@ mod support;
 use std::sync::Arc;
 
 use serde_json::json;
-use support::{call, front, gateway_with, tool_server_entry};
+use support::{call, front, gateway_with, tool_server, tool_server_entry};
 use toolwire::gateway::GatewayOptions;
 use toolwire::harness::{AuditKind, Status, Transcript};
 
@@ -84,5 +85,74 @@ fn decisions_and_forwarded_calls_are_in_the_transcript() {
     assert_eq!(first.tool.as_deref(), Some("mcp__tools__echo"));
     let denied = events.iter().find(|event| event.call == 3).unwrap();
     assert_eq!(denied.tool.as_deref(), Some("mcp__tools__crash"));
+    let _ = std::fs::remove_dir_all(&folder);
+}
+
+#[test]
+fn forwarded_reads_and_prompt_gets_are_in_the_transcript() {
+    let folder = std::env::temp_dir().join(format!(
+        "toolwire-gateway-transcript-reads-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&folder).unwrap();
+    let path = folder.join("audit.jsonl");
+    let transcript = Arc::new(Transcript::create(&path).unwrap());
+    let entry = json!({"command": tool_server().display().to_string(), "args": ["--catalog"]});
+    let gateway = gateway_with(
+        &[("notes", entry)],
+        "{}",
+        GatewayOptions::new().transcript(transcript),
+    );
+    let (client, connection) = front(&gateway);
+    client.read_resource("note://readme").unwrap();
+    client.read_resource("note://items/42").unwrap();
+    client
+        .get_prompt("mcp__notes__greet", json!({"name": "Grace-secret"}))
+        .unwrap();
+    assert!(client.read_resource("note://no-such-note").is_err());
+    client.close().unwrap();
+    connection.wait();
+    gateway.close();
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        !text.contains("Grace-secret"),
+        "arguments were written: {text}"
+    );
+    assert!(
+        !text.contains("Read me first."),
+        "a result was written: {text}"
+    );
+    let events = Transcript::replay(&path).unwrap();
+    let lines = |named: &str| -> Vec<(AuditKind, Option<Status>)> {
+        events
+            .iter()
+            .filter(|event| event.tool.as_deref() == Some(named))
+            .map(|event| (event.kind, event.status))
+            .collect()
+    };
+    assert_eq!(
+        lines("resources/read note://readme"),
+        [
+            (AuditKind::Request, None),
+            (AuditKind::Response, Some(Status::Ok))
+        ]
+    );
+    assert_eq!(
+        lines("prompts/get mcp__notes__greet"),
+        [
+            (AuditKind::Request, None),
+            (AuditKind::Response, Some(Status::Ok))
+        ]
+    );
+    assert_eq!(
+        lines("resources/read note://items/42"),
+        [
+            (AuditKind::Request, None),
+            (AuditKind::Response, Some(Status::Ok))
+        ]
+    );
+    // A URI no backend serves is answered by the gateway itself: nothing was forwarded.
+    assert_eq!(lines("resources/read note://no-such-note"), []);
     let _ = std::fs::remove_dir_all(&folder);
 }

@@ -9,9 +9,11 @@
 //! listed as their backends list them. Completion goes to the backend that owns the prompt
 //! or template; `resources/subscribe` and `unsubscribe` go to the backend that owns the URI,
 //! and its `notifications/resources/updated` come back to the subscribed front clients.
+//! Each forwarded read, prompt get and completion is a `request` and a `response` line of
+//! the transcript (its `tool` field: the method and what it names).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use parking_lot::Mutex;
@@ -21,7 +23,7 @@ use super::backend::Backend;
 use super::{masked, Core, LOG_TARGET};
 use crate::client::CallOptions;
 use crate::error::{Error, Result};
-use crate::harness::SkippedTool;
+use crate::harness::{AuditEvent, AuditKind, SkippedTool, Status};
 use crate::mcp::{methods, McpClient, Prompt, Resource, ResourceTemplate, Tool};
 use crate::server::resources::{match_parts, parse_template};
 use crate::server::{
@@ -152,11 +154,12 @@ pub(crate) fn prepare(
         }
         for resource in resources {
             let reader = Arc::clone(backend);
+            let weak = Arc::downgrade(core);
             change = change.add_resource(
                 FrontResource::new(
                     resource.uri.clone(),
                     resource.name.clone(),
-                    move |context, uri| read(&reader, context, uri),
+                    move |context, uri| read(&weak, &reader, context, uri),
                 )
                 .listed_as(resource.raw.clone()),
             );
@@ -164,11 +167,12 @@ pub(crate) fn prepare(
         }
         for template in templates {
             let reader = Arc::clone(backend);
+            let weak = Arc::downgrade(core);
             change = change.add_template(
                 FrontTemplate::new(
                     template.uri_template.clone(),
                     template.name.clone(),
-                    move |context, uri, _variables| read(&reader, context, uri),
+                    move |context, uri, _variables| read(&weak, &reader, context, uri),
                 )
                 .listed_as(template.raw.clone()),
             );
@@ -194,11 +198,16 @@ pub(crate) fn prepare(
             raw.insert("name".into(), Value::from(front.clone()));
             let getter = Arc::clone(backend);
             let remote = prompt.name.clone();
+            let weak = Arc::downgrade(core);
+            let named = front.clone();
             change = change.add_prompt(
                 FrontPrompt::new(
                     front.clone(),
                     prompt.description.clone().unwrap_or_default(),
-                    move |context, arguments| get_prompt(&getter, &remote, context, arguments),
+                    move |context, arguments| {
+                        let core = weak.upgrade().ok_or_else(closing)?;
+                        get_prompt(&core, &getter, (&named, &remote), context, arguments)
+                    },
                 )
                 .listed_as(Value::Object(raw)),
             );
@@ -321,16 +330,77 @@ fn client<'a>(
     })
 }
 
+fn closing() -> HandlerError {
+    HandlerError::internal("the gateway is closing")
+}
+
+/// Sends `method` to `backend` for a front client, with its `request` and `response` lines in
+/// the transcript (`what`: the prompt's front name or the URI it names).
+fn forward(
+    core: &Core,
+    backend: &Backend,
+    method: &str,
+    what: &str,
+    params: Value,
+    context: &RequestContext,
+) -> std::result::Result<Value, HandlerError> {
+    let number = core.next_call();
+    let named = Some(format!("{method} {what}"));
+    let mut request = AuditEvent::new(number, AuditKind::Request).detail(format!(
+        "{method} on server {}",
+        crate::json::quote(&backend.name)
+    ));
+    request.tool.clone_from(&named);
+    request.size = Some(params.to_string().len());
+    core.emit(request);
+    let started = Instant::now();
+    let answered = client(backend, method)
+        .map_err(|error| (Status::ToolError, error.to_string(), error))
+        .and_then(|client| {
+            client
+                .request(method, params, options(context))
+                .map_err(|error| {
+                    let (status, said) = (error_status(&error), masked(&error));
+                    (status, said, passed_on(backend, method, error))
+                })
+        });
+    let mut response = AuditEvent::new(number, AuditKind::Response);
+    response.tool = named;
+    response.duration = Some(started.elapsed());
+    match answered {
+        Ok(result) => {
+            response.status = Some(Status::Ok);
+            response.size = Some(result.to_string().len());
+            core.emit(response);
+            Ok(result)
+        }
+        Err((status, said, error)) => {
+            response.status = Some(status);
+            core.emit(response.detail(said));
+            Err(error)
+        }
+    }
+}
+
+/// What a backend's failure to answer amounts to, in the harness's statuses.
+fn error_status(error: &Error) -> Status {
+    match error {
+        Error::Timeout { .. } => Status::Timeout,
+        Error::Rpc(object) if object.code == ErrorCode::RESOURCE_NOT_FOUND => Status::NotFound,
+        _ => Status::ToolError,
+    }
+}
+
 /// `resources/read`, forwarded.
 fn read(
+    core: &Weak<Core>,
     backend: &Backend,
     context: &RequestContext,
     uri: &str,
 ) -> std::result::Result<Vec<Value>, HandlerError> {
     let method = methods::RESOURCES_READ;
-    let result = client(backend, method)?
-        .request(method, json!({"uri": uri}), options(context))
-        .map_err(|error| passed_on(backend, method, error))?;
+    let core = core.upgrade().ok_or_else(closing)?;
+    let result = forward(&core, backend, method, uri, json!({"uri": uri}), context)?;
     match result.get("contents") {
         Some(Value::Array(contents)) => Ok(contents.clone()),
         _ => Err(HandlerError::internal(format!(
@@ -340,21 +410,21 @@ fn read(
     }
 }
 
-/// `prompts/get`, forwarded under the backend's own name.
+/// `prompts/get` of the front prompt `names.0`, forwarded under the backend's own name
+/// `names.1`.
 fn get_prompt(
+    core: &Core,
     backend: &Backend,
-    remote: &str,
+    names: (&str, &str),
     context: &RequestContext,
     arguments: &Map<String, Value>,
 ) -> std::result::Result<PromptResult, HandlerError> {
     let method = methods::PROMPTS_GET;
-    let mut params = json!({"name": remote});
+    let mut params = json!({"name": names.1});
     if !arguments.is_empty() {
         params["arguments"] = Value::Object(arguments.clone());
     }
-    let result = client(backend, method)?
-        .request(method, params, options(context))
-        .map_err(|error| passed_on(backend, method, error))?;
+    let result = forward(core, backend, method, names.0, params, context)?;
     let Some(Value::Array(messages)) = result.get("messages") else {
         return Err(HandlerError::internal(format!(
             "the server {:?} answered {method} without a messages array",
@@ -459,9 +529,13 @@ pub(crate) fn complete(
     if let Some(arguments) = &request.context {
         params["context"] = arguments.clone();
     }
-    let result = client(&backend, method)?
-        .request(method, params, options(context))
-        .map_err(|error| passed_on(&backend, method, error))?;
+    let what = request
+        .reference
+        .get("name")
+        .or_else(|| request.reference.get("uri"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let result = forward(core, &backend, method, what, params, context)?;
     Ok(crate::mcp::Completion::from_value(result)
         .map(|completion| completion.values)
         .unwrap_or_default())

@@ -35,8 +35,9 @@
 //! * A backend's `notifications/resources/list_changed` or `prompts/list_changed` lists that
 //!   kind again, as its tools are. The gateway declares resources, subscriptions, prompts
 //!   and completion when a backend did at start.
-//! * Reads, prompts and completions are forwarded within the front request's bound; they
-//!   are not counted in the stats nor written to the transcript (tool calls are).
+//! * Reads, prompts and completions are forwarded within the front request's bound; each is
+//!   a `request` and a `response` line of the transcript, but not counted in the stats
+//!   (their counters are the tool calls').
 //!
 //! ```no_run
 //! use toolwire::gateway::{Gateway, GatewayOptions, Policy};
@@ -109,8 +110,10 @@
 //!
 //! With [`GatewayOptions::transcript`], every decision and every forwarded call is a line of
 //! the harness's JSONL transcript (`received`, `busy`, `request`, `response`, `retry`,
-//! `finished`): sizes and statuses, never arguments or results, and URLs in error texts
-//! masked. Counters per backend and status answer the `toolwire/stats` request and
+//! `finished`), and each forwarded read, prompt get and completion a `request` and a
+//! `response` line whose `tool` is the method and what it names (`resources/read URI`,
+//! `prompts/get NAME`): sizes and statuses, never arguments or results, and URLs in error
+//! texts masked. Counters per backend and status answer the `toolwire/stats` request and
 //! [`Gateway::stats`]; [`Gateway::stats_table`] is the text `toolwire serve` prints on exit.
 //!
 //! # Scaling out over HTTP
