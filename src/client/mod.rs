@@ -24,6 +24,7 @@ mod dialect;
 mod dispatch;
 mod handle;
 mod inbound;
+mod notices;
 mod outbound;
 mod pending;
 mod set;
@@ -150,6 +151,18 @@ impl Sink {
             Sink::Set { mailbox, key } => mailbox.put(*key, event),
         }
     }
+
+    /// Completes the call with `Error::Timeout`; a call's own slot builds the error on the
+    /// caller's side.
+    fn send_timeout(&self, method: &Arc<str>, after: Duration) {
+        match self {
+            Sink::Own(slot) => slot.put_timeout(method, after),
+            Sink::Set { mailbox, key } => mailbox.put(
+                *key,
+                CallEvent::Done(Err(slot::timeout_error(method, after))),
+            ),
+        }
+    }
 }
 
 impl Drop for Sink {
@@ -189,6 +202,8 @@ pub(crate) struct Inner {
     counters: Counters,
     closed: Mutex<Option<Closed>>,
     dispatch: dispatch::Dispatcher,
+    /// Cancellation notices owed for calls that timed out, sent after their callers woke.
+    owed: notices::OwedNotices,
     self_ref: Weak<Inner>,
 }
 
@@ -231,6 +246,7 @@ impl Client {
             counters: Counters::default(),
             closed: Mutex::new(None),
             dispatch,
+            owed: notices::OwedNotices::default(),
             self_ref: self_ref.clone(),
         });
         inner.dispatch.attach(Arc::downgrade(&inner));
