@@ -128,17 +128,12 @@ impl ToolCall {
         let value = match check_result_type(&value) {
             Err(error) => return Some(Err(error)),
             Ok(ResultType::InputRequired) => {
-                let rounds = Rounds {
-                    method: self.rounds.method.clone(),
-                    params: self.rounds.params.clone(),
-                    options: self.rounds.options.clone(),
-                    level: self.rounds.level.clone(),
-                };
-                match self
-                    .client
-                    .inner
-                    .follow_rounds(&self.session, rounds, value)
-                {
+                match self.client.inner.follow_rounds(
+                    &self.session,
+                    methods::TOOLS_CALL,
+                    &self.rounds,
+                    value,
+                ) {
                     Ok(value) => value,
                     Err(error) => return Some(Err(error)),
                 }
