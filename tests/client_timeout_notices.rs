@@ -16,44 +16,57 @@ use toolwire::mcp::methods::CANCELLED;
 use toolwire::mcp::McpDialect;
 use toolwire::{CallOptions, ClientConfig};
 
-/// Blocks the wheel's thread until the returned sender is dropped (or sends): every deadline
-/// and every task of the wheel waits behind it, so only the caller's own backstop can time a
-/// call out meanwhile.
-fn stall(wheel: &TimerWheel) -> Sender<()> {
+/// A client on its own wheel whose callers wait for the timer (a long grace), so the timer
+/// thread is the one that completes a timed-out call.
+fn timer_completes() -> (
+    TimerWheel,
+    toolwire::Client,
+    toolwire::transport::MemoryPeer,
+) {
+    let wheel = TimerWheel::new();
+    let (client, peer) = memory_client(
+        ClientConfig::default()
+            .dialect(McpDialect)
+            .timer(wheel.clone())
+            .timer_grace(SOON),
+    );
+    (wheel, client, peer)
+}
+
+/// Blocks the wheel's thread from `at` until the returned sender is dropped: the flush the
+/// timer schedules when it times a call out (due after every expiry already due, this task
+/// included) waits behind it.
+fn stall_at(wheel: &TimerWheel, at: Instant) -> Sender<()> {
     let (release, released) = bounded::<()>(0);
-    let (running, started) = bounded::<()>(1);
     wheel.schedule(
-        Instant::now(),
+        at,
         Box::new(move || {
-            let _ = running.send(());
             let _ = released.recv_timeout(SOON);
         }),
     );
-    started
-        .recv_timeout(SOON)
-        .expect("the wheel runs the stall");
+    release
+}
+
+/// Times out one call of `tools/slow` with the wheel stalled right after its expiry.
+fn time_out_with_the_flush_stalled(wheel: &TimerWheel, client: &toolwire::Client) -> Sender<()> {
+    let handle = client
+        .start(
+            "tools/slow",
+            json!({}),
+            CallOptions::new().timeout(Duration::from_millis(5)),
+        )
+        .expect("start");
+    let release = stall_at(wheel, handle.deadline());
+    let error = handle.wait().expect_err("nobody answers");
+    assert!(error.is_timeout(), "{error}");
     release
 }
 
 #[test]
 fn a_request_sent_right_after_a_timeout_follows_its_notice() {
-    let wheel = TimerWheel::new();
-    let (client, peer) = memory_client(
-        ClientConfig::default()
-            .dialect(McpDialect)
-            .timer(wheel.clone()),
-    );
-    // With the wheel stalled, the caller times the call out itself, and the flush the wheel
-    // would run later cannot have run: the next send must send the notice first.
-    let release = stall(&wheel);
-    let error = client
-        .call_with(
-            "tools/slow",
-            json!({}),
-            CallOptions::new().timeout(Duration::from_millis(5)),
-        )
-        .expect_err("nobody answers");
-    assert!(error.is_timeout(), "{error}");
+    let (wheel, client, peer) = timer_completes();
+    let release = time_out_with_the_flush_stalled(&wheel, &client);
+    // The timer's flush cannot have run: the next send sends the notice first.
     let next = client
         .start("tools/next", json!({}), CallOptions::new().timeout(SOON))
         .expect("start");
@@ -69,22 +82,9 @@ fn a_request_sent_right_after_a_timeout_follows_its_notice() {
 }
 
 #[test]
-fn closing_right_after_a_timeout_sends_the_notice_first_even_with_the_wheel_stalled() {
-    let wheel = TimerWheel::new();
-    let (client, peer) = memory_client(
-        ClientConfig::default()
-            .dialect(McpDialect)
-            .timer(wheel.clone()),
-    );
-    let release = stall(&wheel);
-    let error = client
-        .call_with(
-            "tools/slow",
-            json!({}),
-            CallOptions::new().timeout(Duration::from_millis(5)),
-        )
-        .expect_err("nobody answers");
-    assert!(error.is_timeout(), "{error}");
+fn closing_right_after_a_timeout_sends_the_notice_first() {
+    let (wheel, client, peer) = timer_completes();
+    let release = time_out_with_the_flush_stalled(&wheel, &client);
     client.close().expect("close");
     let slow = next_request(&peer);
     let notice = peer
@@ -105,7 +105,7 @@ fn closing_right_after_a_timeout_sends_the_notice_first_even_with_the_wheel_stal
 
 #[test]
 fn the_notice_goes_out_without_the_caller_sending_anything_else() {
-    let (client, peer) = memory_client(ClientConfig::default().dialect(McpDialect));
+    let (_wheel, client, peer) = timer_completes();
     let error = client
         .call_with(
             "tools/slow",

@@ -3,10 +3,11 @@
 //!
 //! Building and queueing a `notifications/cancelled` costs about a microsecond; done before
 //! each wake-up, 10,000 calls timing out together woke their callers milliseconds later than
-//! they need be. So the one that completes a call with its timeout (remove-wins: the timer
-//! thread or the caller's own backstop) only records the id here, and the notices go out
-//! afterwards, all together, from the timer thread (a flush scheduled on the wheel runs after
-//! every expiry already due). What stays as it was:
+//! they need be. So the timer thread, when it completes a call with its timeout
+//! (remove-wins), only records the id here, and the notices go out afterwards, all together,
+//! from the timer thread (a flush scheduled on the wheel runs after every expiry already
+//! due). A caller whose own backstop completes its call (the timer late or stalled) records
+//! the id the same way and sends the notice itself at once. What stays as it was:
 //! - exactly once: only whoever removed the pending entry records its id, and an answered,
 //!   cancelled or closed call has no entry left to remove;
 //! - order: every frame the client sends first sends the notices owed (a caller that sends
@@ -49,11 +50,12 @@ impl Inner {
         pending.notify_cancel && !self.transport.request_abandoned(id)
     }
 
-    /// Records the notices owed for calls that timed out (the caller completes them after),
-    /// and makes sure a flush is on its way.
+    /// Records the notices owed for calls that timed out (the caller completes them after);
+    /// with `schedule`, makes sure a flush is on its way (without, the caller flushes).
     pub(super) fn owe_notices<'a>(
         &self,
         timed_out: impl Iterator<Item = (&'a RequestId, &'a Pending)>,
+        schedule: bool,
     ) {
         if !self.config.cancel_on_timeout {
             return;
@@ -74,7 +76,7 @@ impl Inner {
         };
         // A flush on the wheel runs once the timer thread has done every expiry already due:
         // the batch that just woke its callers, and every batch after it.
-        if first {
+        if first && schedule {
             let target: Weak<dyn Expire> = self.self_ref.clone();
             self.timer
                 .schedule_expiry(Instant::now(), target, FLUSH_TOKEN);

@@ -13,7 +13,7 @@ use super::notices::FLUSH_TOKEN;
 use super::{bump, CallOptions, Inner, Pending, Sink};
 use crate::error::{Closed, Error, Result};
 use crate::timer::Expire;
-use crate::transport::{OutFrame, Outgoing};
+use crate::transport::{OutFrame, Outgoing, Transport};
 use crate::wire::{self, Message, Request, RequestId};
 
 /// A request entered in the pending table.
@@ -29,6 +29,8 @@ pub(super) struct Started {
     pub(super) method: Arc<str>,
     pub(super) timing: Timing,
     pub(super) outcome: Result<()>,
+    /// The params as sent (`Value::Null` for none), when asked to keep them.
+    pub(super) kept: Option<Value>,
 }
 
 thread_local! {
@@ -90,7 +92,7 @@ impl Expire for Inner {
         }
         // The ids owed a notice are recorded before their callers wake, so that a caller that
         // sends or closes right after finds its notice owed and sends it first.
-        self.owe_notices(fired.iter().map(|(id, pending)| (id, pending)));
+        self.owe_notices(fired.iter().map(|(id, pending)| (id, pending)), true);
         for (id, pending) in &fired {
             self.wake_timed_out(id, pending);
         }
@@ -114,13 +116,15 @@ impl Inner {
         RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// Registers a request, then hands its frame to the transport.
+    /// Registers a request, then hands its frame to the transport; with `keep`, lent to it
+    /// (see [`crate::transport::Transport::send_borrowed`]) and its params handed back.
     pub(super) fn begin(
         &self,
         method: &str,
         params: Value,
         options: CallOptions,
         sink: Sink,
+        keep: bool,
     ) -> Result<Started> {
         self.check_open()?;
         let mut params = prepare_params(params)?;
@@ -137,13 +141,25 @@ impl Inner {
             })),
             meta: options.meta,
         };
-        let outcome =
-            self.send_for_request(&registered.id, method, outgoing, registered.timing.deadline);
+        let deadline = registered.timing.deadline;
+        let (outcome, kept) = if keep {
+            let sent = self.send_borrowed(&outgoing, Some(deadline));
+            let outcome = self.after_request_send(&registered.id, method, sent);
+            let kept = match outgoing.frame {
+                OutFrame::Single(Message::Request(request)) => request.params,
+                _ => None,
+            };
+            (outcome, Some(kept.unwrap_or(Value::Null)))
+        } else {
+            let sent = self.send(outgoing, Some(deadline));
+            (self.after_request_send(&registered.id, method, sent), None)
+        };
         Ok(Started {
             id: registered.id,
             method: registered.method,
             timing: registered.timing,
             outcome,
+            kept,
         })
     }
 
@@ -233,15 +249,9 @@ impl Inner {
         }
     }
 
-    /// Queues a request's frame; on failure releases its pending entry.
-    fn send_for_request(
-        &self,
-        id: &RequestId,
-        method: &str,
-        outgoing: Outgoing,
-        deadline: Instant,
-    ) -> Result<()> {
-        match self.send(outgoing, Some(deadline)) {
+    /// What a request's send means: on failure its pending entry is released.
+    fn after_request_send(&self, id: &RequestId, method: &str, sent: Result<()>) -> Result<()> {
+        match sent {
             Ok(()) => Ok(()),
             Err(error) => {
                 let started = self.take_pending(id).map(|pending| pending.started);
@@ -261,13 +271,22 @@ impl Inner {
     }
 
     pub(super) fn send(&self, outgoing: Outgoing, deadline: Option<Instant>) -> Result<()> {
+        self.counted_send(|transport| transport.send(outgoing, deadline))
+    }
+
+    /// [`Inner::send`] of a frame the caller keeps.
+    fn send_borrowed(&self, outgoing: &Outgoing, deadline: Option<Instant>) -> Result<()> {
+        self.counted_send(|transport| transport.send_borrowed(outgoing, deadline))
+    }
+
+    fn counted_send(&self, send: impl FnOnce(&dyn Transport) -> Result<()>) -> Result<()> {
         // The notices owed for calls that timed out go first, so that nothing a caller sends
         // after its timeout overtakes its notice.
         self.flush_notices();
         // Counted before the hand-off, so a peer that has already seen the frame (an in-memory
         // peer answers at once) never reads a count that leaves it out; taken back on failure.
         bump(&self.counters.sent);
-        let sent = self.transport.send(outgoing, deadline);
+        let sent = send(&*self.transport);
         if sent.is_err() {
             self.counters.sent.fetch_sub(1, Ordering::Relaxed);
         }
@@ -296,10 +315,12 @@ impl Inner {
     /// (remove-wins) and complete it with a timeout.
     pub(crate) fn expire_one(&self, id: &RequestId) {
         if let Some(pending) = self.take_pending(id) {
-            // Owed before the caller wakes: a caller that closes right after its timeout
-            // sends the notice first (see `notices`).
-            self.owe_notices(std::iter::once((id, &pending)));
+            // This runs on the caller's own thread (the timer was late or stalled): the
+            // outcome goes in its slot, and the notice is sent right after, by the caller,
+            // before it takes the outcome.
+            self.owe_notices(std::iter::once((id, &pending)), false);
             self.wake_timed_out(id, &pending);
+            self.flush_notices();
         }
     }
 

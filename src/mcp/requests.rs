@@ -37,7 +37,9 @@ pub(super) fn check_result_type(result: &Value) -> Result<ResultType> {
 /// a stateless server may refuse a first request for its version or headers, which is sent
 /// once more), so the params and the frame's options are kept only in that era. A handshake
 /// session keeps only the call's deadlines (for a task the call may become): nothing copied,
-/// no `Arc` cloned.
+/// no `Arc` cloned. In a 2026-07-28 session `params` is filled by whoever sends the first
+/// request, with the params as sent (stamped: stamping them again gives the same), handed
+/// back by `Client::start_keeping` rather than copied before the send.
 pub(super) struct Rounds {
     pub(super) params: Option<Value>,
     pub(super) options: CallOptions,
@@ -70,7 +72,7 @@ impl McpInner {
         // The level travels in every request's `_meta` in this era.
         let level = self.log_level.lock().clone();
         let rounds = Rounds {
-            params: Some(params.clone()),
+            params: None,
             options: options.clone(),
             level: level.clone(),
         };
@@ -96,10 +98,38 @@ impl McpInner {
         param_headers: Vec<(String, String)>,
     ) -> Result<Value> {
         let session = self.session()?;
-        let (stamped, options, rounds) =
+        let (stamped, options, mut rounds) =
             self.prepare(&session, method, params, options, param_headers);
-        let result = self.send_stamped(&session, method, stamped, &options)?;
+        let result = self.send_first(&session, method, stamped, &options, &mut rounds)?;
         self.follow_rounds(&session, method, &rounds, result)
+    }
+
+    /// [`McpInner::send_stamped`] for a request's first round: in a 2026-07-28 session the
+    /// params as sent are kept in `rounds`, without a copy.
+    fn send_first(
+        &self,
+        session: &Session,
+        method: &str,
+        params: Value,
+        options: &CallOptions,
+        rounds: &mut Rounds,
+    ) -> Result<Value> {
+        if !session.is_stateless() {
+            return session.rpc.call_with(method, params, options.clone());
+        }
+        let (handle, kept) = session.rpc.start_keeping(method, params, options.clone())?;
+        match handle.wait() {
+            Err(error) if refused_for_stateless(&error) => {
+                log::debug!("toolwire: `{method}` was refused ({error}); sending it again");
+                let (handle, kept) = session.rpc.start_keeping(method, kept, options.clone())?;
+                rounds.params = Some(kept);
+                handle.wait()
+            }
+            other => {
+                rounds.params = Some(kept);
+                other
+            }
+        }
     }
 
     /// Sends requests together: each stamped for the session's era, as one JSON-RPC batch in a
@@ -115,8 +145,12 @@ impl McpInner {
         let prepared: Vec<(String, Value, CallOptions, Rounds)> = requests
             .into_iter()
             .map(|(method, params)| {
-                let (stamped, options, rounds) =
+                let (stamped, options, mut rounds) =
                     self.prepare(&session, &method, params, options.clone(), Vec::new());
+                if session.is_stateless() {
+                    // Each request of the batch is sent from a copy anyway (below).
+                    rounds.params = Some(stamped.clone());
+                }
                 (method, stamped, options, rounds)
             })
             .collect();
