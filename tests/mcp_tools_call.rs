@@ -247,3 +247,46 @@ fn validation_can_be_turned_off() {
     assert_eq!(result.structured_content, Some(json!({"sum": "five"})));
     finish(&client, &peer);
 }
+
+#[test]
+fn a_failed_tool_listing_is_remembered_so_later_calls_do_not_list_again() {
+    let (client, peer) = connect_legacy(config(ProtocolMode::Legacy));
+    let result = json!({"content": [], "structuredContent": {"sum": "five"}});
+    let (first, ()) = exchange(
+        &peer,
+        || client.call_tool_with("add", json!({"a": 1}), CallOptions::new()),
+        |peer| {
+            serve(peer, "tools/call", result.clone());
+            let list = expect_request(peer, "tools/list");
+            answer_error(
+                peer,
+                &list.id,
+                toolwire::jsonrpc::ErrorObject::method_not_found("tools/list"),
+            );
+        },
+    );
+    first.expect("no list, nothing to check against");
+    // The next calls make no `tools/list`: `finish` fails on any frame the script missed.
+    for _ in 0..3 {
+        call(&client, &peer, "add", result.clone(), None).expect("unchecked");
+    }
+    finish(&client, &peer);
+}
+
+#[test]
+fn a_tool_the_list_gives_no_output_schema_is_remembered() {
+    let (client, peer) = connect_legacy(config(ProtocolMode::Legacy));
+    let result = json!({"content": [], "structuredContent": {"x": 1}});
+    call(
+        &client,
+        &peer,
+        "echo",
+        result.clone(),
+        Some(json!([tool("echo")])),
+    )
+    .expect("no schema");
+    for _ in 0..3 {
+        call(&client, &peer, "echo", result.clone(), None).expect("no schema");
+    }
+    finish(&client, &peer);
+}

@@ -342,6 +342,18 @@ impl CallOptions {
         self
     }
 
+    /// Only the deadlines of these options (timeout, max total, reset on progress) and
+    /// whether to notify on cancel: no callback, no frame metadata, so nothing is cloned.
+    pub(crate) fn deadlines(&self) -> CallOptions {
+        CallOptions {
+            timeout: self.timeout,
+            max_total: self.max_total,
+            reset_on_progress: self.reset_on_progress,
+            notify_cancel: self.notify_cancel,
+            ..CallOptions::default()
+        }
+    }
+
     pub(crate) fn attaches_progress_token(&self) -> bool {
         self.reset_on_progress || self.on_progress.is_some() || self.want_progress
     }

@@ -24,6 +24,7 @@ mod dialect;
 mod dispatch;
 mod handle;
 mod inbound;
+mod notices;
 mod outbound;
 mod pending;
 mod set;
@@ -150,6 +151,18 @@ impl Sink {
             Sink::Set { mailbox, key } => mailbox.put(*key, event),
         }
     }
+
+    /// Completes the call with `Error::Timeout`; a call's own slot builds the error on the
+    /// caller's side.
+    fn send_timeout(&self, method: &Arc<str>, after: Duration) {
+        match self {
+            Sink::Own(slot) => slot.put_timeout(method, after),
+            Sink::Set { mailbox, key } => mailbox.put(
+                *key,
+                CallEvent::Done(Err(slot::timeout_error(method, after))),
+            ),
+        }
+    }
 }
 
 impl Drop for Sink {
@@ -189,6 +202,8 @@ pub(crate) struct Inner {
     counters: Counters,
     closed: Mutex<Option<Closed>>,
     dispatch: dispatch::Dispatcher,
+    /// Cancellation notices owed for calls that timed out, sent after their callers woke.
+    owed: notices::OwedNotices,
     self_ref: Weak<Inner>,
 }
 
@@ -231,6 +246,7 @@ impl Client {
             counters: Counters::default(),
             closed: Mutex::new(None),
             dispatch,
+            owed: notices::OwedNotices::default(),
             self_ref: self_ref.clone(),
         });
         inner.dispatch.attach(Arc::downgrade(&inner));
@@ -275,11 +291,34 @@ impl Client {
     /// [`Error::Closed`], [`Error::Busy`], [`Error::Config`] for bad params, or a send that
     /// could not be queued before the call's deadline ([`Error::Timeout`]).
     pub fn start(&self, method: &str, params: Value, options: CallOptions) -> Result<CallHandle> {
+        self.start_inner(method, params, options, false)
+            .map(|(handle, _)| handle)
+    }
+
+    /// [`Client::start`] that hands back the params as sent (`Value::Null` for none) without
+    /// copying them first, where the transport can send a frame it does not own.
+    pub(crate) fn start_keeping(
+        &self,
+        method: &str,
+        params: Value,
+        options: CallOptions,
+    ) -> Result<(CallHandle, Value)> {
+        self.start_inner(method, params, options, true)
+            .map(|(handle, kept)| (handle, kept.unwrap_or(Value::Null)))
+    }
+
+    fn start_inner(
+        &self,
+        method: &str,
+        params: Value,
+        options: CallOptions,
+        keep: bool,
+    ) -> Result<(CallHandle, Option<Value>)> {
         let slot = Arc::new(CallSlot::new());
         let on_progress = options.on_progress.clone();
-        let started = self
-            .inner
-            .begin(method, params, options, Sink::Own(Arc::clone(&slot)))?;
+        let started =
+            self.inner
+                .begin(method, params, options, Sink::Own(Arc::clone(&slot)), keep)?;
         let handle = CallHandle::new(
             Arc::clone(&self.inner),
             Arc::clone(&self.owner),
@@ -290,7 +329,7 @@ impl Client {
             on_progress,
         );
         match started.outcome {
-            Ok(()) => Ok(handle),
+            Ok(()) => Ok((handle, started.kept)),
             // The queue stayed full, and the call's own deadline (or a close) completed it
             // before the send gave up: that outcome, already on its way to the handle, is
             // the call's.

@@ -9,10 +9,11 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::handle::Timing;
+use super::notices::FLUSH_TOKEN;
 use super::{bump, CallOptions, Inner, Pending, Sink};
 use crate::error::{Closed, Error, Result};
 use crate::timer::Expire;
-use crate::transport::{OutFrame, Outgoing};
+use crate::transport::{OutFrame, Outgoing, Transport};
 use crate::wire::{self, Message, Request, RequestId};
 
 /// A request entered in the pending table.
@@ -28,6 +29,32 @@ pub(super) struct Started {
     pub(super) method: Arc<str>,
     pub(super) timing: Timing,
     pub(super) outcome: Result<()>,
+    /// The params as sent (`Value::Null` for none), when asked to keep them.
+    pub(super) kept: Option<Value>,
+}
+
+thread_local! {
+    /// The method name this thread's last request was made with, shared by its calls: a
+    /// thread calling one method over and over allocates its name once, not per call (the
+    /// request's own `String` is the one allocation left).
+    static LAST_METHOD: std::cell::RefCell<Option<Arc<str>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// `method` as an `Arc<str>` for the pending entry and the handle.
+fn shared_method(method: &str) -> Arc<str> {
+    LAST_METHOD
+        .try_with(|last| {
+            let mut last = last.borrow_mut();
+            match &*last {
+                Some(known) if &**known == method => Arc::clone(known),
+                _ => {
+                    let fresh: Arc<str> = Arc::from(method);
+                    *last = Some(Arc::clone(&fresh));
+                    fresh
+                }
+            }
+        })
+        .unwrap_or_else(|_| Arc::from(method))
 }
 
 /// Checks that params are an object, an array, or absent (`Value::Null`).
@@ -44,12 +71,18 @@ pub(super) fn prepare_params(params: Value) -> Result<Option<Value>> {
 
 impl Expire for Inner {
     /// The timer thread's batch of deadlines: one lock of the pending table for the batch, then
-    /// each call completed in the order it was due.
+    /// each call completed in the order it was due; the notices owed go out after (see
+    /// `notices`).
     fn expire(&self, tokens: &[u64]) {
         let mut fired: Vec<(RequestId, Pending)> = Vec::with_capacity(tokens.len());
+        let mut flush = false;
         {
             let mut pending = self.pending.lock();
             for &token in tokens {
+                if token == FLUSH_TOKEN {
+                    flush = true;
+                    continue;
+                }
                 let id = RequestId::Number(token as i64);
                 // Gone already: answered, cancelled or closed while the timer fired.
                 if let Some(entry) = pending.remove(&id) {
@@ -57,19 +90,17 @@ impl Expire for Inner {
                 }
             }
         }
-        // Every notice of the batch first, then every wake-up: a caller woken by the first
-        // outcome then finds the next ones already there instead of sleeping again between
-        // them, and the writer takes the notices in one run.
-        if self.config.cancel_on_timeout {
-            for (id, pending) in &fired {
-                self.cancel_on_wire(id, pending, "timed out");
-            }
-        }
+        // The ids owed a notice are recorded before their callers wake, so that a caller that
+        // sends or closes right after finds its notice owed and sends it first.
+        self.owe_notices(fired.iter().map(|(id, pending)| (id, pending)), true);
         for (id, pending) in &fired {
             self.wake_timed_out(id, pending);
         }
         // The entries go only now, after every caller of the batch is awake.
         drop(fired);
+        if flush {
+            self.flush_notices();
+        }
     }
 }
 
@@ -85,13 +116,15 @@ impl Inner {
         RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// Registers a request, then hands its frame to the transport.
+    /// Registers a request, then hands its frame to the transport; with `keep`, lent to it
+    /// (see [`crate::transport::Transport::send_borrowed`]) and its params handed back.
     pub(super) fn begin(
         &self,
         method: &str,
         params: Value,
         options: CallOptions,
         sink: Sink,
+        keep: bool,
     ) -> Result<Started> {
         self.check_open()?;
         let mut params = prepare_params(params)?;
@@ -108,13 +141,25 @@ impl Inner {
             })),
             meta: options.meta,
         };
-        let outcome =
-            self.send_for_request(&registered.id, method, outgoing, registered.timing.deadline);
+        let deadline = registered.timing.deadline;
+        let (outcome, kept) = if keep {
+            let sent = self.send_borrowed(&outgoing, Some(deadline));
+            let outcome = self.after_request_send(&registered.id, method, sent);
+            let kept = match outgoing.frame {
+                OutFrame::Single(Message::Request(request)) => request.params,
+                _ => None,
+            };
+            (outcome, Some(kept.unwrap_or(Value::Null)))
+        } else {
+            let sent = self.send(outgoing, Some(deadline));
+            (self.after_request_send(&registered.id, method, sent), None)
+        };
         Ok(Started {
             id: registered.id,
             method: registered.method,
             timing: registered.timing,
             outcome,
+            kept,
         })
     }
 
@@ -147,7 +192,7 @@ impl Inner {
             Some((_, hard)) => (started + timeout).min(hard),
             None => started + timeout,
         };
-        let method: Arc<str> = Arc::from(method);
+        let method = shared_method(method);
         let token = match id {
             RequestId::Number(number) => number as u64,
             RequestId::String(_) => unreachable!("the client numbers its own requests"),
@@ -204,15 +249,9 @@ impl Inner {
         }
     }
 
-    /// Queues a request's frame; on failure releases its pending entry.
-    fn send_for_request(
-        &self,
-        id: &RequestId,
-        method: &str,
-        outgoing: Outgoing,
-        deadline: Instant,
-    ) -> Result<()> {
-        match self.send(outgoing, Some(deadline)) {
+    /// What a request's send means: on failure its pending entry is released.
+    fn after_request_send(&self, id: &RequestId, method: &str, sent: Result<()>) -> Result<()> {
+        match sent {
             Ok(()) => Ok(()),
             Err(error) => {
                 let started = self.take_pending(id).map(|pending| pending.started);
@@ -232,10 +271,22 @@ impl Inner {
     }
 
     pub(super) fn send(&self, outgoing: Outgoing, deadline: Option<Instant>) -> Result<()> {
+        self.counted_send(|transport| transport.send(outgoing, deadline))
+    }
+
+    /// [`Inner::send`] of a frame the caller keeps.
+    fn send_borrowed(&self, outgoing: &Outgoing, deadline: Option<Instant>) -> Result<()> {
+        self.counted_send(|transport| transport.send_borrowed(outgoing, deadline))
+    }
+
+    fn counted_send(&self, send: impl FnOnce(&dyn Transport) -> Result<()>) -> Result<()> {
+        // The notices owed for calls that timed out go first, so that nothing a caller sends
+        // after its timeout overtakes its notice.
+        self.flush_notices();
         // Counted before the hand-off, so a peer that has already seen the frame (an in-memory
         // peer answers at once) never reads a count that leaves it out; taken back on failure.
         bump(&self.counters.sent);
-        let sent = self.transport.send(outgoing, deadline);
+        let sent = send(&*self.transport);
         if sent.is_err() {
             self.counters.sent.fetch_sub(1, Ordering::Relaxed);
         }
@@ -264,17 +315,16 @@ impl Inner {
     /// (remove-wins) and complete it with a timeout.
     pub(crate) fn expire_one(&self, id: &RequestId) {
         if let Some(pending) = self.take_pending(id) {
-            if self.config.cancel_on_timeout {
-                // Queue the notice before waking the caller: a caller that closes right after
-                // its timeout must not be able to close the connection before the notice is
-                // on its way.
-                self.cancel_on_wire(id, &pending, "timed out");
-            }
+            // This runs on the caller's own thread (the timer was late or stalled): the
+            // outcome goes in its slot, and the notice is sent right after, by the caller,
+            // before it takes the outcome.
+            self.owe_notices(std::iter::once((id, &pending)), false);
             self.wake_timed_out(id, &pending);
+            self.flush_notices();
         }
     }
 
-    /// Counts a timeout and hands the caller its outcome (its notice, if any, already queued).
+    /// Counts a timeout and hands the caller its outcome (its notice, if any, already owed).
     fn wake_timed_out(&self, id: &RequestId, pending: &Pending) {
         bump(&self.counters.timeouts);
         let after = pending.started.elapsed();
@@ -282,12 +332,7 @@ impl Inner {
             "toolwire: `{}` (id {id}) timed out after {after:?}",
             pending.method
         );
-        pending
-            .sink
-            .send(super::CallEvent::Done(Err(Error::Timeout {
-                method: pending.method.to_string(),
-                after,
-            })));
+        pending.sink.send_timeout(&pending.method, after);
     }
 
     /// The transport cannot deliver this request's response any more: fail its caller now.
@@ -364,6 +409,8 @@ impl Inner {
     }
 
     pub(super) fn close_with(&self, reason: &str) -> Result<()> {
+        // The notices owed go out before the connection closes.
+        self.flush_notices();
         self.mark_closed(Closed::new(reason));
         let result = self.transport.close();
         self.dispatch.stop(self.config.dispatch_join_grace);

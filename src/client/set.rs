@@ -137,7 +137,7 @@ impl<T> CallSet<T> {
             mailbox: Arc::clone(&self.mailbox),
             key,
         };
-        let started = inner.begin(method, params, options, sink)?;
+        let started = inner.begin(method, params, options, sink, false)?;
         // A send that failed completed the call already (or released it): not a member; an
         // event it may have left for its key is ignored.
         started.outcome?;

@@ -15,14 +15,15 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use parking_lot::{Condvar, Mutex};
 
 use super::handle::CallEvent;
 use super::Progress;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use serde_json::Value;
 
 /// What a wait on a slot or mailbox ended with.
@@ -46,6 +47,9 @@ pub(crate) struct CallSlot {
 #[derive(Default)]
 struct SlotState {
     outcome: Option<Result<Value>>,
+    /// A timeout, made into its `Error` by the caller when it takes it: the completing side
+    /// (the timer thread, for many calls at once) then allocates nothing for it.
+    timed_out: Option<(Arc<str>, Duration)>,
     /// The completing side was dropped without an outcome.
     gone: bool,
     /// What only some calls need, boxed so the common slot stays small (10,000 calls in
@@ -98,6 +102,23 @@ impl CallSlot {
     }
 
     /// The completing side is dropped: a caller still waiting learns there will be no outcome.
+    /// Completes the call with a timeout (`Error::Timeout` for `method`, after `after`).
+    pub(super) fn put_timeout(&self, method: &Arc<str>, after: Duration) {
+        let mut state = self.state.lock();
+        self.done.store(true, Ordering::Release);
+        if let Some(channel) = state
+            .extra
+            .as_ref()
+            .and_then(|extra| extra.channel.as_ref())
+        {
+            let _ = channel.send(CallEvent::Done(Err(timeout_error(method, after))));
+            return;
+        }
+        state.timed_out = Some((Arc::clone(method), after));
+        drop(state);
+        self.ready.notify_one();
+    }
+
     pub(super) fn release(&self) {
         if self.done.load(Ordering::Acquire) {
             return;
@@ -151,6 +172,9 @@ impl CallSlot {
         {
             return Some(CallEvent::Progress(progress));
         }
+        if let Some((method, after)) = state.timed_out.take() {
+            return Some(CallEvent::Done(Err(timeout_error(&method, after))));
+        }
         state.outcome.take().map(CallEvent::Done)
     }
 
@@ -165,6 +189,13 @@ impl CallSlot {
             state.extra.get_or_insert_with(Box::default).channel = Some(tx);
         }
         rx
+    }
+}
+
+pub(super) fn timeout_error(method: &str, after: Duration) -> Error {
+    Error::Timeout {
+        method: method.to_owned(),
+        after,
     }
 }
 

@@ -50,7 +50,19 @@ impl ToolCall {
         rounds: Rounds,
     ) -> Result<ToolCall> {
         let started = Instant::now();
-        let handle = session.rpc.start(methods::TOOLS_CALL, stamped, options)?;
+        let mut rounds = rounds;
+        let handle = if session.is_stateless() {
+            // The params as sent are kept for the input rounds and a refusal's second sending,
+            // without a copy (see `Rounds`).
+            let (handle, kept) =
+                session
+                    .rpc
+                    .start_keeping(methods::TOOLS_CALL, stamped, options)?;
+            rounds.params = Some(kept);
+            handle
+        } else {
+            session.rpc.start(methods::TOOLS_CALL, stamped, options)?
+        };
         Ok(ToolCall {
             client: client.clone(),
             name: name.to_owned(),
@@ -128,17 +140,12 @@ impl ToolCall {
         let value = match check_result_type(&value) {
             Err(error) => return Some(Err(error)),
             Ok(ResultType::InputRequired) => {
-                let rounds = Rounds {
-                    method: self.rounds.method.clone(),
-                    params: self.rounds.params.clone(),
-                    options: self.rounds.options.clone(),
-                    level: self.rounds.level.clone(),
-                };
-                match self
-                    .client
-                    .inner
-                    .follow_rounds(&self.session, rounds, value)
-                {
+                match self.client.inner.follow_rounds(
+                    &self.session,
+                    methods::TOOLS_CALL,
+                    &self.rounds,
+                    value,
+                ) {
                     Ok(value) => value,
                     Err(error) => return Some(Err(error)),
                 }
@@ -164,7 +171,7 @@ impl ToolCall {
     /// version (naming it among those it supports) or for its `Mcp-Param-*` headers (after
     /// listing the tools again); any other error is the call's.
     fn resend(&mut self, error: Error) -> Result<()> {
-        let Some(original) = self.rounds.params.clone() else {
+        let Some(original) = self.rounds.params.as_ref() else {
             return Err(error);
         };
         let mismatch = error.rpc().is_some_and(|rpc| rpc.code == HEADER_MISMATCH);
@@ -180,7 +187,7 @@ impl ToolCall {
             self.client.refresh_tools()?;
             options.meta.param_headers =
                 self.client
-                    .param_headers(&self.session, &self.name, &original)?;
+                    .param_headers(&self.session, &self.name, original)?;
             self.rounds.options = options.clone();
         } else {
             return Err(error);
@@ -189,13 +196,17 @@ impl ToolCall {
             "toolwire: `{}` was refused ({error}); sending it again",
             self.name
         );
+        // Sent again as it was sent (stamping is the same again), and kept again.
+        let original = self.rounds.params.take().unwrap_or(Value::Null);
         let params =
             self.session
                 .stamp(methods::TOOLS_CALL, original, self.rounds.level.as_deref());
-        self.handle = self
-            .session
-            .rpc
-            .start(methods::TOOLS_CALL, params, options)?;
+        let (handle, kept) =
+            self.session
+                .rpc
+                .start_keeping(methods::TOOLS_CALL, params, options)?;
+        self.handle = handle;
+        self.rounds.params = Some(kept);
         Ok(())
     }
 

@@ -33,10 +33,14 @@ pub(super) fn check_result_type(result: &Value) -> Result<ResultType> {
     }
 }
 
-/// A request's params kept for its input rounds: 2026-07-28 asks again with the same params
-/// plus the answers, so they are kept only in that era.
+/// What asking again needs: 2026-07-28 asks again with the same params plus the answers (and
+/// a stateless server may refuse a first request for its version or headers, which is sent
+/// once more), so the params and the frame's options are kept only in that era. A handshake
+/// session keeps only the call's deadlines (for a task the call may become): nothing copied,
+/// no `Arc` cloned. In a 2026-07-28 session `params` is filled by whoever sends the first
+/// request, with the params as sent (stamped: stamping them again gives the same), handed
+/// back by `Client::start_keeping` rather than copied before the send.
 pub(super) struct Rounds {
-    pub(super) method: String,
     pub(super) params: Option<Value>,
     pub(super) options: CallOptions,
     pub(super) level: Option<String>,
@@ -53,18 +57,26 @@ impl McpInner {
         options: CallOptions,
         param_headers: Vec<(String, String)>,
     ) -> (Value, CallOptions, Rounds) {
-        let level = self.log_level.lock().clone();
         let mut meta = session.frame_meta(method, &params);
         meta.param_headers = param_headers;
-        let kept = session.is_stateless().then(|| params.clone());
-        let stamped = session.stamp(method, params, level.as_deref());
         let options = options.frame_meta(meta);
+        if !session.is_stateless() {
+            // Nothing to stamp, no rounds to follow.
+            let rounds = Rounds {
+                params: None,
+                options: options.deadlines(),
+                level: None,
+            };
+            return (params, options, rounds);
+        }
+        // The level travels in every request's `_meta` in this era.
+        let level = self.log_level.lock().clone();
         let rounds = Rounds {
-            method: method.to_owned(),
-            params: kept,
+            params: None,
             options: options.clone(),
-            level,
+            level: level.clone(),
         };
+        let stamped = session.stamp(method, params, level.as_deref());
         (stamped, options, rounds)
     }
 
@@ -86,10 +98,38 @@ impl McpInner {
         param_headers: Vec<(String, String)>,
     ) -> Result<Value> {
         let session = self.session()?;
-        let (stamped, options, rounds) =
+        let (stamped, options, mut rounds) =
             self.prepare(&session, method, params, options, param_headers);
-        let result = self.send_stamped(&session, method, stamped, &options)?;
-        self.follow_rounds(&session, rounds, result)
+        let result = self.send_first(&session, method, stamped, &options, &mut rounds)?;
+        self.follow_rounds(&session, method, &rounds, result)
+    }
+
+    /// [`McpInner::send_stamped`] for a request's first round: in a 2026-07-28 session the
+    /// params as sent are kept in `rounds`, without a copy.
+    fn send_first(
+        &self,
+        session: &Session,
+        method: &str,
+        params: Value,
+        options: &CallOptions,
+        rounds: &mut Rounds,
+    ) -> Result<Value> {
+        if !session.is_stateless() {
+            return session.rpc.call_with(method, params, options.clone());
+        }
+        let (handle, kept) = session.rpc.start_keeping(method, params, options.clone())?;
+        match handle.wait() {
+            Err(error) if refused_for_stateless(&error) => {
+                log::debug!("toolwire: `{method}` was refused ({error}); sending it again");
+                let (handle, kept) = session.rpc.start_keeping(method, kept, options.clone())?;
+                rounds.params = Some(kept);
+                handle.wait()
+            }
+            other => {
+                rounds.params = Some(kept);
+                other
+            }
+        }
     }
 
     /// Sends requests together: each stamped for the session's era, as one JSON-RPC batch in a
@@ -105,8 +145,12 @@ impl McpInner {
         let prepared: Vec<(String, Value, CallOptions, Rounds)> = requests
             .into_iter()
             .map(|(method, params)| {
-                let (stamped, options, rounds) =
+                let (stamped, options, mut rounds) =
                     self.prepare(&session, &method, params, options.clone(), Vec::new());
+                if session.is_stateless() {
+                    // Each request of the batch is sent from a copy anyway (below).
+                    rounds.params = Some(stamped.clone());
+                }
                 (method, stamped, options, rounds)
             })
             .collect();
@@ -124,8 +168,8 @@ impl McpInner {
             return Ok(results
                 .into_iter()
                 .zip(prepared)
-                .map(|(result, (_, _, _, rounds))| {
-                    result.and_then(|value| self.follow_rounds(&session, rounds, value))
+                .map(|(result, (method, _, _, rounds))| {
+                    result.and_then(|value| self.follow_rounds(&session, &method, &rounds, value))
                 })
                 .collect());
         }
@@ -144,7 +188,7 @@ impl McpInner {
                     }
                     other => other,
                 };
-                result.and_then(|value| self.follow_rounds(&session, rounds, value))
+                result.and_then(|value| self.follow_rounds(&session, &method, &rounds, value))
             })
             .collect())
     }
@@ -180,54 +224,49 @@ impl McpInner {
     pub(super) fn follow_rounds(
         &self,
         session: &Session,
-        rounds: Rounds,
+        method: &str,
+        rounds: &Rounds,
         mut result: Value,
     ) -> Result<Value> {
-        let handlers = ServerRequests::from_config(&self.config);
+        // The handlers are cloned only when the server asks for input.
+        let mut handlers: Option<ServerRequests> = None;
         for _round in 0..self.config.max_input_rounds {
             match check_result_type(&result)? {
                 ResultType::Complete => return Ok(result),
-                ResultType::Task if rounds.method == methods::TOOLS_CALL => return Ok(result),
+                ResultType::Task if method == methods::TOOLS_CALL => return Ok(result),
                 ResultType::Task => {
                     return Err(Error::Protocol(format!(
-                        "`{}` answered with resultType task, which only tools/call may",
-                        rounds.method
+                        "`{method}` answered with resultType task, which only tools/call may"
                     )))
                 }
                 ResultType::InputRequired => {
                     let Some(original) = &rounds.params else {
                         return Err(Error::Protocol(format!(
-                            "`{}` answered with resultType input_required, which the handshake era does not have",
-                            rounds.method
+                            "`{method}` answered with resultType input_required, which the handshake era does not have"
                         )));
                     };
-                    let responses = handlers.answer_input_requests(&result)?;
-                    let mut retry = match session.stamp(
-                        &rounds.method,
-                        original.clone(),
-                        rounds.level.as_deref(),
-                    ) {
-                        Value::Object(object) => object,
-                        _ => Map::new(),
-                    };
+                    let responses = handlers
+                        .get_or_insert_with(|| ServerRequests::from_config(&self.config))
+                        .answer_input_requests(&result)?;
+                    let mut retry =
+                        match session.stamp(method, original.clone(), rounds.level.as_deref()) {
+                            Value::Object(object) => object,
+                            _ => Map::new(),
+                        };
                     retry.insert("inputResponses".into(), responses);
                     if let Some(state) = result.get("requestState") {
                         retry.insert("requestState".into(), state.clone());
                     }
-                    result = self.send_stamped(
-                        session,
-                        &rounds.method,
-                        Value::Object(retry),
-                        &rounds.options,
-                    )?;
+                    result =
+                        self.send_stamped(session, method, Value::Object(retry), &rounds.options)?;
                 }
             }
         }
         match check_result_type(&result)? {
             ResultType::Complete | ResultType::Task => Ok(result),
             ResultType::InputRequired => Err(Error::Protocol(format!(
-                "`{}` still needs input after {} rounds",
-                rounds.method, self.config.max_input_rounds
+                "`{method}` still needs input after {} rounds",
+                self.config.max_input_rounds
             ))),
         }
     }

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::call::ToolCall;
 use super::config::TaskPolicy;
@@ -19,7 +19,7 @@ use crate::schema::{Schema, SchemaViolation};
 impl std::fmt::Debug for Rounds {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Rounds")
-            .field("method", &self.method)
+            .field("kept", &self.params.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -33,7 +33,8 @@ impl std::fmt::Debug for Session {
 }
 
 /// The params of `tools/call`: the name and the arguments, which must serialize to a JSON
-/// object (or nothing).
+/// object (or nothing). The arguments' tree is built once, here, and moved into the params
+/// (`json!` would serialize it once more).
 pub(super) fn tool_params(name: &str, arguments: impl Serialize) -> Result<Value> {
     let arguments = serde_json::to_value(arguments).map_err(|error| {
         Error::Config(format!(
@@ -41,7 +42,7 @@ pub(super) fn tool_params(name: &str, arguments: impl Serialize) -> Result<Value
         ))
     })?;
     let arguments = match arguments {
-        Value::Null => json!({}),
+        Value::Null => Value::Object(Map::new()),
         object @ Value::Object(_) => object,
         _ => {
             return Err(Error::Config(format!(
@@ -49,7 +50,10 @@ pub(super) fn tool_params(name: &str, arguments: impl Serialize) -> Result<Value
             )))
         }
     };
-    Ok(json!({"name": name, "arguments": arguments}))
+    let mut params = Map::new();
+    params.insert("name".into(), Value::String(name.to_owned()));
+    params.insert("arguments".into(), arguments);
+    Ok(Value::Object(params))
 }
 
 impl McpClient {
@@ -230,10 +234,17 @@ impl McpClient {
         if let Some(known) = self.inner.shared.tools.lock().schemas.get(name) {
             return known.clone().map_err(Error::Protocol);
         }
+        let generation = self.inner.shared.tools_generation.load(Ordering::SeqCst);
         let tools = match self.list_tools() {
             Ok(tools) => tools,
             Err(error) => {
+                // Remembered like "no schema", so that the next calls do not list again: until
+                // the list changes (`list_changed`) or is fetched again (`refresh_tools`).
                 log::debug!("toolwire: no tool list to validate `{name}` against: {error}");
+                let mut cache = self.inner.shared.tools.lock();
+                if self.inner.shared.tools_generation.load(Ordering::SeqCst) == generation {
+                    cache.schemas.insert(name.to_owned(), Ok(None));
+                }
                 return Ok(None);
             }
         };

@@ -89,6 +89,10 @@ impl Transport for MemoryTransport {
     }
 
     fn send(&self, message: Outgoing, deadline: Option<Instant>) -> Result<()> {
+        self.send_borrowed(&message, deadline)
+    }
+
+    fn send_borrowed(&self, message: &Outgoing, deadline: Option<Instant>) -> Result<()> {
         let Some(tx) = self.to_peer.lock().clone() else {
             return Err(Error::closed_because("the memory transport is closed"));
         };

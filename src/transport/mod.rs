@@ -265,6 +265,18 @@ pub trait Transport: Send + Sync + 'static {
     /// caller's.
     fn send(&self, message: Outgoing, deadline: Option<Instant>) -> Result<()>;
 
+    /// [`Transport::send`] of a frame the caller keeps. Transports that serialize a frame as
+    /// they take it implement it, so the caller need not copy the frame to keep it (the MCP
+    /// client keeps a 2026-07-28 request's params for its input rounds). Defaults to sending
+    /// a clone.
+    ///
+    /// # Errors
+    ///
+    /// As [`Transport::send`].
+    fn send_borrowed(&self, message: &Outgoing, deadline: Option<Instant>) -> Result<()> {
+        self.send(message.clone(), deadline)
+    }
+
     /// Tells the transport that a request was given up (timeout, cancel). Returns true when the
     /// transport itself signals the cancellation to the peer (e.g. by closing an HTTP response
     /// stream), so the client must not also send a cancellation notice. Defaults to false.

@@ -319,6 +319,10 @@ impl Transport for WebSocketTransport {
     }
 
     fn send(&self, message: Outgoing, deadline: Option<Instant>) -> Result<()> {
+        self.send_borrowed(&message, deadline)
+    }
+
+    fn send_borrowed(&self, message: &Outgoing, deadline: Option<Instant>) -> Result<()> {
         let shared = &self.shared;
         let Some(tx) = shared.writer.lock().clone() else {
             return Err(shared.closed_error());

@@ -259,7 +259,13 @@ impl Transport for HttpTransport {
     }
 
     fn send(&self, message: Outgoing, deadline: Option<Instant>) -> Result<()> {
-        self.shared.send(message, deadline)
+        self.shared.send(Post::read(message, deadline))
+    }
+
+    fn send_borrowed(&self, message: &Outgoing, deadline: Option<Instant>) -> Result<()> {
+        let mut post = Post::lent(message, deadline);
+        post.meta = message.meta.clone();
+        self.shared.send(post)
     }
 
     fn request_abandoned(&self, id: &RequestId) -> bool {
@@ -369,14 +375,14 @@ impl Shared {
         Error::Closed(Box::new(closed))
     }
 
-    fn send(self: &Arc<Self>, message: Outgoing, deadline: Option<Instant>) -> Result<()> {
+    fn send(self: &Arc<Self>, post: Post) -> Result<()> {
         if self.is_closed() {
             return Err(self.closed_error());
         }
         if self.inbound.lock().is_none() {
             return Err(Error::Config("the HTTP transport was not started".into()));
         }
-        let post = Post::read(message, deadline);
+        let deadline = post.deadline;
         self.note_lifecycle(&post);
         if !post.ids.is_empty() {
             self.stateless.store(post.meta.stateless, Ordering::SeqCst);

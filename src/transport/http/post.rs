@@ -31,13 +31,20 @@ pub(super) struct Post {
 
 impl Post {
     pub(super) fn read(message: Outgoing, deadline: Option<Instant>) -> Post {
+        let mut post = Post::lent(&message, deadline);
+        post.meta = message.meta;
+        post
+    }
+
+    /// [`Post::read`] of a frame the sender keeps (its metadata copied).
+    pub(super) fn lent(message: &Outgoing, deadline: Option<Instant>) -> Post {
         Post {
             body: message.to_line(),
             what: message.describe().to_owned(),
             ids: message.request_ids().cloned().collect(),
             deadline,
             started: Instant::now(),
-            meta: message.meta,
+            meta: FrameMeta::default(),
         }
     }
 

@@ -226,6 +226,10 @@ impl Transport for StdioTransport {
     }
 
     fn send(&self, message: Outgoing, deadline: Option<Instant>) -> Result<()> {
+        self.send_borrowed(&message, deadline)
+    }
+
+    fn send_borrowed(&self, message: &Outgoing, deadline: Option<Instant>) -> Result<()> {
         // Written on this thread when the pipe has room: see `stdin.rs`.
         match self.shared.stdin.send(message.to_line_bytes(), deadline) {
             Ok(()) => Ok(()),
