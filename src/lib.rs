@@ -138,6 +138,8 @@
 
 #[cfg(feature = "oauth")]
 pub mod auth;
+#[cfg(feature = "server")]
+mod civil;
 mod client;
 pub mod config;
 pub mod error;

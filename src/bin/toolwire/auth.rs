@@ -183,7 +183,7 @@ fn when(at: SystemTime) -> String {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs());
     let (days, rest) = (seconds / 86_400, seconds % 86_400);
-    let (year, month, day) = civil_from_days(days as i64);
+    let (year, month, day) = crate::civil::civil_from_days(days as i64);
     let now = SystemTime::now();
     let relative = match at.duration_since(now) {
         Ok(ahead) => format!("in {}", crate::output::duration(round_minutes(ahead))),
@@ -206,20 +206,6 @@ fn round_minutes(duration: Duration) -> Duration {
     } else {
         Duration::from_secs(duration.as_secs())
     }
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 /// One line: `authorized as alice (Bearer; scopes a b; expires …)`, never the token.
@@ -260,16 +246,4 @@ pub fn status_json(status: &AuthStatus) -> Value {
         "clientId": status.client_id,
         "refreshable": status.refreshable,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_423), (2025, 12, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-    }
 }

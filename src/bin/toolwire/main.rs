@@ -33,6 +33,8 @@ mod asks;
 mod auth;
 mod call;
 mod catalog;
+#[path = "../../civil.rs"]
+mod civil;
 mod cli;
 mod configs;
 mod doctor;
