@@ -53,7 +53,9 @@ pub struct Tool {
     task_support: TaskSupport,
 }
 
-/// Whether a tool may run as a task (2025-11-25 `execution.taskSupport`).
+/// Whether a tool may run as a task (2025-11-25 `execution.taskSupport`; on the 2026-07-28
+/// wire, the tasks extension). The server declares its tools' with the same type
+/// (`toolwire::server::ServerTool::task`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum TaskSupport {

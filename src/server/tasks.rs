@@ -41,20 +41,12 @@ use crate::mcp::{methods, TASKS_EXTENSION};
 use crate::timer::{TimerKey, TimerWheel};
 use crate::wire::{ErrorCode, ErrorObject, RequestId, Response};
 
-/// Whether a tool runs as a task (2026-07-28 tasks extension, [`super::ServerTool::task`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum TaskSupport {
-    /// Never: every call is answered in its request.
-    #[default]
-    Forbidden,
-    /// When the request's client capabilities declare the extension, the call is answered at
-    /// once with a task; otherwise it runs in its request.
-    Optional,
-    /// Only as a task: a call whose request does not declare the extension is refused with
-    /// [`MISSING_CAPABILITY`] before anything runs.
-    Required,
-}
+/// Whether a tool runs as a task: the client's own [`crate::mcp::TaskSupport`], one type for
+/// both ends. On this server, [`TaskSupport::Optional`] answers a call with a task when the
+/// request's client capabilities declare the 2026-07-28 extension and runs it in its request
+/// otherwise; [`TaskSupport::Required`] refuses a call whose request does not declare it
+/// with [`MISSING_CAPABILITY`] before anything runs.
+pub use crate::mcp::TaskSupport;
 
 /// What may run in a task-capable tool's `tools/call` before its task is created
 /// ([`super::ServerTool::before_task`]).
