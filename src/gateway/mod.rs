@@ -20,7 +20,7 @@
 //!   backend under its own name, with the arguments; the backend checks them.
 //! * Resources keep their URIs (a URI is an address: renamed, it would point nowhere), and
 //!   templates are listed as their backends list them. `resources/read` goes to the backend
-//!   that listed the URI, or whose template matches it (simple `{name}` variables). A URI
+//!   that listed the URI, or whose template matches it (RFC 6570, every operator). A URI
 //!   or template that two backends list is served from the first in the config's order
 //!   ([`ServerConfigs::names`]); the clash is logged and in [`StartedBackend::clashes`].
 //!   (A clash is settled when the second backend is listed: should the first drop the URI

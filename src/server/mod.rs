@@ -132,6 +132,7 @@ mod subscriptions;
 mod tasks;
 mod tools;
 mod types;
+mod uri_template;
 
 pub use catalog::{
     CompletionFn, CompletionRequest, Method, MethodFn, Prompt, PromptFn, ReadFn, Resource,

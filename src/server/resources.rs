@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use super::catalog::{insert_some, ReadFn, TemplateFn};
 use super::context::RequestContext;
 use super::types::HandlerError;
+pub(crate) use super::uri_template::{match_parts, parse_template, TemplatePart};
 
 /// A resource with a fixed URI.
 pub struct Resource {
@@ -81,8 +82,10 @@ impl Resource {
     }
 }
 
-/// A family of resources whose URIs match a template like `file:///logs/{day}.txt` (simple
-/// `{name}` variables, each matching one or more characters other than `/`).
+/// A family of resources whose URIs match an RFC 6570 template like
+/// `file:///logs/{day}.txt`, `file:///{+path}` or `search://{?q,lang}`: every operator, several
+/// variables per expression, values percent-decoded (a simple `{name}` matches one or more
+/// characters other than `/`; `{+name}` crosses `/`; `{?name}` may be left out).
 pub struct ResourceTemplate {
     pub(crate) uri_template: String,
     pub(crate) name: String,
@@ -92,12 +95,6 @@ pub struct ResourceTemplate {
     pub(crate) handler: TemplateFn,
     /// Listed as this object instead of from the fields (a gateway lists a backend's own).
     pub(crate) listed: Option<Value>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum TemplatePart {
-    Literal(String),
-    Variable(String),
 }
 
 impl ResourceTemplate {
@@ -162,51 +159,4 @@ impl ResourceTemplate {
     pub(crate) fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         match_parts(&self.parts, uri)
     }
-}
-
-pub(crate) fn parse_template(template: &str) -> Vec<TemplatePart> {
-    let mut parts = Vec::new();
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        let Some(close) = rest[open..].find('}') else {
-            break;
-        };
-        if open > 0 {
-            parts.push(TemplatePart::Literal(rest[..open].to_owned()));
-        }
-        parts.push(TemplatePart::Variable(
-            rest[open + 1..open + close].to_owned(),
-        ));
-        rest = &rest[open + close + 1..];
-    }
-    if !rest.is_empty() {
-        parts.push(TemplatePart::Literal(rest.to_owned()));
-    }
-    parts
-}
-
-pub(crate) fn match_parts(parts: &[TemplatePart], uri: &str) -> Option<BTreeMap<String, String>> {
-    let mut vars = BTreeMap::new();
-    let mut rest = uri;
-    let mut index = 0;
-    while index < parts.len() {
-        match &parts[index] {
-            TemplatePart::Literal(literal) => rest = rest.strip_prefix(literal.as_str())?,
-            TemplatePart::Variable(name) => {
-                // Up to the next literal (or the end), never across a `/`.
-                let end = match parts.get(index + 1) {
-                    Some(TemplatePart::Literal(next)) => rest.find(next.as_str())?,
-                    _ => rest.len(),
-                };
-                let value = &rest[..end];
-                if value.is_empty() || value.contains('/') {
-                    return None;
-                }
-                vars.insert(name.clone(), value.to_owned());
-                rest = &rest[end..];
-            }
-        }
-        index += 1;
-    }
-    rest.is_empty().then_some(vars)
 }
