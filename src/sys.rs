@@ -224,9 +224,16 @@ pub(crate) fn wait_socket(
             revents: 0,
         },
     ];
+    poll(&mut fds, timeout)
+}
+
+/// `poll(2)` on `fds` for at most `timeout` (a signal's interruption is a return, not an
+/// error); what became ready is in their `revents`.
+#[cfg(unix)]
+fn poll(fds: &mut [libc::pollfd], timeout: std::time::Duration) -> io::Result<()> {
     let millis = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
-    // SAFETY: `fds` is a valid array of two pollfd structs for the duration of the call, and
-    // its length is passed with it; poll only writes their `revents`.
+    // SAFETY: `fds` is a valid slice of pollfd structs for the duration of the call, and its
+    // length is passed with it; poll only writes their `revents`.
     let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, millis) };
     if rc < 0 {
         let error = io::Error::last_os_error();
@@ -270,17 +277,7 @@ pub(crate) fn wait_writable(
         events: libc::POLLOUT,
         revents: 0,
     }];
-    let millis = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
-    // SAFETY: `fds` is a valid array of one pollfd for the duration of the call and its length
-    // is passed with it; poll only writes `revents`.
-    let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, millis) };
-    if rc < 0 {
-        let error = io::Error::last_os_error();
-        if error.kind() != io::ErrorKind::Interrupted {
-            return Err(error);
-        }
-    }
-    Ok(())
+    poll(&mut fds, timeout)
 }
 
 /// Non-blocking pipes need unix.

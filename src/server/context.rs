@@ -64,14 +64,17 @@ pub(crate) trait Link: Send + Sync {
     /// to none.
     fn notify(&self, related: Option<&RequestId>, method: &str, params: Value) -> Result<()>;
     /// Sends a request to the client; `None` when this connection cannot carry one (the
-    /// stateless protocol has none).
+    /// stateless protocol has none), which is what a link that does not override it says.
     fn request(
         &self,
         related: &RequestId,
         method: &str,
         params: Value,
         timeout: Duration,
-    ) -> Option<Result<CallHandle>>;
+    ) -> Option<Result<CallHandle>> {
+        let _ = (related, method, params, timeout);
+        None
+    }
     /// Answers a request; `status` is the HTTP status a stateless exchange should carry.
     fn respond(&self, response: Response, status: u16);
     /// Answers the requests of one batch, as one array.

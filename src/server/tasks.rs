@@ -35,7 +35,6 @@ use super::catalog::ToolEntry;
 use super::context::{missing_capability, Call, Era, InputRound, Link, Peer, RequestContext};
 use super::types::{HandlerError, ToolResult, BUSY, MISSING_CAPABILITY};
 use super::{tools, ServerConfig, Shared};
-use crate::client::CallHandle;
 use crate::error::Result;
 use crate::mcp::{methods, TASKS_EXTENSION};
 use crate::timer::{TimerKey, TimerWheel};
@@ -493,16 +492,6 @@ impl Link for TaskLink {
     fn notify(&self, _related: Option<&RequestId>, method: &str, _params: Value) -> Result<()> {
         log::debug!(target: super::LOG_TARGET, "a task's {method} has no stream to go on; dropped");
         Ok(())
-    }
-
-    fn request(
-        &self,
-        _related: &RequestId,
-        _method: &str,
-        _params: Value,
-        _timeout: Duration,
-    ) -> Option<Result<CallHandle>> {
-        None
     }
 
     fn respond(&self, _response: Response, _status: u16) {}

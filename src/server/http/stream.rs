@@ -14,7 +14,6 @@ use super::response::{
     self, chunk, event, priming, stream_head, write_full, KEEPALIVE, LAST_CHUNK,
 };
 use super::HttpInner;
-use crate::client::CallHandle;
 use crate::error::Result;
 use crate::server::context::Link;
 use crate::wire::{self, Message, Notification, RequestId, Response};
@@ -60,16 +59,6 @@ impl Link for StreamLink {
                 STREAM_SEND,
             )
             .map_err(|_| crate::Error::closed_because("the response stream is gone"))
-    }
-
-    fn request(
-        &self,
-        _related: &RequestId,
-        _method: &str,
-        _params: Value,
-        _timeout: Duration,
-    ) -> Option<Result<CallHandle>> {
-        None
     }
 
     fn respond(&self, response: Response, status: u16) {
