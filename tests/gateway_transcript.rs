@@ -2,7 +2,8 @@
 //! received, request, response and finished for a forwarded call; received and finished
 //! (INVALID) for a refused one, with no request; finished (UNKNOWN_TOOL) for a denied one.
 //! Arguments and results are never written, only their sizes. A forwarded resource read and
-//! prompt get are a request and a response line each.
+//! prompt get are a request and a response line each; a backend's refusal is the response's
+//! status (NOT_FOUND for its "resource not found", TOOL_ERROR for any other error).
 #![cfg(feature = "gateway")]
 
 #[path = "gateway_support.rs"]
@@ -11,9 +12,11 @@ mod support;
 use std::sync::Arc;
 
 use serde_json::json;
-use support::{call, front, gateway_with, tool_server, tool_server_entry};
+use support::{call, front, gateway_with, http_backend, tool_server, tool_server_entry, url_entry};
 use toolwire::gateway::GatewayOptions;
 use toolwire::harness::{AuditKind, Status, Transcript};
+use toolwire::jsonrpc::ErrorCode;
+use toolwire::server::{HandlerError, Resource, Server, ServerConfig};
 
 #[test]
 fn decisions_and_forwarded_calls_are_in_the_transcript() {
@@ -154,5 +157,60 @@ fn forwarded_reads_and_prompt_gets_are_in_the_transcript() {
     );
     // A URI no backend serves is answered by the gateway itself: nothing was forwarded.
     assert_eq!(lines("resources/read note://no-such-note"), []);
+    let _ = std::fs::remove_dir_all(&folder);
+}
+
+#[test]
+fn a_backends_refused_read_is_its_response_status() {
+    let folder = std::env::temp_dir().join(format!(
+        "toolwire-gateway-transcript-refused-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&folder).unwrap();
+    let path = folder.join("audit.jsonl");
+    let transcript = Arc::new(Transcript::create(&path).unwrap());
+    let backend = Server::new(ServerConfig::new("flaky", "1.0")).unwrap();
+    backend
+        .add_resource(Resource::new("flaky://gone", "gone", |_, uri| {
+            Err(HandlerError::new(
+                ErrorCode(-32002),
+                format!("Resource not found: {uri}"),
+            ))
+        }))
+        .unwrap();
+    backend
+        .add_resource(Resource::new("flaky://broken", "broken", |_, _| {
+            Err(HandlerError::internal("the disk is on fire"))
+        }))
+        .unwrap();
+    let (_http, url) = http_backend(&backend);
+    let gateway = gateway_with(
+        &[("flaky", url_entry(&url))],
+        "{}",
+        GatewayOptions::new().transcript(transcript),
+    );
+    assert!(gateway.report().failed.is_empty(), "{:?}", gateway.report());
+    let (client, connection) = front(&gateway);
+    assert!(client.read_resource("flaky://gone").is_err());
+    assert!(client.read_resource("flaky://broken").is_err());
+    client.close().unwrap();
+    connection.wait();
+    gateway.close();
+
+    let events = Transcript::replay(&path).unwrap();
+    let status = |named: &str| {
+        events
+            .iter()
+            .find(|event| event.kind == AuditKind::Response && event.tool.as_deref() == Some(named))
+            .and_then(|event| event.status)
+    };
+    assert_eq!(
+        status("resources/read flaky://gone"),
+        Some(Status::NotFound)
+    );
+    assert_eq!(
+        status("resources/read flaky://broken"),
+        Some(Status::ToolError)
+    );
     let _ = std::fs::remove_dir_all(&folder);
 }
