@@ -18,6 +18,9 @@
 //!
 //! Allocation counts do not depend on the machine's load; times do (medians of 3).
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -27,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{json, Value};
+use support::{median3, scaled};
 use toolwire::transport::{MemoryPeer, MemoryTransport};
 use toolwire::{McpClient, McpConfig, ProtocolMode};
 
@@ -220,23 +224,6 @@ fn raw_serialize(arguments: &Value) -> Vec<u8> {
 // ---------------------------------------------------------------------------------------------
 // Measures
 // ---------------------------------------------------------------------------------------------
-
-fn scale() -> f64 {
-    std::env::var("TOOLWIRE_BENCH_SCALE")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(1.0)
-}
-
-fn scaled(n: usize, min: usize) -> usize {
-    ((n as f64 * scale()) as usize).max(min)
-}
-
-fn median3(mut measure: impl FnMut() -> f64) -> f64 {
-    let mut runs = [measure(), measure(), measure()];
-    runs.sort_by(|a, b| a.partial_cmp(b).expect("comparable"));
-    runs[1]
-}
 
 fn micros_per(runs: usize, mut work: impl FnMut()) -> f64 {
     let started = Instant::now();

@@ -19,23 +19,20 @@
 //!   order cost before `CallSet`; each wake-up scans every pending receiver, so a completion
 //!   costs O(N) (run only up to the size where it stays under a few seconds).
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::thread;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Select;
 use serde_json::json;
+use support::scale;
 use toolwire::jsonrpc::{CallSet, Message, Request, Response};
 use toolwire::transport::{MemoryPeer, MemoryTransport};
 use toolwire::{CallHandle, CallOptions, Client, ClientConfig};
 
 const HOUR: Duration = Duration::from_secs(3600);
-
-fn scale() -> f64 {
-    std::env::var("TOOLWIRE_BENCH_SCALE")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(1.0)
-}
 
 /// Reads `n` requests, waits for the go signal, answers them all in order, and reports when
 /// it started answering.

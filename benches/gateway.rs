@@ -12,24 +12,21 @@
 //! cargo bench --bench gateway --features cli     # TOOLWIRE_BENCH_SCALE=0.2 for a quick run
 //! ```
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use support::scale;
 use toolwire::config::LoadOptions;
 use toolwire::gateway::{Gateway, GatewayOptions, Policy};
 use toolwire::server::{
     HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool, ToolResult,
 };
 use toolwire::{HttpConfig, McpClient, McpConfig, ProtocolMode, ServerConfigs, StdioConfig};
-
-fn scale() -> f64 {
-    std::env::var("TOOLWIRE_BENCH_SCALE")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(1.0)
-}
 
 /// Builds a release artifact (`--example NAME` or `--bin NAME`) and returns its path.
 fn built(kind: &str, name: &str, features: &[&str]) -> PathBuf {

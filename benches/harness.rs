@@ -24,21 +24,18 @@
 //!   parse, the name and schema checks, the budget, the audit events, the slot hand-off to a
 //!   worker and the answer back.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::hint::black_box;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Sender};
 use serde_json::{json, Value};
+use support::scale;
 use toolwire::harness::{CancelFlag, ToolFailure};
 use toolwire::{CallShape, Harness, HarnessConfig, LocalTool, Status, ToolRegistry};
-
-fn scale() -> f64 {
-    std::env::var("TOOLWIRE_BENCH_SCALE")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(1.0)
-}
 
 fn add(arguments: &Value, _cancel: &CancelFlag) -> Result<Option<Value>, ToolFailure> {
     let a = arguments["a"].as_i64().unwrap_or(0);

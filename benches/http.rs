@@ -5,6 +5,9 @@
 //! cargo bench --bench http             # TOOLWIRE_BENCH_SCALE=0.2 for a quick run
 //! ```
 
+#[path = "support/mod.rs"]
+mod support;
+
 #[path = "../tests/http_fake/mod.rs"]
 mod http_fake;
 
@@ -12,15 +15,9 @@ use std::time::{Duration, Instant};
 
 use http_fake::FakeServer;
 use serde_json::{json, Value};
+use support::scale;
 use toolwire::transport::HttpTransport;
 use toolwire::{Client, HttpConfig};
-
-fn scale() -> f64 {
-    std::env::var("TOOLWIRE_BENCH_SCALE")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(1.0)
-}
 
 /// Answers every request with its own params as the result, as JSON (keep-alive).
 fn echo_server() -> FakeServer {

@@ -26,6 +26,9 @@
 //!   owns a channel, as every call did before completion moved into the pending table's
 //!   slots (the baseline of that change, in this run).
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -37,18 +40,12 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 use serde_json::json;
+use support::scale;
 use toolwire::jsonrpc::{CallEvent, RequestId};
 use toolwire::transport::{MemoryTransport, StdioTransport};
 use toolwire::{CallHandle, CallOptions, Client, StdioConfig};
 
 const HOUR: Duration = Duration::from_secs(3600);
-
-fn scale() -> f64 {
-    std::env::var("TOOLWIRE_BENCH_SCALE")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(1.0)
-}
 
 /// A field of /proc/self/status in KiB (`VmRSS`, `VmHWM`).
 fn status_kib(field: &str) -> u64 {

@@ -6,18 +6,15 @@
 //! cargo bench --bench schema          # TOOLWIRE_BENCH_SCALE=0.2 for a quick run
 //! ```
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::hint::black_box;
 use std::time::Instant;
 
 use serde_json::{json, Value};
+use support::scale;
 use toolwire::schema::Schema;
-
-fn scale() -> f64 {
-    std::env::var("TOOLWIRE_BENCH_SCALE")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(1.0)
-}
 
 /// A tool schema of the size and shape MCP servers publish (GitHub's `create_issue`).
 fn issue_schema() -> Value {

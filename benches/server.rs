@@ -8,6 +8,9 @@
 //! cargo bench --bench server            # TOOLWIRE_BENCH_SCALE=0.2 for a quick run
 //! ```
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -15,18 +18,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use support::scale;
 use toolwire::server::{
     HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool, ToolResult,
 };
 
 const WINDOW: usize = 64;
-
-fn scale() -> f64 {
-    std::env::var("TOOLWIRE_BENCH_SCALE")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(1.0)
-}
 
 fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("bench path");

@@ -20,6 +20,9 @@
 //! cargo bench --bench stdio            # TOOLWIRE_BENCH_SCALE=0.2 for a quick run
 //! ```
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -31,17 +34,11 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{bounded, unbounded, Sender};
 
 use serde_json::json;
+use support::scale;
 use toolwire::transport::StdioTransport;
 use toolwire::{CallOptions, Client, StdioConfig};
 
 const WINDOW: usize = 64;
-
-fn scale() -> f64 {
-    std::env::var("TOOLWIRE_BENCH_SCALE")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(1.0)
-}
 
 fn tool_server() -> PathBuf {
     let exe = std::env::current_exe().expect("bench path");

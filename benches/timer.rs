@@ -24,6 +24,9 @@
 //!   at start, so every call owns a channel, as every call did before completion moved into
 //!   the pending table's slots (the baseline of that change, in this run).
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::collections::{BinaryHeap, HashMap};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -33,28 +36,11 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 use serde_json::Value;
+use support::{median3, scaled};
 use toolwire::jsonrpc::{TimerTask, TimerWheel};
 use toolwire::mcp::McpDialect;
 use toolwire::transport::MemoryTransport;
 use toolwire::{CallOptions, Client, ClientConfig};
-
-fn scale() -> f64 {
-    std::env::var("TOOLWIRE_BENCH_SCALE")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(1.0)
-}
-
-fn scaled(n: usize, min: usize) -> usize {
-    ((n as f64 * scale()) as usize).max(min)
-}
-
-/// The median of three runs of `measure`.
-fn median3<T: PartialOrd + Copy>(mut measure: impl FnMut() -> T) -> T {
-    let mut runs = [measure(), measure(), measure()];
-    runs.sort_by(|a, b| a.partial_cmp(b).expect("comparable"));
-    runs[1]
-}
 
 /// A fixed pseudo-random permutation of 0..n (an LCG-driven Fisher-Yates).
 fn shuffled(n: usize) -> Vec<usize> {
