@@ -280,3 +280,156 @@ fn the_inspector_cli_host_over_http() {
     cli::read_until(&lines, |line| line.contains("everything: forwarded"));
     assert_eq!(cli::wait_bounded(&mut child, cli::LIMIT), 0);
 }
+
+/// The official filesystem server behind `toolwire serve` under the default policy (a result
+/// limit of 16,384 characters), serving a folder with a 20,000-character file and a small
+/// one: the config's path and the two files' paths.
+fn filesystem_config(peers: &mcp::Peers, folder: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let data = folder.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let large = data.join("large.txt");
+    let line = format!("{}\n", "x".repeat(99));
+    std::fs::write(&large, line.repeat(200)).unwrap();
+    let small = data.join("small.txt");
+    std::fs::write(&small, "hello from the filesystem server\n").unwrap();
+    // The server names the folder by its real path; so do the calls.
+    let data = data.canonicalize().unwrap();
+    let config = json!({
+        "mcpServers": {
+            "fs": {"command": peers.path("TOOLWIRE_NODE"),
+                   "args": [peers.path("TOOLWIRE_FILESYSTEM_JS"), data]},
+        },
+    });
+    let path = folder.join("filesystem.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    (path, data.join("large.txt"), data.join("small.txt"))
+}
+
+/// The front name of the filesystem server's text reader under the default namespace.
+const READ_TEXT: &str = "mcp__fs__read_text_file";
+
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn the_python_sdk_accepts_a_result_over_the_limit() {
+    let peers = mcp::peers("the_python_sdk_accepts_a_result_over_the_limit");
+    let folder = cli::scratch("gateway-fs-python");
+    let (config, large, small) = filesystem_config(&peers, &folder);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_read_large.py");
+    let read = |file: &Path| {
+        let output = Command::new(peers.path("TOOLWIRE_PYTHON"))
+            .arg(&script)
+            .args([READ_TEXT, file.to_str().unwrap()])
+            .arg(cli::bin())
+            .args(["serve", "--config", config.to_str().unwrap()])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run the Python host");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            output.status.success() && stdout.contains("PYREAD ACCEPTED"),
+            "the Python SDK refused the answer ({}):\n--- stdout\n{stdout}\n--- stderr\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        stdout
+    };
+    // Within the limit: a success with the structured content its output schema promises.
+    let stdout = read(&small);
+    assert!(stdout.contains("isError=False structured=True"), "{stdout}");
+    // Over it: a tool error without structured content, saying why.
+    let stdout = read(&large);
+    assert!(stdout.contains("isError=True structured=False"), "{stdout}");
+    assert!(stdout.contains("16384"), "{stdout}");
+}
+
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn the_inspector_cli_accepts_a_result_over_the_limit() {
+    let peers = mcp::peers("the_inspector_cli_accepts_a_result_over_the_limit");
+    let folder = cli::scratch("gateway-fs-inspector");
+    let (config, large, small) = filesystem_config(&peers, &folder);
+    let wrapper = folder.join("gateway.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nexec '{}' serve --config '{}'\n",
+            cli::bin().display(),
+            config.display()
+        ),
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&wrapper).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&wrapper, permissions).unwrap();
+    let read = |file: &Path| {
+        let path = format!("path={}", file.display());
+        inspector(
+            &peers,
+            &[
+                wrapper.to_str().unwrap(),
+                "--method",
+                "tools/call",
+                "--tool-name",
+                READ_TEXT,
+                "--tool-arg",
+                &path,
+            ],
+        )
+    };
+    let answer = read(&small);
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+    assert!(
+        answer["result"]["structuredContent"].is_object(),
+        "{answer}"
+    );
+    let answer = read(&large);
+    assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+    assert!(
+        answer["result"].get("structuredContent").is_none(),
+        "{answer}"
+    );
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(text.contains("16384"), "{answer}");
+}
+
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn the_toolwire_cli_accepts_a_result_over_the_limit() {
+    let peers = mcp::peers("the_toolwire_cli_accepts_a_result_over_the_limit");
+    let folder = cli::scratch("gateway-fs-cli");
+    let (config, large, small) = filesystem_config(&peers, &folder);
+    let bin = cli::bin();
+    let read = |file: &Path| {
+        let path = format!("path={}", file.display());
+        cli::run_args(&[
+            "call",
+            READ_TEXT,
+            &path,
+            "--json",
+            "--",
+            bin.to_str().unwrap(),
+            "serve",
+            "--config",
+            config.to_str().unwrap(),
+        ])
+    };
+    let within = read(&small).expect(0);
+    let answer: Value = serde_json::from_str(&within.stdout).unwrap();
+    assert_eq!(answer["isError"], json!(false), "{answer}");
+    assert!(answer["structuredContent"].is_object(), "{answer}");
+    // The tool's own failure (exit 1), not a refused answer (exit 4 or 5).
+    let over = read(&large).expect(1);
+    assert!(!over.stderr.contains("output schema"), "{}", over.stderr);
+    let answer: Value = serde_json::from_str(&over.stdout).unwrap();
+    assert_eq!(answer["isError"], json!(true), "{answer}");
+    assert!(answer.get("structuredContent").is_none(), "{answer}");
+    assert!(
+        answer["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("16384"),
+        "{answer}"
+    );
+}

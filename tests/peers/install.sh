@@ -30,6 +30,10 @@ MCP_PY_VER="2.3.0"
 # A WebSocket JSON-RPC 2.0 server nobody here wrote, for the WebSocket transport's interop.
 RPC_WS_PKG="rpc-websockets"
 RPC_WS_VER="10.0.1"
+# The official filesystem server: its tools declare an outputSchema, so a result the gateway
+# must shorten shows whether clients accept the answer (tests/gateway_interop.rs).
+FILESYSTEM_PKG="@modelcontextprotocol/server-filesystem"
+FILESYSTEM_VER="2026.8.31"
 # The JSON-Schema-Test-Suite, as the sdist of Python's jsonschema ships it (json/tests/);
 # the file's sha256 is checked, since it is data the schema tests trust.
 SCHEMA_SUITE_VER="4.26.0"
@@ -173,6 +177,7 @@ npm_step conformance "$CONFORMANCE_PKG" "$CONFORMANCE_VER" "node_modules/$CONFOR
 npm_step conformance-next "$CONFORMANCE_PKG" "$CONFORMANCE_NEXT_VER" "node_modules/$CONFORMANCE_PKG/dist/index.js"
 npm_step inspector "$INSPECTOR_PKG" "$INSPECTOR_VER" "node_modules/$INSPECTOR_PKG/clients/launcher/build/index.js"
 npm_step rpc-websockets "$RPC_WS_PKG" "$RPC_WS_VER" "node_modules/$RPC_WS_PKG/package.json"
+npm_step filesystem "$FILESYSTEM_PKG" "$FILESYSTEM_VER" "node_modules/$FILESYSTEM_PKG/dist/index.js"
 py_step
 
 # The JSON-Schema-Test-Suite for tests/schema_suite.rs, from the pinned sdist.
@@ -215,6 +220,7 @@ NODE22_BIN="$DIR/node22/node_modules/$NODE22_PKG/bin/node"
     printf 'TOOLWIRE_SCHEMA_SUITE=%q\n' "$DIR/schema-suite/jsonschema-$SCHEMA_SUITE_VER/json/tests"
     printf 'TOOLWIRE_INSPECTOR_JS=%q\n' "$DIR/inspector/node_modules/$INSPECTOR_PKG/clients/launcher/build/index.js"
     printf 'TOOLWIRE_RPC_WEBSOCKETS=%q\n' "$DIR/rpc-websockets/node_modules/$RPC_WS_PKG"
+    printf 'TOOLWIRE_FILESYSTEM_JS=%q\n' "$DIR/filesystem/node_modules/$FILESYSTEM_PKG/dist/index.js"
 } >"$DIR/peers.env.tmp"
 mv "$DIR/peers.env.tmp" "$DIR/peers.env"
 step peers.env "$t0" "wrote $DIR/peers.env"
