@@ -81,7 +81,7 @@ mod grant;
 mod http;
 mod jwt;
 mod metadata;
-mod origin;
+pub(crate) mod origin;
 mod provider;
 mod store;
 mod token;
