@@ -1,5 +1,5 @@
 //! The properties of the authorization parsers' fuzz targets (`www_authenticate`,
-//! `auth_documents`, `auth_redirect`), beside `checks.rs` and used the same way: each target
+//! `auth_documents`, `auth_redirect`, `auth_origin`), beside `checks.rs` and used the same way: each target
 //! calls one function here, and `tests/auth_fuzz_inputs.rs` runs them over the committed
 //! seeds and kept crash inputs in the normal test suite. A function panics when a property
 //! does not hold.
@@ -289,4 +289,58 @@ pub fn auth_redirect(data: &[u8]) {
     other.code = other.code.map(|_| "another".to_owned());
     other.state = other.state.map(|_| "another".to_owned());
     assert_eq!(format!("{redirect:?}"), format!("{other:?}"));
+}
+
+// ---- auth_origin ----
+
+/// The model of a loopback or private IPv4 address, from the standard library's predicates.
+fn local_v4_model(ip: std::net::Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || a == 0
+        || (a == 100 && (64..128).contains(&b))
+}
+
+/// The rule for URLs a server names (`toolwire::fuzzing::auth_origin`), on the input split at
+/// its first `\n` into a URL and the MCP server's URL: never panics; deterministic; the same
+/// origin is symmetric and implies the same locality; reachable exactly when the URL is not
+/// local or the MCP server is; and the first four bytes as an IPv4 address are local exactly
+/// as the standard library's predicates say, in dotted, hexadecimal, decimal and IPv6-mapped
+/// spellings alike, whatever the case of the scheme.
+pub fn auth_origin(data: &[u8]) {
+    use toolwire::fuzzing::auth_origin as rule;
+    let text = String::from_utf8_lossy(data);
+    let (url, mcp) = text
+        .split_once('\n')
+        .unwrap_or((&text, "http://localhost/mcp"));
+    let judged = rule(url, mcp);
+    assert_eq!(judged, rule(url, mcp), "deterministic");
+    let back = rule(mcp, url);
+    assert_eq!(judged.same_origin, back.same_origin, "symmetric");
+    assert_eq!(judged.url_local, back.mcp_local);
+    if judged.same_origin {
+        assert_eq!(judged.url_local, judged.mcp_local, "{url:?} {mcp:?}");
+    }
+    assert_eq!(judged.reachable, !judged.url_local || judged.mcp_local);
+    if let [a, b, c, d, ..] = *data {
+        let ip = std::net::Ipv4Addr::new(a, b, c, d);
+        let local = local_v4_model(ip);
+        let bits = u32::from(ip);
+        for spelling in [
+            format!("http://{ip}/x"),
+            format!("HTTPS://{ip}:8443"),
+            format!("http://0x{bits:x}/x"),
+            format!("http://{bits}/x"),
+            format!("http://[::ffff:{ip}]/x"),
+            format!("http://user@{a}.{b}.{}/x", u32::from(c) << 8 | u32::from(d)),
+        ] {
+            assert_eq!(
+                rule(&spelling, "https://mcp.example.com/mcp").url_local,
+                local,
+                "{spelling}"
+            );
+        }
+    }
 }

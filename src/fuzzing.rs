@@ -227,3 +227,30 @@ pub fn read_http_request(
 pub fn serve_frames(bytes: &[u8]) -> Vec<String> {
     crate::server::fuzz::serve_lines(bytes)
 }
+
+/// What the authorization flow's rule for URLs the network names says of one (see
+/// `docs/authorization.md`, "Where metadata is fetched from").
+#[cfg(feature = "oauth")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuthOrigin {
+    /// `url` is on the MCP server's origin (a challenge's `resource_metadata` is fetched).
+    pub same_origin: bool,
+    /// `url` is on a loopback or private address.
+    pub url_local: bool,
+    /// The MCP server is on a loopback or private address.
+    pub mcp_local: bool,
+    /// An authorization server or endpoint at `url` may be contacted for that MCP server.
+    pub reachable: bool,
+}
+
+/// The rule applied to `url`, named by the network, for the MCP server at `mcp_url`.
+#[cfg(feature = "oauth")]
+pub fn auth_origin(url: &str, mcp_url: &str) -> AuthOrigin {
+    use crate::auth::origin;
+    AuthOrigin {
+        same_origin: origin::same_origin(url, mcp_url),
+        url_local: origin::is_local(url),
+        mcp_local: origin::is_local(mcp_url),
+        reachable: origin::reachable_from(url, mcp_url),
+    }
+}

@@ -47,3 +47,8 @@ fn auth_documents_inputs_hold_their_properties() {
 fn auth_redirect_inputs_hold_their_properties() {
     run_all("auth_redirect", auth_checks::auth_redirect);
 }
+
+#[test]
+fn auth_origin_inputs_hold_their_properties() {
+    run_all("auth_origin", auth_checks::auth_origin);
+}

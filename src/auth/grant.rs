@@ -15,8 +15,8 @@ use super::metadata::{
 use super::provider::{Active, Discovery, OAuth};
 use super::store::{ClientRegistration, TokenKey, TokenSet};
 use super::token::{
-    register, request_token, select_method, ClientCredentials, Dpop, RegistrationRequest,
-    TokenFailure, TokenResponse,
+    register, request_token, select_method, token_kind, ClientCredentials, Dpop,
+    RegistrationRequest, TokenFailure, TokenResponse,
 };
 use super::util::{now_secs, random_b64url, without_fragment};
 use super::Grant;
@@ -50,7 +50,7 @@ impl OAuth {
             Some((_, resource)) => {
                 // RFC 9728 §7.6 leaves the choice to the client; every peer takes the first.
                 let issuer = &resource.authorization_servers[0];
-                let metadata = discover_server(&self.http, issuer, needs_code)?;
+                let metadata = discover_server(&self.http, issuer, &self.server_url, needs_code)?;
                 Ok(Discovery {
                     resource: resource.resource,
                     metadata,
@@ -551,14 +551,26 @@ impl OAuth {
             key,
             nonce: &self.as_nonce,
         });
-        request_token(
+        let response = request_token(
             &self.http,
             &metadata.token_endpoint,
             what,
             form,
             Some(&credentials),
             dpop.as_ref(),
-        )
+        )?;
+        // An access token of a type this client does not understand is never stored or sent.
+        match token_kind(&response.token_type, use_dpop) {
+            Ok(_) => Ok(response),
+            Err(reason) => Err(TokenFailure {
+                error: Error::auth_error(
+                    AuthErrorKind::Token,
+                    format!("{what} at {}: {reason}", mask_url(&metadata.token_endpoint)),
+                ),
+                code: None,
+                transient: false,
+            }),
+        }
     }
 
     fn token_set(
@@ -578,6 +590,7 @@ impl OAuth {
             .as_deref()
             .and_then(subject_of)
             .or_else(|| subject_of(&response.access_token));
+        // `token_request` let only these through: Bearer, or DPoP when a proof was sent.
         let dpop = use_dpop && response.token_type.eq_ignore_ascii_case("dpop");
         TokenSet {
             expires_at: response

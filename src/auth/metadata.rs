@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::http::FlowHttp;
+use super::origin::{reachable_from, same_origin};
 use super::util::{check_endpoint, split_url};
 use crate::error::{AuthErrorKind, Error, Result};
 use crate::mask::mask_url;
@@ -176,10 +177,19 @@ pub fn parse_server_metadata(bytes: &[u8]) -> std::result::Result<ServerMetadata
 }
 
 /// Where to look for the resource's metadata, in order: the challenge's `resource_metadata`
-/// alone when it gave one; otherwise the path-based well-known URL, then the root one.
+/// alone when it gave one on the MCP server's own origin; otherwise the path-based well-known
+/// URL, then the root one. A `resource_metadata` on another origin is never fetched (see
+/// [`super::origin`]): the server's own well-known URLs are looked at instead.
 pub(crate) fn resource_metadata_urls(mcp_url: &str, from_challenge: Option<&str>) -> Vec<String> {
-    if let Some(url) = from_challenge {
-        return vec![url.to_owned()];
+    match from_challenge {
+        Some(url) if same_origin(url, mcp_url) => return vec![url.to_owned()],
+        Some(url) => log::warn!(
+            "toolwire: {} named its resource metadata at {}, on another origin: not fetched; \
+             looking on the server's own origin instead",
+            mask_url(mcp_url),
+            mask_url(url)
+        ),
+        None => {}
     }
     let Some(parts) = split_url(mcp_url) else {
         return Vec::new();
@@ -303,9 +313,11 @@ pub(crate) fn discover_resource(
 pub(crate) fn discover_server(
     http: &FlowHttp,
     issuer: &str,
+    mcp_url: &str,
     needs_code: bool,
 ) -> Result<ServerMetadata> {
     check_endpoint(issuer, "authorization server")?;
+    check_reachable(issuer, mcp_url, "authorization server")?;
     let candidates = server_metadata_urls(issuer);
     for url in &candidates {
         let answer = http.get(url, &[], AuthErrorKind::Discovery)?;
@@ -343,6 +355,21 @@ pub(crate) fn discover_server(
             ));
         }
         check_server(&metadata, needs_code)?;
+        for (endpoint, what) in [
+            (Some(&metadata.token_endpoint), "token endpoint"),
+            (
+                metadata.authorization_endpoint.as_ref(),
+                "authorization endpoint",
+            ),
+            (
+                metadata.registration_endpoint.as_ref(),
+                "registration endpoint",
+            ),
+        ] {
+            if let Some(endpoint) = endpoint {
+                check_reachable(endpoint, mcp_url, what)?;
+            }
+        }
         return Ok(metadata);
     }
     Err(Error::auth_error(
@@ -355,6 +382,23 @@ pub(crate) fn discover_server(
                 .map(|url| mask_url(url))
                 .collect::<Vec<_>>()
                 .join(", ")
+        ),
+    ))
+}
+
+/// Refuses a URL the network named on a loopback or private address when the MCP server is
+/// not on one (see [`super::origin`]).
+fn check_reachable(url: &str, mcp_url: &str, what: &str) -> Result<()> {
+    if reachable_from(url, mcp_url) {
+        return Ok(());
+    }
+    Err(Error::auth_error(
+        AuthErrorKind::Discovery,
+        format!(
+            "the {what} `{}` is on a loopback or private address and the MCP server {} is not: \
+             it is not contacted (a server may not point the client into its own network)",
+            mask_url(url),
+            mask_url(mcp_url)
         ),
     ))
 }

@@ -21,12 +21,14 @@
 //!
 //! 1. The 401's `WWW-Authenticate` is parsed ([`parse_challenges`]; `Bearer` and `DPoP`).
 //! 2. The protected resource metadata (RFC 9728) is fetched from the challenge's
-//!    `resource_metadata`, else the path-based then the root well-known URL; its `resource`
-//!    must be this server's ([`resource_matches`]), or nothing more happens. When there is
-//!    none, the 2025-03-26 rules apply: the server's origin is the authorization server.
+//!    `resource_metadata` when it is on the server's own origin, else the path-based then the
+//!    root well-known URL; its `resource` must be this server's ([`resource_matches`]), or
+//!    nothing more happens. When there is none, the 2025-03-26 rules apply: the server's
+//!    origin is the authorization server.
 //! 3. The authorization server's metadata (RFC 8414 with path insertion, then the OpenID
 //!    forms; never the root for an issuer with a path) must name the issuer exactly, and
-//!    offer PKCE with S256.
+//!    offer PKCE with S256. Neither it nor its endpoints may be on a loopback or private
+//!    address unless the MCP server is on one too.
 //! 4. The client: pre-registered ([`OAuthConfig::client_id`]), else a Client ID Metadata
 //!    Document where the server supports them ([`OAuthConfig::client_metadata_url`]), else one
 //!    registered before with this issuer, else Dynamic Client Registration as a public native
@@ -38,7 +40,8 @@
 //!    `iss` (RFC 9207) are checked before the token request.
 //! 7. The token request, with the client authentication the server supports (`none`,
 //!    `client_secret_basic` with RFC 6749's encoding, `client_secret_post`,
-//!    `private_key_jwt`), and a DPoP proof when the server binds tokens (RFC 9449).
+//!    `private_key_jwt`), and a DPoP proof when the server binds tokens (RFC 9449). Only a
+//!    `Bearer` token, or a `DPoP` one when a proof was sent, is used (RFC 6749 §7.1).
 //!
 //! A later 401 drops the token, refreshes when it can, else discovers again (a server that
 //! moved to another authorization server gets a new registration there, never the old
@@ -78,6 +81,7 @@ mod grant;
 mod http;
 mod jwt;
 mod metadata;
+pub(crate) mod origin;
 mod provider;
 mod store;
 mod token;

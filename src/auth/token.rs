@@ -141,6 +141,35 @@ pub fn parse_token_response(bytes: &[u8]) -> std::result::Result<TokenResponse, 
     })
 }
 
+/// Whether an access token of this `token_type` is one the client can use (RFC 6749 §7.1: a
+/// client must not use a token whose type it does not understand): `Bearer`, or `DPoP` when a
+/// DPoP proof went with the request (RFC 9449 §5), either without case. `Ok(true)` for a
+/// DPoP-bound token.
+///
+/// # Errors
+///
+/// A message naming the type (bounded, control characters dropped) for any other type, and
+/// for `DPoP` without a proof (the client holds no key the token is bound to).
+pub(crate) fn token_kind(token_type: &str, proof_sent: bool) -> std::result::Result<bool, String> {
+    if token_type.eq_ignore_ascii_case("bearer") {
+        return Ok(false);
+    }
+    if token_type.eq_ignore_ascii_case("dpop") {
+        return if proof_sent {
+            Ok(true)
+        } else {
+            Err("the token is of type `DPoP`, but no DPoP proof was sent: \
+                 it is bound to no key this client holds, so it is not used"
+                .into())
+        };
+    }
+    Err(format!(
+        "the token is of type `{}`, which this client does not understand (it uses `Bearer` \
+         and `DPoP`), so it is not used (RFC 6749 §7.1)",
+        super::util::shown(token_type, 40)
+    ))
+}
+
 /// A token request that failed: the error, and the server's OAuth `error` code.
 pub(crate) struct TokenFailure {
     pub(crate) error: Error,
@@ -411,5 +440,26 @@ mod tests {
         .unwrap();
         assert_eq!(client.client_secret, None);
         assert!(parse_registration(b"[]").is_err());
+    }
+
+    #[test]
+    fn only_bearer_and_dpop_tokens_are_used() {
+        assert_eq!(token_kind("Bearer", false), Ok(false));
+        assert_eq!(token_kind("bearer", true), Ok(false));
+        assert_eq!(token_kind("BEARER", false), Ok(false));
+        assert_eq!(token_kind("DPoP", true), Ok(true));
+        assert_eq!(token_kind("dpop", true), Ok(true));
+        assert!(token_kind("DPoP", false)
+            .unwrap_err()
+            .contains("no DPoP proof"));
+        for other in ["mac", "N_A", "", "Bearer ", "bearer\n"] {
+            let refused = token_kind(other, true).unwrap_err();
+            assert!(
+                refused.contains("does not understand"),
+                "{other:?}: {refused}"
+            );
+            assert!(!refused.contains('\n'), "{refused}");
+        }
+        assert!(token_kind("mac", false).unwrap_err().contains("`mac`"));
     }
 }

@@ -191,6 +191,8 @@ struct Pending {
     batch: Option<Arc<[RequestId]>>,
     /// The caller takes the result as JSON text (a `Value::String` holding it).
     raw: bool,
+    /// Whether the frame has been handed to the transport yet: see [`outbound::Handoff`].
+    handoff: outbound::Handoff,
 }
 
 pub(crate) struct Inner {
@@ -457,10 +459,11 @@ impl Client {
         };
         let group: Arc<[RequestId]> = handles.iter().map(|handle| handle.id().clone()).collect();
         inner.join_batch(&group);
-        if let Err(error) = inner.send(outgoing, Some(batch_deadline)) {
-            inner.release_unsent(handles);
-            return Err(error);
-        }
+        let sent = inner.send(outgoing, Some(batch_deadline));
+        // Releases the requests when the batch was not sent, and times out those whose
+        // deadline passed while it was.
+        inner.after_batch_send(&group, sent.is_ok());
+        sent?;
         Ok(handles.into_iter().map(CallHandle::wait).collect())
     }
 

@@ -1,6 +1,13 @@
 //! Calls going out: registering a request with its deadline, sending it, and each way it can
 //! end from our side (timeout, cancel, close). Whoever removes the pending entry first
 //! completes the call, exactly once.
+//!
+//! A request is registered before its frame is handed to the transport, and the hand-off may
+//! wait for room in a full send queue until the call's own deadline. The timer does not end a
+//! call whose frame is still being handed over: it marks it overdue, and the caller, once the
+//! transport has taken the frame or given up, ends it. So a call told it timed out is never
+//! written afterwards, a frame the transport refused never gets a cancellation notice, and a
+//! notice always follows its request (see [`Handoff`]).
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -15,6 +22,24 @@ use crate::error::{Closed, Error, Result};
 use crate::timer::Expire;
 use crate::transport::{OutFrame, Outgoing, Transport};
 use crate::wire::{self, Message, Request, RequestId};
+
+/// Where a request's frame is between its registration and the transport.
+///
+/// The queue may be full: the hand-off then waits until the call's deadline, and the timer
+/// and the send giving up are due at the same instant. Had the timer ended the call, its
+/// caller would have been told it timed out while the frame could still be queued after, and
+/// the cancellation notice it owed could go out before the request it cancels, or for a
+/// request the peer never saw. One side decides instead: the caller's, once the hand-off ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Handoff {
+    /// The caller is handing the frame to the transport.
+    Sending,
+    /// As `Sending`, and the deadline passed meanwhile: the call times out when the hand-off
+    /// ends, with its notice only if the transport took the frame.
+    Overdue,
+    /// The transport has the frame; the timer ends the call at its deadline.
+    Done,
+}
 
 /// A request entered in the pending table.
 pub(super) struct Registered {
@@ -84,7 +109,17 @@ impl Expire for Inner {
                     continue;
                 }
                 let id = RequestId::Number(token as i64);
-                // Gone already: answered, cancelled or closed while the timer fired.
+                match pending.get_mut(&id) {
+                    // Gone already: answered, cancelled or closed while the timer fired.
+                    None => continue,
+                    // Its caller is still handing the frame over and ends the call after.
+                    Some(entry) if entry.handoff != Handoff::Done => {
+                        entry.handoff = Handoff::Overdue;
+                        entry.timer = None;
+                        continue;
+                    }
+                    Some(_) => {}
+                }
                 if let Some(entry) = pending.remove(&id) {
                     fired.push((id, entry));
                 }
@@ -220,6 +255,7 @@ impl Inner {
                     reset,
                     batch: None,
                     raw: options.raw_result,
+                    handoff: Handoff::Sending,
                 },
             );
         }
@@ -249,25 +285,69 @@ impl Inner {
         }
     }
 
-    /// What a request's send means: on failure its pending entry is released.
+    /// What a request's send means: on failure its pending entry is released; a call whose
+    /// deadline passed while it was sent times out here.
     fn after_request_send(&self, id: &RequestId, method: &str, sent: Result<()>) -> Result<()> {
+        let Some((entry, _)) = self.end_handoff(id, sent.is_ok()) else {
+            // Sent in time, or completed meanwhile (answered, or the client closed).
+            return sent;
+        };
         match sent {
-            Ok(()) => Ok(()),
-            Err(error) => {
-                let started = self.take_pending(id).map(|pending| pending.started);
-                match (error, started) {
-                    // The queue stayed full until the deadline: that is this call's timeout.
-                    (Error::Busy { .. }, Some(started)) => {
-                        bump(&self.counters.timeouts);
-                        Err(Error::Timeout {
-                            method: method.to_owned(),
-                            after: started.elapsed(),
-                        })
-                    }
-                    (error, _) => Err(error),
+            Ok(()) => {
+                self.time_out_sent(id, &entry);
+                Ok(())
+            }
+            // The queue stayed full until the deadline: that is this call's timeout. The peer
+            // never saw the request, so no notice is owed.
+            Err(Error::Busy { .. }) => {
+                bump(&self.counters.timeouts);
+                Err(Error::Timeout {
+                    method: method.to_owned(),
+                    after: entry.started.elapsed(),
+                })
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Ends the hand-off of a batch's requests: those whose deadline passed meanwhile time out
+    /// now when the batch was sent; every entry is released when it was not (the batch fails
+    /// as a whole, nothing counted).
+    pub(super) fn after_batch_send(&self, ids: &[RequestId], sent: bool) {
+        for id in ids {
+            if let Some((entry, true)) = self.end_handoff(id, sent) {
+                if sent {
+                    self.time_out_sent(id, &entry);
                 }
             }
         }
+    }
+
+    /// Ends a request's hand-off to the transport. Returns its entry, taken out of the table,
+    /// when the call ends here: the send failed, or the deadline passed meanwhile (`true`).
+    fn end_handoff(&self, id: &RequestId, sent: bool) -> Option<(Pending, bool)> {
+        let entry = {
+            let mut pending = self.pending.lock();
+            let entry = pending.get_mut(id)?;
+            let overdue = entry.handoff == Handoff::Overdue;
+            entry.handoff = Handoff::Done;
+            if sent && !overdue {
+                return None;
+            }
+            (pending.remove(id)?, overdue)
+        };
+        if let Some(key) = entry.0.timer {
+            self.timer.cancel(key);
+        }
+        Some(entry)
+    }
+
+    /// A request the transport took after its deadline passed: the peer has it, so the call
+    /// times out now and its notice (if owed) goes out at once, after the frame.
+    fn time_out_sent(&self, id: &RequestId, pending: &Pending) {
+        self.owe_notices(std::iter::once((id, pending)), false);
+        self.wake_timed_out(id, pending);
+        self.flush_notices();
     }
 
     pub(super) fn send(&self, outgoing: Outgoing, deadline: Option<Instant>) -> Result<()> {

@@ -246,8 +246,10 @@ impl McpConfig {
     /// One budget for the whole connection: starting the server (or the transport), the
     /// `server/discover` probe and the `initialize` handshake together. Each step gets what
     /// is left of it (and never more than its own timeout above; Auto mode's probe at most
-    /// half, so the fallback always has a turn), so Auto mode cannot spend it twice. A restart gets a fresh budget. Defaults to none: each step has only its own
-    /// timeout.
+    /// half, so the fallback always has a turn), so Auto mode cannot spend it twice. When it
+    /// runs out, the connection fails with [`crate::Error::Timeout`] for the step that was
+    /// running, `after` the budget exactly as set (not that step's share of it). A restart
+    /// gets a fresh budget. Defaults to none: each step has only its own timeout.
     pub fn connect_timeout(mut self, budget: Duration) -> Self {
         self.connect_timeout = Some(budget);
         self

@@ -23,7 +23,8 @@ use crate::wire::{ErrorCode, Notification, Request};
 /// What is left of [`crate::McpConfig::connect_timeout`] as the connection's steps go.
 struct Budget {
     started: Instant,
-    deadline: Option<Instant>,
+    /// The budget as set, and when it runs out.
+    limit: Option<(Duration, Instant)>,
 }
 
 impl Budget {
@@ -31,7 +32,7 @@ impl Budget {
         let started = Instant::now();
         Budget {
             started,
-            deadline: budget.map(|budget| started + budget),
+            limit: budget.map(|budget| (budget, started + budget)),
         }
     }
 
@@ -41,14 +42,14 @@ impl Budget {
     ///
     /// [`Error::Timeout`] when nothing is left.
     fn left(&self, cap: Duration) -> Result<Duration> {
-        let Some(deadline) = self.deadline else {
+        let Some((budget, deadline)) = self.limit else {
             return Ok(cap);
         };
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(Error::Timeout {
                 method: "connecting (McpConfig::connect_timeout)".into(),
-                after: self.started.elapsed(),
+                after: budget,
             });
         }
         Ok(left.min(cap))
@@ -57,11 +58,32 @@ impl Budget {
     /// As [`Budget::left`], but at most half of what is left.
     fn half_left(&self, cap: Duration) -> Result<Duration> {
         let left = self.left(Duration::MAX)?;
-        Ok(if self.deadline.is_some() {
+        Ok(if self.limit.is_some() {
             (left / 2).max(Duration::from_millis(1)).min(cap)
         } else {
             cap
         })
+    }
+
+    /// A step's timeout, once the budget has run out, is the connection's: it is reported
+    /// after the whole budget as set (`3s`), not after the share the last step had of it
+    /// (`1.500213141s`), which would read as a bound nobody set.
+    fn spent(&self, error: Error) -> Error {
+        match (error, self.limit) {
+            (Error::Timeout { method, .. }, Some((budget, deadline)))
+                if Instant::now() >= deadline =>
+            {
+                log::debug!(
+                    "toolwire: the connection took its whole budget of {budget:?} ({:?})",
+                    self.started.elapsed()
+                );
+                Error::Timeout {
+                    method,
+                    after: budget,
+                }
+            }
+            (error, _) => error,
+        }
     }
 }
 
@@ -255,7 +277,7 @@ impl McpInner {
                     })
                 }),
         };
-        match opened {
+        match opened.map_err(|error| budget.spent(error)) {
             Ok((info, stamp)) => {
                 log::debug!(
                     "toolwire: connected to {} {} with protocol {} ({})",

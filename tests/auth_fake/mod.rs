@@ -73,6 +73,12 @@ pub struct Options {
     pub grant_only: Option<Vec<&'static str>>,
     /// Answer 401 to every token, even one just issued.
     pub refuse_tokens: bool,
+    /// The token response's `token_type` (default: `Bearer`, or `DPoP` for a bound token).
+    pub token_type: Option<&'static str>,
+    /// The challenge's `resource_metadata` names this URL instead of the metadata's own.
+    pub challenge_metadata: Option<String>,
+    /// The resource metadata names this authorization server instead of its own.
+    pub authorization_server: Option<String>,
 }
 
 impl Default for Options {
@@ -106,6 +112,9 @@ impl Default for Options {
             dpop_nonce: false,
             grant_only: None,
             refuse_tokens: false,
+            token_type: None,
+            challenge_metadata: None,
+            authorization_server: None,
         }
     }
 }
@@ -232,7 +241,9 @@ fn challenge(base: &str, options: &Options, error: Option<&str>, scope: Option<&
     if let Some(scope) = scope {
         parts.push(format!("scope=\"{scope}\""));
     }
-    if let (true, Some(path)) = (options.prm_in_challenge, options.prm_path) {
+    if let Some(url) = &options.challenge_metadata {
+        parts.push(format!("resource_metadata=\"{url}\""));
+    } else if let (true, Some(path)) = (options.prm_in_challenge, options.prm_path) {
         parts.push(format!("resource_metadata=\"{base}{path}\""));
     }
     format!("Bearer {}", parts.join(", "))
@@ -258,7 +269,7 @@ fn handle(req: &Req, reply: &mut Reply<'_>, base: &str, options: &Options, world
     if Some(path.as_str()) == options.prm_path && req.method == "GET" {
         let mut document = json!({
             "resource": options.resource.clone().unwrap_or(mcp_url),
-            "authorization_servers": [real_issuer],
+            "authorization_servers": [options.authorization_server.clone().unwrap_or(real_issuer)],
         });
         if let Some(scopes) = &options.prm_scopes {
             document["scopes_supported"] = json!(scopes);
@@ -500,6 +511,9 @@ fn token(req: &Req, reply: &mut Reply<'_>, options: &Options, world: &Mutex<Worl
             let mut answer = issue(&mut world, options, code.scopes);
             if dpop_bound {
                 answer["token_type"] = json!("DPoP");
+            }
+            if let Some(token_type) = options.token_type {
+                answer["token_type"] = json!(token_type);
             }
             reply.json(200, &answer, &[])
         }

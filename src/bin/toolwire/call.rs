@@ -162,10 +162,12 @@ pub fn run(
 /// right after the wake-up can overtake.) The client's timer stays armed a little later, as a
 /// backstop.
 struct Deadline {
-    started: Instant,
     timeout: Duration,
+    max_total: Duration,
     hard: Instant,
     at: Instant,
+    /// Progress has moved the deadline at least once.
+    moved: bool,
 }
 
 impl Deadline {
@@ -173,15 +175,35 @@ impl Deadline {
         let started = Instant::now();
         let hard = started + max_total;
         Deadline {
-            started,
             timeout,
+            max_total,
             hard,
             at: (started + timeout).min(hard),
+            moved: false,
         }
     }
 
     fn progressed(&mut self) {
         self.at = (Instant::now() + self.timeout).min(self.hard);
+        self.moved = true;
+    }
+
+    /// The bound the call ran into, as the user wrote it (`300ms`, not a measured
+    /// `300.41 ms`), and the option it came from when progress had moved the deadline.
+    fn reached(&self) -> (String, Option<&'static str>) {
+        if !self.moved {
+            (crate::cli::show_bound(self.timeout), None)
+        } else if self.at >= self.hard {
+            (
+                format!("{} in all", crate::cli::show_bound(self.max_total)),
+                Some("--max-total"),
+            )
+        } else {
+            (
+                format!("{} without progress", crate::cli::show_bound(self.timeout)),
+                Some("--timeout"),
+            )
+        }
     }
 
     fn passed(&self) -> bool {
@@ -277,7 +299,6 @@ fn wait(
         if !expired && deadline.passed() {
             expired = true;
             if call.cancel() {
-                let after = deadline.started.elapsed();
                 note(
                     "cancel",
                     json!({"tool": name, "detail": "timed out", "sent": true}),
@@ -287,12 +308,15 @@ fn wait(
                 } else {
                     "it was cancelled"
                 };
+                let (bound, option) = deadline.reached();
+                let option = option
+                    .map(|option| format!("{option}; "))
+                    .unwrap_or_default();
                 return Err(Failure {
                     exit: Exit::Timeout,
                     message: format!(
-                        "the call to `{name}` timed out after {} ({what}; the server \
-                         was told)",
-                        output::duration(after)
+                        "the call to `{name}` timed out after {bound} ({option}{what}; the \
+                         server was told)"
                     ),
                     login_required: false,
                 });

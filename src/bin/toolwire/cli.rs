@@ -106,7 +106,8 @@ pub struct Options {
     /// progress reports restart it during a call.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, global = true)]
     pub timeout: Duration,
-    /// How long starting or reaching the server and its handshake may take.
+    /// How long starting or reaching the server and its handshake may take, together;
+    /// stopping a stdio server that did not answer in time takes at most 4 s more.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration, global = true)]
     pub connect_timeout: Duration,
     /// The longest a call may run in all while progress keeps restarting --timeout.
@@ -507,7 +508,30 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             "{text:?} is out of range (more than zero, at most a week)"
         ));
     }
-    Ok(Duration::from_secs_f64(seconds))
+    // To the nearest nanosecond, so `2.3s` is 2.3 s exactly and is shown back as written.
+    Ok(Duration::from_nanos((seconds * 1e9).round() as u64))
+}
+
+/// A bound the user set, the way [`parse_duration`] reads it: `3s`, `1.5s`, `500ms`, `2m`,
+/// `1h`; never a measured `3.000213141s`.
+pub fn show_bound(bound: Duration) -> String {
+    const MINUTE: u128 = 60_000_000_000;
+    const HOUR: u128 = 60 * MINUTE;
+    let nanos = bound.as_nanos();
+    let trimmed = |value: f64, unit: &str| {
+        let text = format!("{value:.6}");
+        let text = text.trim_end_matches('0').trim_end_matches('.');
+        format!("{text}{unit}")
+    };
+    if nanos > 0 && nanos % HOUR == 0 {
+        format!("{}h", nanos / HOUR)
+    } else if nanos > 0 && nanos % MINUTE == 0 {
+        format!("{}m", nanos / MINUTE)
+    } else if nanos >= 1_000_000_000 {
+        trimmed(bound.as_secs_f64(), "s")
+    } else {
+        trimmed(bound.as_secs_f64() * 1e3, "ms")
+    }
 }
 
 #[cfg(test)]
@@ -523,6 +547,18 @@ mod tests {
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("5 parsecs").is_err());
+    }
+
+    #[test]
+    fn bounds_are_shown_as_written() {
+        for written in [
+            "3s", "30s", "1.5s", "2.3s", "90s", "500ms", "0.5ms", "2m", "1h",
+        ] {
+            let bound = parse_duration(written).unwrap();
+            assert_eq!(show_bound(bound), written, "{bound:?}");
+        }
+        assert_eq!(show_bound(parse_duration("120s").unwrap()), "2m");
+        assert_eq!(show_bound(parse_duration("3").unwrap()), "3s");
     }
 
     #[test]

@@ -310,6 +310,13 @@ pub fn connect(
     };
     let client = McpClient::connect_with(connector, config).map_err(|error| {
         let mut failure = Failure::from_error(&format!("connecting to {describe}"), &error);
+        if let toolwire::Error::Timeout { method, after } = &error {
+            // The whole --connect-timeout ran out: `after` is that bound, shown as written.
+            failure.message = format!(
+                "connecting to {describe}: `{method}` timed out after {}",
+                crate::cli::show_bound(*after)
+            );
+        }
         if let Some(program) = &program {
             let printed = record.lock().lines > 0;
             let unknown = matches!(&error, toolwire::Error::Rpc(object) if object.code.0 == -32601);
