@@ -223,7 +223,11 @@ impl Tool {
         let problem = |key: &str, reason: String| -> Arc<str> {
             Arc::from(format!("tool `{name}`: its {key} cannot be used: {reason}"))
         };
-        let texts = Tool::texts(&raw);
+        let texts = serde_json::from_str::<SchemaTexts<'_>>(raw.get()).map_err(|error| {
+            Error::Protocol(format!(
+                "tool `{name}`: its schemas cannot be read: {error}"
+            ))
+        })?;
         let input = texts
             .input
             .map(|text| read_text(text.get(), &SchemaLimits::default()))
