@@ -186,6 +186,7 @@ fn auth_scenario(
 
 fn needs_no_arguments(tool: &Tool) -> bool {
     tool.input_schema()
+        .unwrap_or_default()
         .get("required")
         .and_then(Value::as_array)
         .is_none_or(Vec::is_empty)
@@ -299,7 +300,7 @@ fn call_listed_tools(client: &McpClient, tools: &[Tool]) -> Outcome {
         eprintln!("conformance_client: rejected tool {name}: {reason}");
     }
     for tool in tools {
-        let schema = tool.input_schema();
+        let schema = tool.input_schema().unwrap_or_default();
         let mut arguments = serde_json::Map::new();
         for required in schema
             .get("required")

@@ -1437,11 +1437,9 @@ pub fn http_request(data: &[u8]) {
 /// a batch), and those of requests gone wrong whose id could be read (answered -32600).
 #[cfg(feature = "server")]
 fn request_ids(line: &[u8]) -> Vec<RequestId> {
-    // Text that is not JSON is never answered, even when an id can be made out in it.
-    let invalid_id = |invalid: Invalid| {
-        let answered = invalid.method_present && !matches!(invalid.error, ParseError::NotJson(_));
-        invalid.id.filter(|_| answered)
-    };
+    // A request gone wrong is answered with its id when one can be made out, whatever the
+    // fault (text that is not JSON, or nested too deep, included).
+    let invalid_id = |invalid: Invalid| invalid.id.filter(|_| invalid.method_present);
     match parse_frame(line) {
         Ok(Frame::Single(Message::Request(request))) => vec![request.id],
         Ok(Frame::Batch(elements)) => elements
@@ -1558,6 +1556,53 @@ pub fn server_frames(data: &[u8]) {
                 answered.get(id).copied().unwrap_or(0),
                 1,
                 "request {id} got no answer"
+            );
+        }
+    }
+}
+
+// ---- tool_definition ----
+
+/// A tool definition as `tools/list` lists it (`toolwire::Tool::from_raw`), for any text.
+///
+/// Never panics, however deep the text; a tool it reads keeps its text; its schemas are usable
+/// exactly when it names no problem (`input_schema` and `output_schema` then never fail, so a
+/// schema is never taken for "none"), and a problem names the tool and is what the failing
+/// schema's accessor returns.
+pub fn tool_definition(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(raw) = serde_json::value::RawValue::from_string(text.to_owned()) else {
+        return;
+    };
+    let kept = raw.get().to_owned();
+    let Ok(tool) = toolwire::Tool::from_raw(raw) else {
+        return;
+    };
+    assert_eq!(tool.raw_json(), kept);
+    let input = tool.input_schema();
+    let output = tool.output_schema();
+    match tool.schema_problem() {
+        None => {
+            let input = input.unwrap_or_else(|error| panic!("{error} for {kept}"));
+            assert!(input.is_object(), "{input}");
+            let output = output.unwrap_or_else(|error| panic!("{error} for {kept}"));
+            assert_eq!(output.is_some(), tool.has_output_schema());
+        }
+        Some(problem) => {
+            assert!(
+                problem.contains(&format!("tool `{}`", tool.name)),
+                "{problem}"
+            );
+            let failed: Vec<String> = [input.err(), output.err()]
+                .into_iter()
+                .flatten()
+                .map(|error| error.to_string())
+                .collect();
+            assert!(
+                failed.iter().any(|error| error.contains(problem)),
+                "{problem} vs {failed:?}"
             );
         }
     }

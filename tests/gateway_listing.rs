@@ -45,7 +45,7 @@ fn the_tools_of_two_backends_are_listed_namespaced_and_called() {
         .iter()
         .find(|tool| tool.name == "mcp__beta__add")
         .unwrap();
-    assert_eq!(add.input_schema()["required"], json!(["a", "b"]));
+    assert_eq!(add.input_schema().unwrap()["required"], json!(["a", "b"]));
 
     let echoed = call(
         &client,

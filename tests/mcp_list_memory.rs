@@ -94,7 +94,7 @@ fn list_memory_child() {
         let tools = client.list_tools().expect("the list");
         serving.join().expect("the server");
         assert_eq!(tools.len(), TOOLS);
-        assert!(tools[0].input_schema()["properties"]["query"].is_object());
+        assert!(tools[0].input_schema().unwrap()["properties"]["query"].is_object());
         let after = peak_kib();
         (bytes, before, after, tools)
     });

@@ -77,3 +77,8 @@ fn http_request_inputs_hold_their_properties() {
 fn server_frames_inputs_hold_their_properties() {
     run_all("server_frames", checks::server_frames);
 }
+
+#[test]
+fn tool_definition_inputs_hold_their_properties() {
+    run_all("tool_definition", checks::tool_definition);
+}

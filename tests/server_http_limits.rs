@@ -1,6 +1,7 @@
 //! The bounds of the HTTP server: a body over the cap is refused (413) before it is read,
 //! declared or chunked; a head with too many headers is 431; connections past the limit are
-//! answered 503 at once and closed, and served again once one ends; an unknown path is 404.
+//! answered 503 at once and closed when every one is serving a request, and served again once
+//! one ends; an unknown path is 404.
 
 #[path = "server_support.rs"]
 mod support;
@@ -72,15 +73,31 @@ fn an_oversize_body_is_refused_before_it_is_read() {
     http.close().unwrap();
 }
 
+/// A connection whose request head is complete and whose body is still to come: it holds
+/// its slot. Returns once the server has read the head (its `100 Continue` is the latch).
+fn busy_connection(host: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(host).unwrap();
+    stream.set_read_timeout(Some(SOON)).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Expect: 100-continue\r\nContent-Length: 10\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut line = [0u8; 25];
+    stream.read_exact(&mut line).unwrap();
+    assert_eq!(&line, b"HTTP/1.1 100 Continue\r\n\r\n");
+    stream
+}
+
 #[test]
 fn connections_past_the_limit_get_503_at_once() {
     let http = serve(HttpServerConfig::new().max_connections(2));
     let host = authority(&http.url()).to_owned();
-    // Two idle connections hold the two places (their head deadline has not started: they
-    // sent nothing, so they wait out the idle limit).
-    let first = TcpStream::connect(&host).unwrap();
-    let second = TcpStream::connect(&host).unwrap();
-    assert!(support::eventually(|| http.connections() == 2));
+    // Two connections being served (their heads are in) hold the two places; idle ones would
+    // make room (tests/srv22_slots.rs).
+    let first = busy_connection(&host);
+    let second = busy_connection(&host);
+    assert_eq!(http.connections(), 2);
     let mut third = TcpStream::connect(&host).unwrap();
     third.set_read_timeout(Some(SOON)).unwrap();
     let mut answer = String::new();

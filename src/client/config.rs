@@ -71,7 +71,8 @@ pub struct ClientConfig {
     /// reader thread, where nothing slow may run.
     pub(crate) notification_tap: Option<NotificationHandler>,
     /// Takes the peer's requests on the reader thread (see [`RequestSink`]). With it and no
-    /// notification handler the client starts no dispatch thread.
+    /// notification handler the client starts no dispatch thread; with it, text that is no
+    /// JSON-RPC message at all is answered too (a `null` id), as a server answers it.
     pub(crate) request_sink: Option<RequestSink>,
     pub(crate) dialect: Arc<dyn Dialect>,
 }

@@ -11,10 +11,7 @@ use serde_json::Value;
 use super::{bump, CallEvent, Inner, PeerRequests, Progress};
 use crate::error::{Closed, Error};
 use crate::transport::{FrameMeta, Inbound, OutFrame, Outgoing, TransportEvent};
-use crate::wire::{
-    ErrorCode, ErrorObject, Incoming, IncomingFrame, Invalid, Message, ParseError, RawResponse,
-    RequestId, Response,
-};
+use crate::wire::{Incoming, IncomingFrame, Invalid, Message, RawResponse, RequestId, Response};
 
 /// The transport's view of the client. Weak, so transport threads never keep it alive.
 pub(super) struct Link(pub(super) Weak<Inner>);
@@ -69,58 +66,39 @@ impl Inner {
 
     fn on_invalid(&self, invalid: Invalid, bytes: &[u8]) {
         bump(&self.counters.skipped_lines);
-        let excerpt = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
-        match (&invalid.error, &invalid.id) {
-            // Not JSON, but it shows whose response it was: its caller learns why at once.
-            (ParseError::NotJson(_), Some(id)) if !invalid.method_present => {
+        if !invalid.method_present {
+            if let Some(id) = &invalid.id {
+                // A malformed response to one of our requests (or text that is not JSON but
+                // shows whose response it was): its caller learns why at once.
                 self.fail_malformed(id, &invalid);
+                return;
             }
-            (ParseError::NotJson(_), _) => {
-                log::debug!("toolwire: skipped a frame that is not JSON: {excerpt:?}");
-            }
-            (_, Some(id)) if invalid.method_present => {
-                log::debug!(
-                    "toolwire: invalid request {id} from the peer: {}",
-                    invalid.error
-                );
-                self.reply(Response::error(
-                    Some(id.clone()),
-                    ErrorObject::new(ErrorCode::INVALID_REQUEST, invalid.error.to_string()),
-                ));
-            }
-            (_, Some(id)) => {
-                // A malformed response to one of our requests: its caller learns why at once.
-                match self.take_pending(id) {
-                    Some(pending) => {
-                        log::warn!(
-                            "toolwire: malformed response to `{}` (id {id}): {}",
-                            pending.method,
-                            invalid.error
-                        );
-                        pending
-                            .sink
-                            .send(CallEvent::Done(Err(Error::Protocol(format!(
-                                "malformed response to `{}`: {}",
-                                pending.method, invalid.error
-                            )))));
-                    }
-                    None => log::debug!("toolwire: skipped a malformed message: {}", invalid.error),
-                }
-            }
-            (_, None) if invalid.method_present => {
-                // A request whose id cannot be read: JSON-RPC answers it with a null id.
+        }
+        match self.owed_answer(&invalid) {
+            Some(response) => {
                 log::debug!("toolwire: invalid request from the peer: {}", invalid.error);
-                self.reply(Response::error(
-                    None,
-                    ErrorObject::new(ErrorCode::INVALID_REQUEST, invalid.error.to_string()),
-                ));
+                self.reply(response);
             }
-            (_, None) => {
+            None => {
+                let excerpt = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
                 log::debug!(
                     "toolwire: skipped an invalid message ({}): {excerpt:?}",
                     invalid.error
                 );
             }
+        }
+    }
+
+    /// The answer owed to a message that could not be read: a request (or notification) gone
+    /// wrong is answered, with its id when it can be read and `null` otherwise, whatever the
+    /// fault (not JSON, too deep, an unreadable id); text that is no message at all only by a
+    /// server (its requests go to a sink), as JSON-RPC 2.0 shows: a client skips it, since a
+    /// server that writes stray lines gains nothing from a storm of errors.
+    fn owed_answer(&self, invalid: &Invalid) -> Option<Response> {
+        if invalid.method_present || self.config.request_sink.is_some() {
+            invalid.answer()
+        } else {
+            None
         }
     }
 
@@ -150,21 +128,18 @@ impl Inner {
             match element {
                 Ok(Incoming::Request(request)) => requests.push(request),
                 Ok(message) => self.on_message(message),
-                Err(invalid) if invalid.method_present => {
-                    bump(&self.counters.skipped_lines);
-                    log::debug!(
-                        "toolwire: invalid request in a batch from the peer: {}",
-                        invalid.error
-                    );
-                    // A notification gone wrong is never answered.
-                    if let Some(id) = invalid.id {
-                        errors.push(Response::error(
-                            Some(id),
-                            ErrorObject::new(ErrorCode::INVALID_REQUEST, invalid.error.to_string()),
-                        ));
+                Err(invalid) => match self.owed_answer(&invalid) {
+                    // Answered in the batch's reply, with its id or `null` (JSON-RPC 2.0 §6).
+                    Some(response) => {
+                        bump(&self.counters.skipped_lines);
+                        log::debug!(
+                            "toolwire: invalid request in a batch from the peer: {}",
+                            invalid.error
+                        );
+                        errors.push(response);
                     }
-                }
-                Err(invalid) => self.on_invalid(invalid, bytes),
+                    None => self.on_invalid(invalid, bytes),
+                },
             }
         }
         for group in groups {

@@ -310,7 +310,16 @@ fn plan_tools(
             skip(&tool.name, reason.to_owned());
             continue;
         }
-        let schema = match ToolSchema::lazy(&front, tool.input_schema()) {
+        // A schema that cannot be read or is over a bound: not served, for that reason.
+        let (input, output) = match (tool.input_schema(), tool.output_schema()) {
+            (Ok(input), Ok(output)) => (input, output),
+            (Err(error), _) | (_, Err(error)) => {
+                let reason = tool.schema_problem().map(str::to_owned);
+                skip(&tool.name, reason.unwrap_or_else(|| error.to_string()));
+                continue;
+            }
+        };
+        let schema = match ToolSchema::lazy(&front, input.clone()) {
             Ok(schema) => schema,
             Err(error) => {
                 skip(&tool.name, error.to_string());
@@ -333,7 +342,7 @@ fn plan_tools(
         let mut served_tool = ServerTool::new(
             front.clone(),
             tool.description.clone().unwrap_or_default(),
-            tool.input_schema(),
+            input,
             move |context, arguments| {
                 let Some(core) = handler_core.upgrade() else {
                     return Ok(crate::server::ToolResult::error("the gateway is closing"));
@@ -353,7 +362,7 @@ fn plan_tools(
         if let Some(title) = &tool.title {
             served_tool = served_tool.title(title.clone());
         }
-        if let Some(output) = tool.output_schema() {
+        if let Some(output) = output {
             served_tool = served_tool.output_schema(output);
         }
         change = change.add_tool(served_tool);

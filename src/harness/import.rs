@@ -220,7 +220,17 @@ impl ToolRegistry {
             }
             // Compiled on the tool's first call: a long list costs nothing until used, and a
             // schema too costly to check makes only its own tool unusable.
-            let schema = match ToolSchema::lazy(&name, tool.input_schema()) {
+            // A schema that cannot be read or is over a bound makes the tool unusable, for
+            // that reason: never imported as if it declared none, nor run unchecked.
+            let (input, output) = match (tool.input_schema(), tool.output_schema()) {
+                (Ok(input), Ok(output)) => (input, output),
+                (Err(error), _) | (_, Err(error)) => {
+                    let reason = tool.schema_problem().map(str::to_owned);
+                    skip(&tool.name, reason.unwrap_or_else(|| error.to_string()));
+                    continue;
+                }
+            };
+            let schema = match ToolSchema::lazy(&name, input) {
                 Ok(schema) => schema,
                 Err(error) => {
                     skip(&tool.name, error.to_string());
@@ -251,7 +261,7 @@ impl ToolRegistry {
                     annotations: tool.annotations,
                     output_schema: None,
                 },
-                output_schema: tool.output_schema().map(OutputSchema::Remote),
+                output_schema: output.map(OutputSchema::Remote),
             });
         }
         if let Some(allow) = &import.allow {

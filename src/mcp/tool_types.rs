@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use super::headers::{designations, ParamHeader};
 use crate::error::{Error, Result};
+use crate::schema::{read_text, SchemaLimits};
 
 /// The hints a tool's author gives about its behaviour. Hints, not guarantees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,6 +33,12 @@ pub struct ToolAnnotations {
 /// order, `$ref`s and `$defs` untouched), beside the few fields a caller reads typed; its
 /// schemas are read from that text when asked for. A `serde_json::Value` of a tool costs 15
 /// to 20 times its text in memory, so a long list costs about its own size this way.
+///
+/// Its schemas are read once when the tool is, within the depth and size bounds of
+/// [`crate::schema::SchemaLimits`] (by default: 128 levels, 1 MiB): a schema that cannot be
+/// read or is over a bound makes the tool unusable ([`Tool::schema_problem`] says why, naming
+/// the tool and the bound), and [`Tool::input_schema`] and [`Tool::output_schema`] return
+/// that reason instead of a schema, so no caller can take it for "no schema".
 #[derive(Debug, Clone)]
 pub struct Tool {
     /// The name to call it by.
@@ -51,6 +58,10 @@ pub struct Tool {
     headers: std::result::Result<Arc<[ParamHeader]>, String>,
     /// `execution.taskSupport`, when declared.
     task_support: TaskSupport,
+    /// Why `inputSchema` cannot be used, when it cannot (found when the tool was read).
+    input_problem: Option<Arc<str>>,
+    /// Why `outputSchema` cannot be used, when it cannot.
+    output_problem: Option<Arc<str>>,
 }
 
 /// Whether a tool may run as a task (2025-11-25 `execution.taskSupport`; on the 2026-07-28
@@ -68,26 +79,20 @@ pub enum TaskSupport {
     Required,
 }
 
-/// A tool's input schema as its text, borrowed from the tool's text.
+/// A tool's schemas as their text, borrowed from the tool's text (read without a depth
+/// limit: the text is only sliced).
 #[derive(Deserialize)]
-struct InputText<'a> {
+struct SchemaTexts<'a> {
     #[serde(rename = "inputSchema", borrow)]
     input: Option<&'a RawValue>,
+    #[serde(rename = "outputSchema", borrow)]
+    output: Option<&'a RawValue>,
 }
 
 impl PartialEq for Tool {
     fn eq(&self, other: &Self) -> bool {
         self.raw.get() == other.raw.get()
     }
-}
-
-/// The two schemas of a tool's text, read without building the rest.
-#[derive(Deserialize)]
-struct Schemas {
-    #[serde(rename = "inputSchema")]
-    input: Option<Value>,
-    #[serde(rename = "outputSchema")]
-    output: Option<Value>,
 }
 
 /// The typed fields of a tool's text, read without building its schemas.
@@ -213,14 +218,37 @@ impl Tool {
             Some("optional") => TaskSupport::Optional,
             _ => TaskSupport::Forbidden,
         };
-        // Most tools designate nothing: their schema is not read for it.
-        let headers = if raw.get().contains("x-mcp-header") {
-            let schema = Tool::input_of(&raw);
-            designations(&schema).map(Arc::from)
-        } else {
-            Ok(Arc::from(Vec::new()))
+        // One read of each schema, its failure kept: the schemas are built again when asked
+        // for (from the same text, by the same parser), never kept as trees of values.
+        let problem = |key: &str, reason: String| -> Arc<str> {
+            Arc::from(format!("tool `{name}`: its {key} cannot be used: {reason}"))
+        };
+        let texts = serde_json::from_str::<SchemaTexts<'_>>(raw.get()).map_err(|error| {
+            Error::Protocol(format!(
+                "tool `{name}`: its schemas cannot be read: {error}"
+            ))
+        })?;
+        let input = texts
+            .input
+            .map(|text| read_text(text.get(), &SchemaLimits::default()))
+            .transpose()
+            .map_err(|reason| problem("inputSchema", reason));
+        let output_problem = match texts.output {
+            Some(text) if has_output_schema => read_text(text.get(), &SchemaLimits::default())
+                .err()
+                .map(|reason| problem("outputSchema", reason)),
+            _ => None,
+        };
+        // Most tools designate nothing: their schema is not looked at for it.
+        let headers = match &input {
+            Ok(Some(schema)) if raw.get().contains("x-mcp-header") => {
+                designations(schema).map(Arc::from)
+            }
+            _ => Ok(Arc::from(Vec::new())),
         };
         Ok(Tool {
+            input_problem: input.err(),
+            output_problem,
             headers,
             task_support,
             annotations: ToolAnnotations {
@@ -237,20 +265,34 @@ impl Tool {
         })
     }
 
-    fn input_of(raw: &RawValue) -> Value {
-        serde_json::from_str::<Schemas>(raw.get())
-            .ok()
-            .and_then(|schemas| schemas.input)
-            .unwrap_or(Value::Null)
+    /// The schemas' texts within the tool's text. The text was sliced this way when the tool
+    /// was read, so it slices the same way again.
+    fn texts(raw: &RawValue) -> SchemaTexts<'_> {
+        serde_json::from_str::<SchemaTexts<'_>>(raw.get()).unwrap_or(SchemaTexts {
+            input: None,
+            output: None,
+        })
     }
 
     /// The input schema's JSON text, byte for byte as the server sent it (keys in their
-    /// order, `$ref`s and `$defs` untouched): what to hand a model, or echo back.
+    /// order, `$ref`s and `$defs` untouched): what to hand a model, or echo back. For a tool
+    /// whose schema is unusable ([`Tool::schema_problem`]) it is the text as sent, which no
+    /// check here can apply.
     pub fn input_schema_json(&self) -> &str {
-        serde_json::from_str::<InputText<'_>>(self.raw.get())
-            .ok()
-            .and_then(|text| text.input)
-            .map_or("{}", RawValue::get)
+        Tool::texts(&self.raw).input.map_or("{}", RawValue::get)
+    }
+
+    /// Why the tool cannot be used, when it cannot: its `inputSchema` or `outputSchema`
+    /// cannot be read or is over a bound of [`crate::schema::SchemaLimits`] (the reason names
+    /// the tool and the bound). Such a tool is listed, so it can be shown as unusable, but
+    /// its arguments cannot be checked and its results cannot be: the harness and the gateway
+    /// leave it out, the command line refuses to call it, and a call through
+    /// [`crate::McpClient`] whose output schema is unusable fails rather than pass an
+    /// unchecked result.
+    pub fn schema_problem(&self) -> Option<&str> {
+        self.input_problem
+            .as_deref()
+            .or(self.output_problem.as_deref())
     }
 
     /// Whether the tool may, or must, run as a task (`execution.taskSupport`).
@@ -272,27 +314,51 @@ impl Tool {
         }
     }
 
-    fn schemas(&self) -> Schemas {
-        // The text was read once already: it parses.
-        serde_json::from_str(self.raw.get()).unwrap_or(Schemas {
-            input: None,
-            output: None,
-        })
+    /// Builds one of the tool's schemas from its text (read once already, without error).
+    fn schema(&self, key: &str, text: Option<&RawValue>) -> Result<Option<Value>> {
+        let Some(text) = text else {
+            return Ok(None);
+        };
+        read_text(text.get(), &SchemaLimits::default())
+            .map(Some)
+            .map_err(|reason| {
+                Error::Protocol(format!(
+                    "tool `{}`: its {key} cannot be used: {reason}",
+                    self.name
+                ))
+            })
     }
 
     /// The JSON Schema of its arguments, exactly as the server sent it.
-    pub fn input_schema(&self) -> Value {
-        self.schemas()
-            .input
-            .unwrap_or_else(|| Value::Object(Default::default()))
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Protocol`] with [`Tool::schema_problem`]'s reason when the schema cannot be
+    /// read or is over a bound: the tool is unusable, never "without a schema".
+    pub fn input_schema(&self) -> Result<Value> {
+        if let Some(problem) = &self.input_problem {
+            return Err(Error::Protocol(problem.to_string()));
+        }
+        let schema = self.schema("inputSchema", Tool::texts(&self.raw).input)?;
+        schema.ok_or_else(|| {
+            Error::Protocol(format!("tool `{}` has no `inputSchema` object", self.name))
+        })
     }
 
     /// The JSON Schema of its `structuredContent`, when declared, exactly as sent.
-    pub fn output_schema(&self) -> Option<Value> {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Protocol`] with the reason when the declared schema cannot be read or is over
+    /// a bound: results cannot be checked, which is not the same as not declaring one.
+    pub fn output_schema(&self) -> Result<Option<Value>> {
         if !self.has_output_schema {
-            return None;
+            return Ok(None);
         }
-        self.schemas().output
+        if let Some(problem) = &self.output_problem {
+            return Err(Error::Protocol(problem.to_string()));
+        }
+        self.schema("outputSchema", Tool::texts(&self.raw).output)
     }
 
     /// Whether it declares an `outputSchema`, without reading it.
@@ -301,8 +367,19 @@ impl Tool {
     }
 
     /// The whole object as the server sent it, as a `Value`.
-    pub fn raw(&self) -> Value {
-        serde_json::from_str(self.raw.get()).unwrap_or(Value::Null)
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Protocol`] when the text is nested too deep to be built as a `Value` (a
+    /// schema near or over [`crate::schema::SchemaLimits::max_depth`]); [`Tool::raw_json`]
+    /// always has it.
+    pub fn raw(&self) -> Result<Value> {
+        serde_json::from_str(self.raw.get()).map_err(|error| {
+            Error::Protocol(format!(
+                "tool `{}` cannot be built as a JSON value: {error}",
+                self.name
+            ))
+        })
     }
 
     /// The whole object as the server sent it: its compact JSON text, byte for byte.

@@ -251,10 +251,20 @@ impl McpClient {
         let source = tools
             .iter()
             .find(|tool| tool.name == name)
-            .and_then(|tool| tool.output_schema());
+            .map(Tool::output_schema)
+            .transpose()
+            .map(Option::flatten);
         let compiled = match source {
-            None => Ok(None),
-            Some(source) => Schema::compile(&source)
+            Ok(None) => Ok(None),
+            // Declared but unusable: the results are not passed unchecked.
+            Err(error) => {
+                log::warn!("toolwire: {error}");
+                Err(format!(
+                    "the results of tool `{name}` cannot be checked: {}",
+                    unprefixed(&error)
+                ))
+            }
+            Ok(Some(source)) => Schema::compile(&source)
                 .map(|schema| Some(Arc::new(schema)))
                 .map_err(|reason| {
                     log::warn!(
@@ -273,5 +283,13 @@ impl McpClient {
             .schemas
             .insert(name.to_owned(), compiled.clone());
         compiled.map_err(Error::Protocol)
+    }
+}
+
+/// An error's message without the "protocol error: " its `Display` starts with.
+fn unprefixed(error: &Error) -> String {
+    match error {
+        Error::Protocol(message) => message.clone(),
+        other => other.to_string(),
     }
 }

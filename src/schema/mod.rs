@@ -163,6 +163,39 @@ impl fmt::Debug for Schema {
 /// At most this many violations are reported for one instance.
 pub const MAX_VIOLATIONS: usize = 10;
 
+/// What a schema over the depth or size bound is told, naming the bound.
+fn oversize_message(oversize: &Oversize, limits: &SchemaLimits) -> String {
+    match oversize {
+        Oversize::Depth(_) => format!(
+            "the schema nests more than {} levels deep (SchemaLimits::max_depth)",
+            limits.max_depth
+        ),
+        Oversize::Bytes(_) => format!(
+            "the schema is larger than {} bytes as compact JSON (SchemaLimits::max_bytes)",
+            limits.max_bytes
+        ),
+    }
+}
+
+/// Reads a schema from its JSON text within the depth and size bounds of `limits`: text
+/// nested deeper than [`SchemaLimits::max_depth`] is refused by a scan that never recurses,
+/// before the parser sees it (serde_json's own limit, 128 levels with what wraps the schema,
+/// would otherwise be the one to speak), and the rest must parse. The error names the bound,
+/// or says why the text cannot be read.
+pub(crate) fn read_text(text: &str, limits: &SchemaLimits) -> Result<Value, String> {
+    if crate::wire::scan::deeper_than(text.as_bytes(), limits.max_depth) {
+        return Err(oversize_message(
+            &Oversize::Depth(limits.max_depth + 1),
+            limits,
+        ));
+    }
+    let value: Value = serde_json::from_str(text)
+        .map_err(|error| format!("the schema cannot be read: {error}"))?;
+    document::check_size(&value, limits.max_depth, limits.max_bytes)
+        .map_err(|oversize| oversize_message(&oversize, limits))?;
+    Ok(value)
+}
+
 impl Schema {
     /// Compiles a schema with the default [`SchemaLimits`] (drafts 4, 6, 7, 2019-09 and
     /// 2020-12, detected from `$schema`; 2020-12 by default). Remote `$ref`s are not fetched.
@@ -181,21 +214,8 @@ impl Schema {
     /// The reason the schema itself is invalid (naming the keyword and its location), or the
     /// bound it is over, naming the [`SchemaLimits`] setter and the measured value.
     pub fn compile_with(schema: &Value, limits: &SchemaLimits) -> Result<Schema, String> {
-        match document::check_size(schema, limits.max_depth, limits.max_bytes) {
-            Ok(()) => {}
-            Err(Oversize::Depth(_)) => {
-                return Err(format!(
-                    "the schema nests more than {} levels deep (SchemaLimits::max_depth)",
-                    limits.max_depth
-                ))
-            }
-            Err(Oversize::Bytes(_)) => {
-                return Err(format!(
-                    "the schema is larger than {} bytes as compact JSON (SchemaLimits::max_bytes)",
-                    limits.max_bytes
-                ))
-            }
-        }
+        document::check_size(schema, limits.max_depth, limits.max_bytes)
+            .map_err(|oversize| oversize_message(&oversize, limits))?;
         let compiled = compile::compile(schema, limits)?;
         if expand::expanded_size(&compiled, limits.max_expansion).is_err() {
             return Err(format!(

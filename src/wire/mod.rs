@@ -329,6 +329,30 @@ pub struct Invalid {
     pub method_present: bool,
 }
 
+impl Invalid {
+    /// The error response JSON-RPC 2.0 owes the sender of this message: a request gone wrong
+    /// (or text that is no message at all) is answered with its id when it could be read and
+    /// `null` when not (section 5.1), with -32700 for text that is not JSON and -32600 for the
+    /// rest. `None` for a response gone wrong (it had an id and no `method`): responses are
+    /// never answered; the call it belongs to fails instead.
+    ///
+    /// Whether text that is no message at all deserves an answer is the receiver's choice: a
+    /// server gives one, as the specification shows; a client skips it.
+    pub fn answer(&self) -> Option<Response> {
+        if !self.method_present && self.id.is_some() {
+            return None;
+        }
+        let message = match &self.error {
+            ParseError::NotJson(detail) => format!("Parse error: {detail}"),
+            other => other.to_string(),
+        };
+        Some(Response::error(
+            self.id.clone(),
+            ErrorObject::new(self.error.code(), message),
+        ))
+    }
+}
+
 /// Why a frame or message was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

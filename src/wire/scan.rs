@@ -167,6 +167,32 @@ pub(crate) fn recover(bytes: &[u8]) -> Option<Recovered> {
     Some(recovered)
 }
 
+/// Whether JSON text nests arrays and objects deeper than `bound` (`{}` is 1, a scalar 0),
+/// strings skipped: one pass without recursion that stops at the first level past the bound,
+/// so text nested 200,000 deep costs no more than its bytes up to there.
+pub(crate) fn deeper_than(bytes: &[u8], bound: usize) -> bool {
+    let mut depth = 0usize;
+    let mut at = 0usize;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => {
+                at = string_end(bytes, at);
+                continue;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > bound {
+                    return true;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        at += 1;
+    }
+    false
+}
+
 /// A container the scan is inside, with where in it the current value is.
 enum Frame {
     Object { key: Option<String> },
@@ -327,6 +353,18 @@ mod tests {
             recover(b"{\"id\" :\n \"q\" ,\"result\":1e999}").unwrap().id,
             Some(RequestId::String("q".into()))
         );
+    }
+
+    #[test]
+    fn measures_depth_without_counting_brackets_in_strings() {
+        assert!(!deeper_than(b"1", 0));
+        assert!(deeper_than(b"{}", 0));
+        assert!(!deeper_than(b"{}", 1));
+        assert!(!deeper_than(br#"{"a":[{"b":"[[[{{{\"["}]}"#, 3));
+        assert!(deeper_than(br#"{"a":[{"b":[]}]}"#, 3));
+        let deep = format!("{}{}", "[".repeat(200_000), "]".repeat(200_000));
+        assert!(deeper_than(deep.as_bytes(), 128));
+        assert!(!deeper_than(deep.as_bytes(), 200_000));
     }
 
     #[test]

@@ -259,23 +259,27 @@ pub struct Misfit {
 }
 
 /// Checks the arguments against the tool's input schema.
-pub fn check(tool: &Tool, arguments: &Value) -> Result<(), Misfit> {
-    let input = tool.input_schema();
-    let schema = match Schema::compile(&input) {
+/// A schema that does not compile (over a bound, or broken) refuses the call: arguments are
+/// never sent unchecked.
+pub fn check(tool: &Tool, input: &Value, arguments: &Value) -> Result<(), Misfit> {
+    let schema = match Schema::compile(input) {
         Ok(schema) => schema,
         Err(error) => {
-            log::warn!(
-                "tool `{}` has an input schema that does not compile ({error}); sending the \
-                 arguments unchecked",
+            let message = format!(
+                "the input schema of `{}` cannot be used, so its arguments cannot be checked; \
+                 nothing was run: {error}",
                 tool.name
             );
-            return Ok(());
+            return Err(Misfit {
+                human: message.clone(),
+                repair: message,
+            });
         }
     };
     match schema.validate(arguments) {
         Ok(()) => Ok(()),
         Err(violations) => Err(Misfit {
-            human: explain(&tool.name, &input, &violations),
+            human: explain(&tool.name, input, &violations),
             repair: schema.repair_message(&tool.name, &violations, 4_000),
         }),
     }
@@ -537,8 +541,9 @@ mod tests {
         let tool = Tool::from_value(json!({"name": "sleep", "inputSchema": {
             "type": "object", "required": ["ms"], "properties": {"ms": {"type": "integer"}}}}))
         .unwrap();
-        assert!(check(&tool, &json!({"ms": 1})).is_ok());
-        let misfit = check(&tool, &json!({"ms": "abc"})).unwrap_err();
+        let input = tool.input_schema().unwrap();
+        assert!(check(&tool, &input, &json!({"ms": 1})).is_ok());
+        let misfit = check(&tool, &input, &json!({"ms": "abc"})).unwrap_err();
         let message = misfit.repair;
         assert!(message.contains("nothing was run"), "{message}");
         assert!(message.contains("- field /ms:"), "{message}");

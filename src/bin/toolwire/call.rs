@@ -59,17 +59,36 @@ pub fn run(
         );
         return Err(Failure::usage(message));
     };
-    let arguments = args::parse(request.raw_args, &tool.input_schema()).map_err(|reason| {
+    // A tool whose input or output schema cannot be read or is over a bound is never
+    // called: its arguments, or its result, could not be checked.
+    let unusable = |reason: String| {
+        note(
+            "invalid",
+            json!({"tool": name, "status": "INVALID", "detail": reason}),
+        );
+        Failure {
+            exit: Exit::Transport,
+            message: format!("the tool is unusable; nothing was run: {reason}"),
+            login_required: false,
+        }
+    };
+    if let Some(problem) = tool.schema_problem() {
+        return Err(unusable(problem.to_owned()));
+    }
+    let input = tool
+        .input_schema()
+        .map_err(|error| unusable(error.to_string()))?;
+    let arguments = args::parse(request.raw_args, &input).map_err(|reason| {
         note(
             "invalid",
             json!({"tool": name, "status": "INVALID", "detail": reason}),
         );
         Failure::usage(format!(
             "the arguments of `{name}`: {reason}\n{}",
-            args::signature(name, &tool.input_schema())
+            args::signature(name, &input)
         ))
     })?;
-    if let Err(misfit) = args::check(tool, &arguments) {
+    if let Err(misfit) = args::check(tool, &input, &arguments) {
         note(
             "invalid",
             json!({"tool": name, "status": "INVALID", "detail": misfit.repair,

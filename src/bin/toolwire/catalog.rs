@@ -104,11 +104,14 @@ fn tool(client: &McpClient, name: &str, json: bool) -> Result<(), Failure> {
             }
         )));
     };
-    let raw = tool.raw();
     if json {
-        emit_json(&raw);
+        emit_json(&crate::output::tool_json(tool));
         return Ok(());
     }
+    let usable = match (tool.raw(), tool.input_schema()) {
+        (Ok(raw), Ok(schema)) if tool.schema_problem().is_none() => Some((raw, schema)),
+        _ => None,
+    };
     let mut out = format!("name:         {}\n", tool.name);
     if let Some(title) = &tool.title {
         let _ = writeln!(out, "title:        {title}");
@@ -119,7 +122,11 @@ fn tool(client: &McpClient, name: &str, json: bool) -> Result<(), Failure> {
             let _ = writeln!(out, "  {line}");
         }
     }
-    let schema = tool.input_schema();
+    let Some((raw, schema)) = usable else {
+        let _ = writeln!(out, "unusable:     {}", crate::output::unusable(tool));
+        out!("{out}");
+        return Ok(());
+    };
     let _ = writeln!(out, "{}", args::signature(&tool.name, &schema));
     if let Some(annotations) = raw.get("annotations").and_then(Value::as_object) {
         let shown: Vec<String> = annotations

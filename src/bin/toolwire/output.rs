@@ -289,7 +289,7 @@ pub fn print_info(
 /// `tools`: a table of name, arguments and description, or the definitions as JSON.
 pub fn print_tools(tools: &[Tool], json: bool) {
     if json {
-        let raw: Vec<Value> = tools.iter().map(Tool::raw).collect();
+        let raw: Vec<Value> = tools.iter().map(tool_json).collect();
         emit_json(&json!(raw));
         return;
     }
@@ -302,13 +302,14 @@ pub fn print_tools(tools: &[Tool], json: bool) {
                 .or(tool.title.as_deref())
                 .and_then(|text| text.lines().map(str::trim).find(|line| !line.is_empty()))
                 .unwrap_or("");
+            let arguments = match tool.input_schema() {
+                Ok(schema) if tool.schema_problem().is_none() => arguments_summary(&schema),
+                _ => format!("(unusable: {})", unusable(tool)),
+            };
             // Cut what will be shown, so the limits hold for the escaped text.
             vec![
                 tool.name.clone(),
-                cut(
-                    &terminal::shown_line(&arguments_summary(&tool.input_schema())),
-                    ARGUMENTS_CHARS,
-                ),
+                cut(&terminal::shown_line(&arguments), ARGUMENTS_CHARS),
                 cut(&terminal::shown_line(description), DESCRIPTION_CHARS),
             ]
         })
@@ -322,6 +323,35 @@ pub fn print_tools(tools: &[Tool], json: bool) {
         tools.len(),
         if tools.len() == 1 { "" } else { "s" }
     );
+}
+
+/// Why a tool cannot be used (its schema cannot be read or is over a bound).
+pub fn unusable(tool: &Tool) -> String {
+    match (tool.schema_problem(), tool.raw()) {
+        (Some(problem), _) => problem.to_owned(),
+        (None, Err(error)) => error.to_string(),
+        (None, Ok(_)) => String::new(),
+    }
+}
+
+/// A tool for `--json`: its definition as the server sent it; for an unusable one, its name
+/// and why (never `null`, nor a definition whose schema nothing here can apply).
+pub fn tool_json(tool: &Tool) -> Value {
+    match tool.raw() {
+        Ok(raw) if tool.schema_problem().is_none() => raw,
+        _ => {
+            let mut shown = serde_json::Map::new();
+            shown.insert("name".into(), json!(tool.name));
+            if let Some(title) = &tool.title {
+                shown.insert("title".into(), json!(title));
+            }
+            if let Some(description) = &tool.description {
+                shown.insert("description".into(), json!(description));
+            }
+            shown.insert("unusable".into(), json!(unusable(tool)));
+            Value::Object(shown)
+        }
+    }
 }
 
 /// `a: number, b?: string`: the declared properties, `?` marking the optional ones.

@@ -1,7 +1,7 @@
 //! The Streamable HTTP server's settings: where it listens, who may reach it, and every bound a
 //! client could otherwise stretch.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -15,6 +15,8 @@ pub struct HttpServerConfig {
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) max_connections: usize,
+    pub(crate) max_connections_per_address: usize,
+    pub(crate) per_address_exempt: Vec<IpAddr>,
     pub(crate) max_head_bytes: usize,
     pub(crate) max_headers: usize,
     pub(crate) max_body_bytes: usize,
@@ -42,6 +44,11 @@ impl Default for HttpServerConfig {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             max_connections: 64,
+            max_connections_per_address: 16,
+            per_address_exempt: vec![
+                IpAddr::V4(Ipv4Addr::LOCALHOST),
+                IpAddr::V6(Ipv6Addr::LOCALHOST),
+            ],
             max_head_bytes: 16 * 1024,
             max_headers: 64,
             max_body_bytes: 4 * 1024 * 1024,
@@ -114,10 +121,38 @@ impl HttpServerConfig {
         self
     }
 
-    /// The most connections served at once (1 to 65,536), each on a thread of its own; one
-    /// more is answered 503 at once and closed. Defaults to 64.
+    /// The most connections open at once (1 to 65,536), each on a thread of its own. When
+    /// all are taken, the connection that has waited longest for a request head (from the
+    /// address holding the most) is closed to make room, so idle sockets cannot lock clients
+    /// out; when every one is serving a request (its head complete), one more is answered
+    /// 503 at once and closed. Defaults to 64.
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections;
+        self
+    }
+
+    /// The most connections open at once from one address (at least 1), so one peer cannot
+    /// take every slot: past it that address's idlest connection (no complete request head)
+    /// is closed to make room, or, when all of its connections are serving, the new one is
+    /// answered 503 and closed. Addresses of [`HttpServerConfig::per_address_exempt`] have no
+    /// such cap. Defaults to 16.
+    pub fn max_connections_per_address(mut self, connections: usize) -> Self {
+        self.max_connections_per_address = connections;
+        self
+    }
+
+    /// The addresses [`HttpServerConfig::max_connections_per_address`] does not apply to (an
+    /// IPv4 address also covers its IPv6-mapped form): a load balancer or reverse proxy whose
+    /// connections all come from one address, say. Replaces the list. Defaults to the
+    /// loopback addresses `127.0.0.1` and `::1`: every client of a server that listens on
+    /// loopback (the default) comes from there, so a cap per address would only be a lower
+    /// `max_connections`, and local tests and benchmarks open many connections at once; idle
+    /// connections still make room for working ones. Pass an empty list to cap loopback too.
+    pub fn per_address_exempt<I>(mut self, addresses: I) -> Self
+    where
+        I: IntoIterator<Item = IpAddr>,
+    {
+        self.per_address_exempt = addresses.into_iter().collect();
         self
     }
 
@@ -238,6 +273,9 @@ impl HttpServerConfig {
                 "max_connections must be 1 to 65536, not {}",
                 self.max_connections
             ));
+        }
+        if self.max_connections_per_address == 0 {
+            return bad("max_connections_per_address must be at least 1".into());
         }
         if self.max_head_bytes < 256 || self.max_headers == 0 || self.max_body_bytes == 0 {
             return bad(

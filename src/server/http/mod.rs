@@ -7,16 +7,19 @@
 //! give together: streaming responses written while a handler runs, with a look for a client
 //! that hung up (on 2026-07-28 that is the cancellation), and sessions whose streams can be
 //! resumed. One thread per connection (`toolwire-http-conn`), bounded by
-//! [`HttpServerConfig::max_connections`]; no request takes a worker before its whole body is
-//! in.
+//! [`HttpServerConfig::max_connections`] and, per address,
+//! [`HttpServerConfig::max_connections_per_address`]; idle connections (no complete request
+//! head) make room for newcomers, so only connections being served hold their slots. No
+//! request takes a worker before its whole body is in.
 //!
 //! Files: `config`, `request` (reading a request), `response` (writing), `guard` (Host and
-//! Origin), `route` (POST, GET, DELETE), `stream` (a response stream), `session`.
+//! Origin), `route` (POST, GET, DELETE), `stream` (a response stream), `session`, `slots`
+//! (who holds a connection slot).
 
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -34,12 +37,14 @@ pub(crate) mod request;
 mod response;
 mod route;
 mod session;
+mod slots;
 mod stream;
 
 pub use config::HttpServerConfig;
 
 use request::{framing, read_body, read_head, Buffer, Framing, Limits, ReadError};
 use session::Session;
+use slots::{Refusal, Slots};
 
 /// What the acceptor and the connection threads share.
 pub(crate) struct HttpInner {
@@ -47,10 +52,9 @@ pub(crate) struct HttpInner {
     pub(crate) config: HttpServerConfig,
     pub(crate) sessions: Mutex<HashMap<String, Arc<Session>>>,
     pub(crate) stopping: AtomicBool,
-    connections: AtomicUsize,
-    /// The open sockets, so that closing the server ends their reads at once.
-    open: Mutex<HashMap<u64, TcpStream>>,
-    next_connection: AtomicU64,
+    /// The open connections: closing the server ends their reads at once, and idle ones make
+    /// room for newcomers.
+    slots: Slots,
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -118,14 +122,17 @@ impl HttpServer {
         config.check()?;
         let listener = TcpListener::bind(config.addr)?;
         let addr = listener.local_addr()?;
+        let slots = Slots::new(
+            config.max_connections,
+            config.max_connections_per_address,
+            &config.per_address_exempt,
+        );
         let inner = Arc::new(HttpInner {
             server: server.clone(),
             config,
             sessions: Mutex::new(HashMap::new()),
             stopping: AtomicBool::new(false),
-            connections: AtomicUsize::new(0),
-            open: Mutex::new(HashMap::new()),
-            next_connection: AtomicU64::new(0),
+            slots,
             threads: Mutex::new(Vec::new()),
         });
         let accepting = Arc::clone(&inner);
@@ -167,9 +174,9 @@ impl HttpServer {
         self.inner.sessions.lock().len()
     }
 
-    /// Connections served right now.
+    /// Connections open right now (serving a request or waiting for one).
     pub fn connections(&self) -> usize {
-        self.inner.connections.load(Ordering::SeqCst)
+        self.inner.slots.len()
     }
 
     /// Blocks until [`HttpServer::close`] is called from another thread.
@@ -205,9 +212,7 @@ impl HttpServer {
         for session in sessions {
             let _ = session.connection.close();
         }
-        for (_, socket) in self.inner.open.lock().drain() {
-            let _ = socket.shutdown(std::net::Shutdown::Both);
-        }
+        self.inner.slots.close_all();
         let deadline = Instant::now() + self.inner.config.join_grace;
         let threads = std::mem::take(&mut *self.inner.threads.lock());
         let mut left = 0;
@@ -235,13 +240,19 @@ impl Drop for HttpServer {
     }
 }
 
-/// Refuses a connection past the limit: a 503 written without waiting, then closed.
-fn refuse_busy(mut socket: TcpStream, limit: usize) {
+/// Refuses a connection past a limit: a 503 written without waiting, then closed.
+fn refuse_busy(mut socket: TcpStream, refusal: &Refusal) {
     let _ = socket.set_nonblocking(true);
-    let body = response::error_body(
-        -32000,
-        &format!("the server serves at most {limit} connections at once; try again later"),
-    );
+    let message = match refusal {
+        Refusal::Full(limit) => {
+            format!("the server serves at most {limit} connections at once; try again later")
+        }
+        Refusal::AddressFull(limit) => format!(
+            "the server serves at most {limit} connections from one address at once; \
+             try again later"
+        ),
+    };
+    let body = response::error_body(-32000, &message);
     let mut out = response::head(
         503,
         &[
@@ -270,21 +281,22 @@ fn accept(inner: &Arc<HttpInner>, listener: TcpListener) {
                 continue;
             }
         };
-        let limit = inner.config.max_connections;
-        if inner.connections.fetch_add(1, Ordering::SeqCst) >= limit {
-            inner.connections.fetch_sub(1, Ordering::SeqCst);
-            refuse_busy(socket, limit);
-            continue;
-        }
-        let key = inner.next_connection.fetch_add(1, Ordering::Relaxed);
-        if let Ok(clone) = socket.try_clone() {
-            inner.open.lock().insert(key, clone);
-        }
+        let peer = match socket.peer_addr() {
+            Ok(peer) => peer.ip(),
+            Err(_) => continue,
+        };
+        let key = match inner.slots.admit(&socket, peer) {
+            Ok(key) => key,
+            Err(refusal) => {
+                log::debug!(target: super::LOG_TARGET, "refused a connection from {peer}: {refusal:?}");
+                refuse_busy(socket, &refusal);
+                continue;
+            }
+        };
         let serving = Arc::clone(inner);
         let spawned = spawn_named("toolwire-http-conn", move || {
-            serve_connection(&serving, socket);
-            serving.open.lock().remove(&key);
-            serving.connections.fetch_sub(1, Ordering::SeqCst);
+            serve_connection(&serving, socket, key);
+            serving.slots.release(key);
         });
         match spawned {
             Ok(thread) => {
@@ -294,8 +306,7 @@ fn accept(inner: &Arc<HttpInner>, listener: TcpListener) {
             }
             Err(error) => {
                 log::warn!(target: super::LOG_TARGET, "no thread for a connection: {error}");
-                inner.open.lock().remove(&key);
-                inner.connections.fetch_sub(1, Ordering::SeqCst);
+                inner.slots.release(key);
             }
         }
     }
@@ -314,7 +325,7 @@ fn until(socket: &TcpStream, deadline: Instant) -> std::result::Result<(), ReadE
 
 /// Serves the requests of one connection, one after another, until it closes, idles past its
 /// limit, breaks a rule, or the server stops.
-fn serve_connection(inner: &Arc<HttpInner>, mut socket: TcpStream) {
+fn serve_connection(inner: &Arc<HttpInner>, mut socket: TcpStream, key: u64) {
     let config = &inner.config;
     let _ = socket.set_nodelay(true);
     let _ = socket.set_write_timeout(Some(config.write_timeout));
@@ -356,6 +367,11 @@ fn serve_connection(inner: &Arc<HttpInner>, mut socket: TcpStream) {
             Ok(head) => head,
             Err(error) => return refuse_read(&mut socket, error),
         };
+        // From here the connection holds its slot; one taken back for a newcomer meanwhile
+        // is closed, its request not served.
+        if !inner.slots.serving(key) {
+            return;
+        }
         let framing = match framing(&head, &limits) {
             Ok(framing) => framing,
             Err(error) => return refuse_read(&mut socket, error),
@@ -379,7 +395,7 @@ fn serve_connection(inner: &Arc<HttpInner>, mut socket: TcpStream) {
         // itself.
         let _ = timer.set_read_timeout(None);
         match handle(inner, &head, &body, &mut socket) {
-            Ok(true) if head.keep_alive() => {}
+            Ok(true) if head.keep_alive() => inner.slots.waiting(key),
             Ok(_) => return,
             Err(error) => {
                 log::debug!(target: super::LOG_TARGET, "a client connection broke: {error}");

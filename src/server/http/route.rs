@@ -18,7 +18,7 @@ use crate::mcp::{methods, HANDSHAKE_VERSIONS};
 use crate::server::conn::{Connection, Envelope, EraPolicy};
 use crate::server::serve;
 use crate::server::stateless::has_protocol_meta;
-use crate::wire::{self, ErrorCode, Incoming, IncomingFrame, ParseError};
+use crate::wire::{self, ErrorCode, Incoming, IncomingFrame};
 
 /// How many events may wait for a slow client on one stream before the handler waits.
 const STREAM_QUEUE: usize = 256;
@@ -77,6 +77,62 @@ fn answer_error(
         true,
     )?;
     Ok(true)
+}
+
+/// A body that cannot be taken (not JSON, too deep, `[]`, not a message, an id that cannot be
+/// read): 400 with the JSON-RPC error owed, its id when it could be read and `null` otherwise
+/// (and `null` for a response gone wrong, which JSON-RPC never answers but HTTP must refuse).
+fn refuse_invalid(
+    stream: &mut TcpStream,
+    headers: &[(&str, String)],
+    invalid: &wire::Invalid,
+) -> io::Result<bool> {
+    let response = invalid.answer().unwrap_or_else(|| {
+        wire::Response::error(
+            None,
+            wire::ErrorObject::new(invalid.error.code(), invalid.error.to_string()),
+        )
+    });
+    let body = wire::to_line(&wire::Message::Response(response));
+    write_full(
+        stream,
+        400,
+        Some("application/json"),
+        headers,
+        body.as_bytes(),
+        true,
+    )?;
+    Ok(true)
+}
+
+/// The ids of a frame's requests whose answers carry them: its requests, and the elements of
+/// a batch that are requests gone wrong with an id that can be read. Each once: a batch that
+/// repeats an id gets one answer routed by it.
+fn answered_ids(frame: &IncomingFrame) -> Vec<wire::RequestId> {
+    let mut ids: Vec<wire::RequestId> = Vec::new();
+    let mut add = |id: &wire::RequestId| {
+        if !ids.contains(id) {
+            ids.push(id.clone());
+        }
+    };
+    match frame {
+        IncomingFrame::Single(Incoming::Request(request)) => add(&request.id),
+        IncomingFrame::Batch(elements) => {
+            for element in elements {
+                match element {
+                    Ok(Incoming::Request(request)) => add(&request.id),
+                    Err(invalid) if invalid.method_present => {
+                        if let Some(id) = &invalid.id {
+                            add(id);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        IncomingFrame::Single(_) => {}
+    }
+    ids
 }
 
 fn is_handshake_version(inner: &HttpInner, version: &str) -> bool {
@@ -139,15 +195,7 @@ pub(crate) fn post(
                 "a batch needs a session; the stateless protocol has none",
             )
         }
-        Err(invalid) => {
-            let code = invalid.error.code();
-            let status = 400;
-            let message = match &invalid.error {
-                ParseError::NotJson(_) => "Parse error: the body is not JSON".to_owned(),
-                other => other.to_string(),
-            };
-            return answer_error(stream, status, invalid.id.as_ref(), code, &message);
-        }
+        Err(invalid) => return refuse_invalid(stream, &[], &invalid),
     };
     let stateless = !inner.config.sessions
         || has_protocol_meta(&request.params)
@@ -217,7 +265,7 @@ fn session_post(
     inner: &Arc<HttpInner>,
     session: &Arc<Session>,
     head: &Head,
-    frame: Result<IncomingFrame, wire::Invalid>,
+    frame: std::result::Result<IncomingFrame, wire::Invalid>,
     body: &[u8],
     stream: &mut TcpStream,
     (json, sse): (bool, bool),
@@ -233,26 +281,25 @@ fn session_post(
             );
         }
     }
-    let ids: Vec<wire::RequestId> = match &frame {
-        Ok(IncomingFrame::Single(Incoming::Request(request))) => vec![request.id.clone()],
-        Ok(IncomingFrame::Batch(elements)) => elements
-            .iter()
-            .filter_map(|element| match element {
-                Ok(Incoming::Request(request)) => Some(request.id.clone()),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
     let headers = [("Mcp-Session-Id", session.id.clone())];
+    let frame = match frame {
+        Ok(frame) => frame,
+        Err(invalid) => {
+            // Refused as outside a session; a response gone wrong still reaches the session,
+            // so the request of the server's it answers fails at once.
+            if invalid.answer().is_none() {
+                session.transport.deliver(Err(invalid.clone()), body);
+            }
+            return refuse_invalid(stream, &headers, &invalid);
+        }
+    };
+    let ids = answered_ids(&frame);
     if ids.is_empty() {
-        session.transport.deliver(frame, body);
-        write_full(stream, 202, None, &headers, b"", true)?;
-        return Ok(true);
+        return session_post_unanswerable(session, frame, body, stream, &headers);
     }
     let (tx, rx) = bounded(STREAM_QUEUE);
     let stream_id = session.transport.open_stream(&ids, tx);
-    session.transport.deliver(frame, body);
+    session.transport.deliver(Ok(frame), body);
     let priming = resumable(session).then(|| format!("{stream_id}-0"));
     let mode = StreamMode {
         json: json && inner.config.json_first,
@@ -271,6 +318,54 @@ fn session_post(
             Ok(false)
         }
     }
+}
+
+/// A session's POST with no answer a stream could carry by its id: notifications and
+/// responses are delivered (202), and a batch's elements owed an answer with a `null` id
+/// (`[1, 2]`, a request whose id cannot be read) are answered here, in one array with 400,
+/// since no id of theirs could route the session's answer to this POST.
+fn session_post_unanswerable(
+    session: &Arc<Session>,
+    frame: IncomingFrame,
+    body: &[u8],
+    stream: &mut TcpStream,
+    headers: &[(&str, String)],
+) -> io::Result<bool> {
+    let IncomingFrame::Batch(elements) = frame else {
+        session.transport.deliver(Ok(frame), body);
+        write_full(stream, 202, None, headers, b"", true)?;
+        return Ok(true);
+    };
+    let mut answers = Vec::new();
+    let mut rest = Vec::new();
+    for element in elements {
+        match element {
+            Err(invalid) => match invalid.answer() {
+                Some(answer) => answers.push(wire::Message::Response(answer)),
+                None => rest.push(Err(invalid)),
+            },
+            accepted => rest.push(accepted),
+        }
+    }
+    if !rest.is_empty() {
+        session
+            .transport
+            .deliver(Ok(IncomingFrame::Batch(rest)), body);
+    }
+    if answers.is_empty() {
+        write_full(stream, 202, None, headers, b"", true)?;
+    } else {
+        let body = wire::batch_to_line(&answers);
+        write_full(
+            stream,
+            400,
+            Some("application/json"),
+            headers,
+            body.as_bytes(),
+            true,
+        )?;
+    }
+    Ok(true)
 }
 
 fn stateless_post(
