@@ -41,7 +41,10 @@ pub use parse::{parse_strict, NameProfile, MAX_SAFE_INTEGER};
 pub use registry::{ToolInfo, ToolRegistry};
 pub use remote::{RemoteErrorText, RemoteTimeoutSlot};
 pub use retry::{RetryPolicy, Sleeper, ThreadSleeper};
-pub use shapes::{CallShape, MessageReply, OpenAiDeltas, ToolReply};
+pub use shapes::{
+    AnthropicEvents, CallShape, GeminiChunks, MessageReply, OpenAiDeltas, ResponsesEvents,
+    ToolReply,
+};
 pub use tool::{CancelFlag, LocalTool, ToolFailure, ToolHandler, ToolOptions, ToolTimeout};
 
 #[cfg(feature = "server")]
@@ -433,13 +436,16 @@ impl Harness {
     /// every check, and runs the tool if they all pass. Never fails: every problem is an
     /// [`Outcome`]. Blocks at most the tool's bound (plus back-off when it retries).
     pub fn handle(&self, shape: CallShape, raw: &str) -> ToolReply {
-        self.inner.handle(shape, raw)
+        let mut reply = [self.inner.handle(shape, raw)];
+        shapes::mark_custom(shape, &[raw], &mut reply);
+        let [reply] = reply;
+        reply
     }
 
     /// [`Harness::handle`] for a call already parsed (e.g. by an SDK): it is written back to
     /// text and checked like raw text. A parsed value can no longer show a repeated key.
     pub fn handle_value(&self, shape: CallShape, call: &Value) -> ToolReply {
-        self.inner.handle(shape, &call.to_string())
+        self.handle(shape, &call.to_string())
     }
 
     /// Handles the several tool calls of one assistant message (parallel tool calls) as one,
@@ -481,7 +487,9 @@ impl Harness {
     /// ```
     pub fn handle_all<S: AsRef<str>>(&self, shape: CallShape, calls: &[S]) -> Vec<ToolReply> {
         let calls: Vec<&str> = calls.iter().map(AsRef::as_ref).collect();
-        self.inner.handle_all(shape, &calls, None)
+        let mut replies = self.inner.handle_all(shape, &calls, None);
+        shapes::mark_custom(shape, &calls, &mut replies);
+        replies
     }
 
     /// [`Harness::handle_all`] within the caller's `deadline`: no attempt is started after
@@ -497,7 +505,9 @@ impl Harness {
         deadline: Instant,
     ) -> Vec<ToolReply> {
         let calls: Vec<&str> = calls.iter().map(AsRef::as_ref).collect();
-        self.inner.handle_all(shape, &calls, Some(deadline))
+        let mut replies = self.inner.handle_all(shape, &calls, Some(deadline));
+        shapes::mark_custom(shape, &calls, &mut replies);
+        replies
     }
 
     /// Handles every tool call of a whole assistant message in `shape`, as
@@ -585,6 +595,33 @@ impl Harness {
             config.max_input_chars,
             config.max_message_chars,
         )
+    }
+
+    /// A new [`ResponsesEvents`], to put together the tool calls of a streamed OpenAI
+    /// Responses response, bounded as [`Harness::openai_deltas`] is (per event for per chunk).
+    pub fn responses_events(&self) -> ResponsesEvents {
+        ResponsesEvents::new(self.stream_bounds())
+    }
+
+    /// A new [`AnthropicEvents`], to put together the `tool_use` blocks of a streamed
+    /// Anthropic Messages response, bounded as [`Harness::openai_deltas`] is.
+    pub fn anthropic_events(&self) -> AnthropicEvents {
+        AnthropicEvents::new(self.stream_bounds())
+    }
+
+    /// A new [`GeminiChunks`], to gather the function calls of a streamed Gemini response,
+    /// bounded as [`Harness::openai_deltas`] is.
+    pub fn gemini_chunks(&self) -> GeminiChunks {
+        GeminiChunks::new(self.stream_bounds())
+    }
+
+    fn stream_bounds(&self) -> shapes::StreamBounds {
+        let config = &self.inner.config;
+        shapes::StreamBounds {
+            max_calls: config.max_calls_per_message,
+            max_chars: config.max_input_chars,
+            max_event_chars: config.max_message_chars,
+        }
     }
 
     /// Calls a tool by name with arguments, from Rust: the name, registry, schema, budget and

@@ -33,6 +33,7 @@ import openai
 import openai.types.chat as oc
 import openai.types.responses as orr
 import pydantic
+import typing_extensions as te
 from google.genai import types as gt
 from openai.types.responses import response_input_param as rip
 
@@ -495,21 +496,20 @@ def generate(out):
 
 def exact_keys(hint, value, where, problems):
     """Checks the keys of every TypedDict in `value` against `hint`, recursively."""
-    origin = typing.get_origin(hint)
-    if origin is typing.Annotated:
-        return exact_keys(typing.get_args(hint)[0], value, where, problems)
-    if origin in (typing.Required, typing.NotRequired):
-        return exact_keys(typing.get_args(hint)[0], value, where, problems)
+    # The SDKs' TypedDicts are typing_extensions' ones, which typing's helpers do not know.
+    origin = te.get_origin(hint)
+    if origin in (te.Annotated, te.Required, te.NotRequired):
+        return exact_keys(te.get_args(hint)[0], value, where, problems)
     if origin is typing.Union:
         # One branch must take it without a problem.
-        for branch in typing.get_args(hint):
+        for branch in te.get_args(hint):
             found = []
             exact_keys(branch, value, where, found)
             if not found and accepts(branch, value):
                 return
         problems.append(f"{where}: no branch of {hint} takes {value!r}")
         return
-    if typing.is_typeddict(hint):
+    if te.is_typeddict(hint):
         if not isinstance(value, dict):
             problems.append(f"{where}: {value!r} is not an object")
             return
@@ -520,12 +520,12 @@ def exact_keys(hint, value, where, problems):
             problems.append(f"{where}: keys {sorted(extra)} are not in {hint.__name__}")
         if missing:
             problems.append(f"{where}: {hint.__name__} needs {sorted(missing)}")
-        hints = typing.get_type_hints(hint, include_extras=True)
+        hints = te.get_type_hints(hint, include_extras=True)
         for key in set(value) & allowed:
             exact_keys(hints[key], value[key], f"{where}.{key}", problems)
         return
     if origin in (list, typing.List) or str(origin) == "<class 'collections.abc.Iterable'>":
-        args = typing.get_args(hint)
+        args = te.get_args(hint)
         if isinstance(value, list) and args:
             for i, item in enumerate(value):
                 exact_keys(args[0], item, f"{where}[{i}]", problems)
@@ -533,7 +533,7 @@ def exact_keys(hint, value, where, problems):
 
 def accepts(hint, value):
     try:
-        pydantic.TypeAdapter(hint).validate_python(value)
+        pydantic.TypeAdapter(hint).validate_python(value, strict=True)
         return True
     except Exception:  # noqa: BLE001 - any refusal means "not this branch"
         return False
@@ -541,7 +541,7 @@ def accepts(hint, value):
 
 def check_input(hint, value, where, problems):
     try:
-        pydantic.TypeAdapter(hint).validate_python(value, strict=False)
+        pydantic.TypeAdapter(hint).validate_python(value, strict=True)
     except pydantic.ValidationError as error:
         problems.append(f"{where}: {error}")
         return

@@ -2,12 +2,23 @@
 //! the few optional ones each API documents), the types, and the arguments object.
 //!
 //! The optional fields are the ones the providers' own SDK types declare on a tool call, so
-//! that a call copied straight from an API response is accepted: OpenAI's streamed `index`,
-//! the Responses item's `id`, `status`, `caller` and `namespace`, Anthropic's `caller`, and
-//! Gemini's `id`, `args` and the part's `thoughtSignature`. Anything else is `INVALID`, named.
-//! An optional field that would change what runs is read, not ignored: a Responses item that
-//! is not `completed` (its arguments may be cut off) or names a `namespace` (the registry has
-//! none) is refused.
+//! that a call copied straight from an API response, or dumped by the SDK with every declared
+//! field (`None` ones as `null`), is accepted: OpenAI's streamed `index`, the Responses item's
+//! `id`, `status`, `async`, `caller` and `namespace`, Anthropic's `caller` and
+//! `toolset_name`, Gemini's `id`, `args`, `partialArgs` and `willContinue`, and the Gemini
+//! part's `thoughtSignature`, `thought` and (as `null`) its other fields. Gemini's names are
+//! read in either spelling the API's JSON mapping accepts (`functionCall` or
+//! `function_call`, as google-genai's `model_dump()` writes them), never both at once.
+//! Anything else is `INVALID`, named. An optional field that would change what runs is read,
+//! not ignored: a Responses item that is not `completed` (its arguments may be cut off), a
+//! Gemini call that `willContinue` or brings `partialArgs`, or a call that names a
+//! `namespace` or `toolset_name` (the registry has none) is refused.
+//!
+//! A `custom` tool call (Chat Completions `{"type": "custom", "custom": {"name", "input"}}`,
+//! Responses `{"type": "custom_tool_call", "call_id", "name", "input"}`) takes free-form
+//! text, and every tool the harness offers is a function tool taking a JSON object: in both
+//! shapes it is answered `INVALID` with a message that says so (see [`CUSTOM_CALL`]), addressed
+//! by its id, and nothing runs.
 
 use serde_json::{Map, Value};
 
@@ -71,7 +82,9 @@ pub(crate) fn address_of(shape: CallShape, value: &Value) -> Address {
             name: None,
         },
         CallShape::Gemini => {
-            let call = value.get("functionCall");
+            let call = value
+                .get("functionCall")
+                .or_else(|| value.get("function_call"));
             Address {
                 call_id: text(call.and_then(|call| call.get("id"))),
                 name: text(call.and_then(|call| call.get("name"))),
@@ -83,9 +96,31 @@ pub(crate) fn address_of(shape: CallShape, value: &Value) -> Address {
 
 type Read = Result<(String, Value), String>;
 
+/// What a `custom` tool call is answered, after the tool's name (quoted): the same in both
+/// OpenAI shapes.
+pub(crate) const CUSTOM_CALL: &str = "was called as a custom tool, with free-form input; \
+    every tool here is a function tool that takes a JSON object of arguments, so nothing was \
+    run. Call a function tool, with JSON arguments";
+
+/// The answer to a custom tool call, when `object` is one (`tag` is its `type`).
+fn custom(object: &Map<String, Value>, tag: &str, name: Option<&Value>) -> Option<String> {
+    if object.get("type").and_then(Value::as_str) != Some(tag) {
+        return None;
+    }
+    let name = match name {
+        Some(Value::String(name)) => quote(name),
+        _ => "the tool".into(),
+    };
+    Some(format!("{name} {CUSTOM_CALL}"))
+}
+
 /// `{"id", "type": "function", "function": {"name", "arguments"}}`, plus the `index` a
 /// streamed call keeps after its deltas are put together.
 fn openai(object: &Map<String, Value>, what: &str) -> Read {
+    let name = object.get("custom").and_then(|custom| custom.get("name"));
+    if let Some(reason) = custom(object, "custom", name) {
+        return Err(reason);
+    }
     fields(object, what, &["id", "type", "function"], &["index"])?;
     need_id(object, "id", what)?;
     need_tag(object, "type", "function", what)?;
@@ -114,13 +149,16 @@ fn openai(object: &Map<String, Value>, what: &str) -> Read {
 }
 
 /// `{"type": "function_call", "call_id", "name", "arguments"}` with the optional `id`,
-/// `status`, `caller` and `namespace` of an item returned by the API.
+/// `status`, `async`, `caller` and `namespace` of an item returned by the API.
 fn responses(object: &Map<String, Value>, what: &str) -> Read {
+    if let Some(reason) = custom(object, "custom_tool_call", object.get("name")) {
+        return Err(reason);
+    }
     fields(
         object,
         what,
         &["type", "call_id", "name", "arguments"],
-        &["id", "status", "caller", "namespace"],
+        &["id", "status", "async", "caller", "namespace"],
     )?;
     need_tag(object, "type", "function_call", what)?;
     need_id(object, "call_id", what)?;
@@ -150,74 +188,209 @@ fn responses(object: &Map<String, Value>, what: &str) -> Read {
             ))
         }
     }
-    need_caller(object, what)?;
-    match object.get("namespace") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(namespace)) => {
-            return Err(format!(
-                "{what} names the namespace {}, and the tools here have no namespaces; \
-                 nothing was run. Call the tool by its name alone",
-                quote(namespace)
-            ))
-        }
+    // Whether the API may answer the call later: the tool runs the same either way.
+    match object.get("async") {
+        None | Some(Value::Null | Value::Bool(_)) => {}
         Some(other) => {
             return Err(format!(
-                "\"namespace\" in {what} must be a string, not {}",
+                "\"async\" in {what} must be a boolean, not {}",
                 kind_of(other)
             ))
         }
     }
+    need_caller(object, what)?;
+    no_group(object, "namespace", "namespaces", what)?;
     let arguments = arguments_text(&object["arguments"], "arguments")?;
     Ok((name, arguments))
 }
 
-/// `{"type": "tool_use", "id", "name", "input"}`, with the optional `caller` the API adds.
+/// `{"type": "tool_use", "id", "name", "input"}`, with the optional `caller` and
+/// `toolset_name` the API adds.
 fn anthropic(object: &Map<String, Value>, what: &str) -> Read {
-    fields(object, what, &["type", "id", "name", "input"], &["caller"])?;
+    fields(
+        object,
+        what,
+        &["type", "id", "name", "input"],
+        &["caller", "toolset_name"],
+    )?;
     need_tag(object, "type", "tool_use", what)?;
     need_id(object, "id", what)?;
     let name = need_string(object, "name", what)?;
     need_caller(object, what)?;
+    no_group(object, "toolset_name", "toolsets", what)?;
     need_object(&object["input"], "input")?;
     Ok((name, object["input"].clone()))
 }
 
+/// The fields of a Gemini part other than its call, as the SDK declares them (camelCase and
+/// snake_case): a part that carries a call has them `null`, if at all.
+const GEMINI_PART_FIELDS: [&str; 36] = [
+    "mediaResolution",
+    "media_resolution",
+    "codeExecutionResult",
+    "code_execution_result",
+    "executableCode",
+    "executable_code",
+    "fileData",
+    "file_data",
+    "functionResponse",
+    "function_response",
+    "inlineData",
+    "inline_data",
+    "text",
+    "videoMetadata",
+    "video_metadata",
+    "toolCall",
+    "tool_call",
+    "toolResponse",
+    "tool_response",
+    "partMetadata",
+    "part_metadata",
+    "audioTranscription",
+    "audio_transcription",
+    "mediaProcessing",
+    "media_processing",
+    "speechMetadata",
+    "speech_metadata",
+    "documentMetadata",
+    "document_metadata",
+    "spreadsheetMetadata",
+    "spreadsheet_metadata",
+    "audioMetadata",
+    "audio_metadata",
+    "thoughtSignature",
+    "thought_signature",
+    "thought",
+];
+
 /// A part `{"functionCall": {"name", "args"?, "id"?}, "thoughtSignature"?}`. `args` is
 /// optional in the API (a function without parameters is called without it) and reads as
-/// `{}` then.
+/// `{}` then. The names may be spelled as the SDK's fields are (`function_call`,
+/// `thought_signature`, `partial_args`, `will_continue`), one spelling per field.
 fn gemini(object: &Map<String, Value>, what: &str) -> Read {
-    fields(object, what, &["functionCall"], &["thoughtSignature"])?;
-    if let Some(signature) = object.get("thoughtSignature") {
-        if !signature.is_string() {
+    let key = one_spelling(object, "functionCall", "function_call", what)?;
+    // The part's other declared fields are allowed (and checked below) when present; the
+    // message names only the ones a call part has.
+    let mut optional = vec!["thoughtSignature", "thought"];
+    let present: Vec<&str> = GEMINI_PART_FIELDS
+        .iter()
+        .copied()
+        .filter(|field| !optional.contains(field) && object.contains_key(*field))
+        .collect();
+    optional.extend(present);
+    fields(object, what, &[key], &optional)?;
+    one_spelling(object, "thoughtSignature", "thought_signature", what)?;
+    for (field, value) in object {
+        let allowed = match field.as_str() {
+            "functionCall" | "function_call" => true,
+            "thoughtSignature" | "thought_signature" => value.is_string() || value.is_null(),
+            "thought" => value.is_boolean() || value.is_null(),
+            _ => value.is_null(),
+        };
+        if !allowed {
             return Err(format!(
-                "\"thoughtSignature\" in {what} must be a string, not {}",
-                kind_of(signature)
+                "{} in {what} must be null beside a function call, not {}",
+                quote(field),
+                kind_of(value)
             ));
         }
     }
-    let call = match &object["functionCall"] {
+    let call = match &object[key] {
         Value::Object(call) => call,
         other => {
             return Err(format!(
-                "\"functionCall\" in {what} must be an object, not {}",
+                "{} in {what} must be an object, not {}",
+                quote(key),
                 kind_of(other)
             ))
         }
     };
     let inner = "the \"functionCall\" object of a Gemini part";
-    fields(call, inner, &["name"], &["id", "args"])?;
+    fields(
+        call,
+        inner,
+        &["name"],
+        &[
+            "id",
+            "args",
+            "partialArgs",
+            "partial_args",
+            "willContinue",
+            "will_continue",
+        ],
+    )?;
     let name = need_string(call, "name", inner)?;
-    if call.contains_key("id") {
-        need_id(call, "id", inner)?;
+    match call.get("id") {
+        None | Some(Value::Null) => {}
+        Some(_) => need_id(call, "id", inner)?,
+    }
+    for field in [
+        "partialArgs",
+        "partial_args",
+        "willContinue",
+        "will_continue",
+    ] {
+        match call.get(field) {
+            None | Some(Value::Null | Value::Bool(false)) => {}
+            Some(_) => {
+                return Err(format!(
+                    "{inner} has {}: its arguments are still being streamed, so nothing was \
+                     run; put the streamed parts together first (or turn off \
+                     streamFunctionCallArguments)",
+                    quote(field)
+                ))
+            }
+        }
     }
     let arguments = match call.get("args") {
-        None => Value::Object(Map::new()),
+        None | Some(Value::Null) => Value::Object(Map::new()),
         Some(args) => {
             need_object(args, "functionCall.args")?;
             args.clone()
         }
     };
     Ok((name, arguments))
+}
+
+/// The key of a field that may be spelled two ways (`camel` is returned when neither is
+/// there, so that it is named as missing); both at once is refused.
+fn one_spelling<'a>(
+    object: &Map<String, Value>,
+    camel: &'a str,
+    snake: &'a str,
+    what: &str,
+) -> Result<&'a str, String> {
+    match (object.contains_key(camel), object.contains_key(snake)) {
+        (true, true) => Err(format!(
+            "{what} has both {camel:?} and {snake:?}, two spellings of one field; it must \
+             have one"
+        )),
+        (false, true) => Ok(snake),
+        _ => Ok(camel),
+    }
+}
+
+/// A call naming a group its tool belongs to (`namespace`, `toolset_name`): the registry has
+/// no groups, so the call would not run as written.
+fn no_group(
+    object: &Map<String, Value>,
+    field: &str,
+    groups: &str,
+    what: &str,
+) -> Result<(), String> {
+    match object.get(field) {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(group)) => Err(format!(
+            "{what} names the {} {}, and the tools here have no {groups}; nothing was run. \
+             Call the tool by its name alone",
+            field.replace('_', " "),
+            quote(group)
+        )),
+        Some(other) => Err(format!(
+            "{field:?} in {what} must be a string, not {}",
+            kind_of(other)
+        )),
+    }
 }
 
 /// `{"tool", "arguments"}`.
