@@ -271,8 +271,8 @@ impl HarnessConfig {
 /// | shape | a call | its reply |
 /// |---|---|---|
 /// | [`CallShape::OpenAi`] | `{"id", "type": "function", "function": {"name", "arguments": "<JSON text>"}}` (and a streamed call's `index`) | `{"role": "tool", "tool_call_id", "content"}` |
-/// | [`CallShape::OpenAiResponses`] | `{"type": "function_call", "call_id", "name", "arguments": "<JSON text>"}` (and `id`, `status`, `caller`) | `{"type": "function_call_output", "call_id", "output"}` |
-/// | [`CallShape::Anthropic`] | `{"type": "tool_use", "id", "name", "input"}` (and `caller`) | `{"type": "tool_result", "tool_use_id", "content", "is_error"}` |
+/// | [`CallShape::OpenAiResponses`] | `{"type": "function_call", "call_id", "name", "arguments": "<JSON text>"}` (and `id`, `status`, `async`, `caller`, `namespace`) | `{"type": "function_call_output", "call_id", "output"}` |
+/// | [`CallShape::Anthropic`] | `{"type": "tool_use", "id", "name", "input"}` (and `caller`, `toolset_name`) | `{"type": "tool_result", "tool_use_id", "content", "is_error"}` |
 /// | [`CallShape::Gemini`] | `{"functionCall": {"name", "args", "id"}}` (`args`, `id` and the part's `thoughtSignature` optional) | `{"functionResponse": {"name", "id", "response": {"output"} or {"error"}}}` |
 /// | [`CallShape::Plain`] | `{"tool", "arguments"}` | `{"status", "result", "detail"}` |
 ///
@@ -517,14 +517,15 @@ impl Harness {
     ///
     /// | shape | the message | its calls |
     /// |---|---|---|
-    /// | [`CallShape::OpenAi`] | `choices[0].message` (or its `tool_calls`) | every entry of `tool_calls` |
-    /// | [`CallShape::OpenAiResponses`] | the response (or its `output`) | the `function_call` items |
+    /// | [`CallShape::OpenAi`] | the whole `ChatCompletion` (its `choices[0].message` is read), the message, or its `tool_calls` | every entry of `tool_calls` |
+    /// | [`CallShape::OpenAiResponses`] | the response (or its `output`) | the `function_call` and `custom_tool_call` items |
     /// | [`CallShape::Anthropic`] | the message (or its `content`) | the `tool_use` blocks |
-    /// | [`CallShape::Gemini`] | `candidates[0].content` (or its `parts`) | the parts with a `functionCall` |
+    /// | [`CallShape::Gemini`] | the whole `GenerateContentResponse` (its `candidates[0].content` is read), the content, or its `parts` | the parts with a `functionCall` |
     /// | [`CallShape::Plain`] | an array of plain calls | every entry |
     ///
-    /// The rest of the message (text, reasoning, other items) is passed over; a message with
-    /// no calls gives no replies. Each call is read as strictly as a single call, so a broken
+    /// The rest of the message (text, reasoning, other items, the other choices of an `n > 1`
+    /// request) is passed over; a message with no calls gives no replies. A `custom` tool call
+    /// is answered `INVALID` ([`ToolReply::custom`]): every tool here takes JSON arguments. Each call is read as strictly as a single call, so a broken
     /// call is `INVALID` (answered, addressed by its id when it can be read) and the others
     /// run.
     ///
@@ -562,7 +563,9 @@ impl Harness {
     ///
     /// [`Error::Protocol`] when the text is longer than
     /// [`HarnessConfig::max_message_chars`], is not JSON, or is not a message of the shape
-    /// (the wrong role, a container of the wrong type, a container field given twice). The
+    /// (the wrong role, a container of the wrong type, a container field given twice, an
+    /// object with none of the fields of the table, whose reason names the path expected, a
+    /// Chat Completions message with the deprecated `function_call`). The
     /// envelope comes from the provider's API rather than the model, so this is a fault in
     /// the caller's plumbing; nothing was run.
     pub fn handle_message(&self, shape: CallShape, message: &str) -> Result<MessageReply> {

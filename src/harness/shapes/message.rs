@@ -439,4 +439,27 @@ mod tests {
         let error = calls_of(CallShape::Anthropic, "{\"content\": [").unwrap_err();
         assert!(error.contains("could not be read"), "{error}");
     }
+
+    #[test]
+    fn whole_responses_give_the_calls_of_their_first_choice() {
+        let completion = r#"{"object":"chat.completion","choices":[
+            {"index":1,"message":{"role":"assistant","tool_calls":[{"id":"other"}]}},
+            {"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"a"}]}}]}"#;
+        assert_eq!(
+            calls_of(CallShape::OpenAi, completion).unwrap(),
+            vec![r#"{"id":"a"}"#]
+        );
+        let nested = r#"{"choices":[{"index":0,"message":{"choices":[]}}]}"#;
+        let error = calls_of(CallShape::OpenAi, nested).unwrap_err();
+        assert!(error.contains("of its own"), "{error}");
+        let response = r#"{"candidates":[{"content":{"role":"model","parts":[
+            {"text":"x"},{"function_call":{"name":"a"}},{"functionCall":{"name":"b"}}]}}]}"#;
+        assert_eq!(calls_of(CallShape::Gemini, response).unwrap().len(), 2);
+        let custom =
+            r#"{"output":[{"type":"custom_tool_call","call_id":"c"},{"type":"web_search_call"}]}"#;
+        assert_eq!(
+            calls_of(CallShape::OpenAiResponses, custom).unwrap().len(),
+            1
+        );
+    }
 }

@@ -8,11 +8,14 @@
 //!   as the call itself); a streamed call may keep its `index`.
 //! * OpenAI Responses: the output item `{"type": "function_call", "call_id", "name",
 //!   "arguments"}` (`arguments` a string again), with the item's optional `id`, `status`,
-//!   `caller` and `namespace`.
+//!   `async`, `caller` and `namespace`.
 //! * Anthropic Messages: `{"type": "tool_use", "id", "name", "input"}`, `input` an object,
-//!   with the optional `caller`.
-//! * Gemini: the part `{"functionCall": {"name", "args", "id"}}` (`args` and `id` optional),
-//!   with the part's optional `thoughtSignature`.
+//!   with the optional `caller` and `toolset_name`.
+//! * Gemini: the part `{"functionCall": {"name", "args", "id"}}` (`args` and `id` optional,
+//!   and `partialArgs` and `willContinue` as `null`), with the part's optional
+//!   `thoughtSignature`, `thought` and its other fields as `null`, in camelCase or the SDK's
+//!   snake_case.
+//! * A `custom` tool call in either OpenAI shape is answered `INVALID`, saying why.
 //! * Plain: `{"tool", "arguments"}`, `arguments` an object.
 //!
 //! Each shape has an exact field set: a field more or less is `INVALID`, named.
@@ -34,6 +37,7 @@ use serde_json::Value;
 use super::parse::{check_size, parse_strict};
 
 mod events;
+mod fields;
 mod message;
 mod read;
 mod reply;

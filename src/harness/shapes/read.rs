@@ -22,7 +22,11 @@
 
 use serde_json::{Map, Value};
 
-use super::super::parse::{kind_of, parse_strict, quote};
+use super::super::parse::{kind_of, quote};
+use super::fields::{
+    arguments_text, describe, fields, need_caller, need_id, need_object, need_string, need_tag,
+    no_group, one_spelling,
+};
 use super::{CallShape, ShapeError, ToolRequest};
 
 /// Reads a strictly parsed value as a call of `shape`.
@@ -352,47 +356,6 @@ fn gemini(object: &Map<String, Value>, what: &str) -> Read {
     Ok((name, arguments))
 }
 
-/// The key of a field that may be spelled two ways (`camel` is returned when neither is
-/// there, so that it is named as missing); both at once is refused.
-fn one_spelling<'a>(
-    object: &Map<String, Value>,
-    camel: &'a str,
-    snake: &'a str,
-    what: &str,
-) -> Result<&'a str, String> {
-    match (object.contains_key(camel), object.contains_key(snake)) {
-        (true, true) => Err(format!(
-            "{what} has both {camel:?} and {snake:?}, two spellings of one field; it must \
-             have one"
-        )),
-        (false, true) => Ok(snake),
-        _ => Ok(camel),
-    }
-}
-
-/// A call naming a group its tool belongs to (`namespace`, `toolset_name`): the registry has
-/// no groups, so the call would not run as written.
-fn no_group(
-    object: &Map<String, Value>,
-    field: &str,
-    groups: &str,
-    what: &str,
-) -> Result<(), String> {
-    match object.get(field) {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::String(group)) => Err(format!(
-            "{what} names the {} {}, and the tools here have no {groups}; nothing was run. \
-             Call the tool by its name alone",
-            field.replace('_', " "),
-            quote(group)
-        )),
-        Some(other) => Err(format!(
-            "{field:?} in {what} must be a string, not {}",
-            kind_of(other)
-        )),
-    }
-}
-
 /// `{"tool", "arguments"}`.
 fn plain(object: &Map<String, Value>, what: &str) -> Read {
     fields(object, what, &["tool", "arguments"], &[])?;
@@ -401,133 +364,10 @@ fn plain(object: &Map<String, Value>, what: &str) -> Read {
     Ok((name, object["arguments"].clone()))
 }
 
-/// The arguments of the OpenAI shapes: a string holding a JSON object, read as strictly as
-/// the call itself.
-fn arguments_text(value: &Value, field: &str) -> Result<Value, String> {
-    let text = match value {
-        Value::String(text) => text,
-        other => {
-            return Err(format!(
-                "{field:?} must be a string holding a JSON object, not {}",
-                kind_of(other)
-            ))
-        }
-    };
-    let arguments =
-        parse_strict(text).map_err(|error| format!("{field:?} is not strict JSON: {error}"))?;
-    need_object(&arguments, field)?;
-    Ok(arguments)
-}
-
-/// Requires every field of `required`, allows those of `optional`, and names every extra and
-/// missing one.
-fn fields(
-    object: &Map<String, Value>,
-    what: &str,
-    required: &[&str],
-    optional: &[&str],
-) -> Result<(), String> {
-    let extra: Vec<String> = object
-        .keys()
-        .filter(|key| !required.contains(&key.as_str()) && !optional.contains(&key.as_str()))
-        .map(|key| quote(key))
-        .collect();
-    let missing: Vec<String> = required
-        .iter()
-        .filter(|field| !object.contains_key(**field))
-        .map(|field| format!("{field:?}"))
-        .collect();
-    if extra.is_empty() && missing.is_empty() {
-        return Ok(());
-    }
-    let mut problems = Vec::new();
-    if !extra.is_empty() {
-        problems.push(format!("has the unexpected field(s) {}", extra.join(", ")));
-    }
-    if !missing.is_empty() {
-        problems.push(format!("lacks the field(s) {}", missing.join(", ")));
-    }
-    let may = if optional.is_empty() {
-        String::new()
-    } else {
-        format!(" (and may have {})", optional.join(", "))
-    };
-    Err(format!(
-        "{what} {}; it must have exactly the fields {}{may}",
-        problems.join(" and "),
-        required.join(", ")
-    ))
-}
-
-fn need_string(object: &Map<String, Value>, field: &str, what: &str) -> Result<String, String> {
-    match &object[field] {
-        Value::String(text) => Ok(text.clone()),
-        other => Err(format!(
-            "{field:?} in {what} must be a string, not {}",
-            kind_of(other)
-        )),
-    }
-}
-
-fn need_id(object: &Map<String, Value>, field: &str, what: &str) -> Result<(), String> {
-    let id = need_string(object, field, what)?;
-    if id.is_empty() {
-        return Err(format!("{field:?} in {what} must not be empty"));
-    }
-    Ok(())
-}
-
-fn need_tag(object: &Map<String, Value>, field: &str, tag: &str, what: &str) -> Result<(), String> {
-    match &object[field] {
-        Value::String(text) if text == tag => Ok(()),
-        Value::String(text) => Err(format!(
-            "{field:?} in {what} must be {tag:?}, not {}",
-            quote(text)
-        )),
-        other => Err(format!(
-            "{field:?} in {what} must be the string {tag:?}, not {}",
-            kind_of(other)
-        )),
-    }
-}
-
-/// Who made the call (the model, or a program the provider ran for it): only its form is
-/// checked, since the tool runs the same either way.
-fn need_caller(object: &Map<String, Value>, what: &str) -> Result<(), String> {
-    match object.get("caller") {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::Object(caller)) if caller.get("type").is_some_and(Value::is_string) => Ok(()),
-        Some(other) => Err(format!(
-            "\"caller\" in {what} must be an object with a string \"type\", not {}",
-            describe(other)
-        )),
-    }
-}
-
-fn need_object(value: &Value, field: &str) -> Result<(), String> {
-    if value.is_object() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{field:?} must be a JSON object of named arguments, not {}",
-            kind_of(value)
-        ))
-    }
-}
-
-/// A value's type, and the value itself when it is a short scalar ("the number -1").
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Number(number) => format!("the number {number}"),
-        Value::String(text) => format!("the string {}", quote(text)),
-        Value::Object(_) => "an object without a string \"type\"".into(),
-        other => kind_of(other).into(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::parse_strict;
     use serde_json::json;
 
     fn read(shape: CallShape, text: &str) -> Result<ToolRequest, ShapeError> {
@@ -760,5 +600,88 @@ mod tests {
         )
         .unwrap_err();
         assert!(error.reason.contains("must not be empty"));
+    }
+
+    #[test]
+    fn custom_tool_calls_are_refused_alike_in_both_openai_shapes() {
+        for (shape, text, id) in [
+            (
+                CallShape::OpenAi,
+                r#"{"id":"c1","type":"custom","custom":{"name":"patch","input":"x"}}"#,
+                "c1",
+            ),
+            (
+                CallShape::OpenAiResponses,
+                r#"{"type":"custom_tool_call","call_id":"c2","name":"patch","input":"x","async":null}"#,
+                "c2",
+            ),
+        ] {
+            let error = read(shape, text).unwrap_err();
+            assert_eq!(error.reason, format!("\"patch\" {CUSTOM_CALL}"));
+            assert_eq!(error.call_id.as_deref(), Some(id));
+        }
+    }
+
+    #[test]
+    fn the_sdks_optional_fields_are_accepted_and_read() {
+        let call = read(
+            CallShape::OpenAiResponses,
+            r#"{"type":"function_call","call_id":"c","name":"a","arguments":"{}","async":true}"#,
+        );
+        assert!(call.is_ok(), "{call:?}");
+        let error = read(
+            CallShape::OpenAiResponses,
+            r#"{"type":"function_call","call_id":"c","name":"a","arguments":"{}","async":"yes"}"#,
+        )
+        .unwrap_err();
+        assert!(error.reason.contains("\"async\""), "{}", error.reason);
+        let dumped = r#"{"type":"tool_use","id":"t","name":"a","input":{},"caller":null,
+            "toolset_name":null}"#;
+        assert!(read(CallShape::Anthropic, dumped).is_ok());
+        let error = read(
+            CallShape::Anthropic,
+            r#"{"type":"tool_use","id":"t","name":"a","input":{},"toolset_name":"crm"}"#,
+        )
+        .unwrap_err();
+        assert!(
+            error.reason.contains("toolset name \"crm\""),
+            "{}",
+            error.reason
+        );
+    }
+
+    #[test]
+    fn gemini_parts_are_read_in_either_spelling_with_their_null_fields() {
+        let snake = r#"{"function_call":{"id":"g","name":"a","args":{"x":1},"partial_args":null,
+            "will_continue":null},"thought_signature":"c2ln","text":null,"inline_data":null}"#;
+        let call = read(CallShape::Gemini, snake).unwrap();
+        assert_eq!(call.call_id.as_deref(), Some("g"));
+        assert_eq!(call.arguments, json!({"x": 1}));
+        let camel = r#"{"functionCall":{"id":null,"name":"a","args":null,"willContinue":false},
+            "thought":true,"fileData":null}"#;
+        let call = read(CallShape::Gemini, camel).unwrap();
+        assert_eq!((call.call_id, call.arguments), (None, json!({})));
+        for (text, part) in [
+            (
+                r#"{"functionCall":{"name":"a"},"function_call":{"name":"a"}}"#,
+                "two spellings",
+            ),
+            (
+                r#"{"functionCall":{"name":"a","willContinue":true}}"#,
+                "still being streamed",
+            ),
+            (
+                r#"{"functionCall":{"name":"a","partialArgs":[]}}"#,
+                "still being streamed",
+            ),
+            (
+                r#"{"functionCall":{"name":"a"},"text":"hi"}"#,
+                "must be null beside a function call",
+            ),
+        ] {
+            let error = read(CallShape::Gemini, text).unwrap_err();
+            assert!(error.reason.contains(part), "{part}: {}", error.reason);
+            assert_eq!(error.name.as_deref(), Some("a"));
+        }
     }
 }
