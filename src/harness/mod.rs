@@ -436,9 +436,8 @@ impl Harness {
     /// every check, and runs the tool if they all pass. Never fails: every problem is an
     /// [`Outcome`]. Blocks at most the tool's bound (plus back-off when it retries).
     pub fn handle(&self, shape: CallShape, raw: &str) -> ToolReply {
-        let mut reply = [self.inner.handle(shape, raw)];
-        shapes::mark_custom(shape, &[raw], &mut reply);
-        let [reply] = reply;
+        let mut reply = self.inner.handle(shape, raw);
+        shapes::mark_custom(shape, &[raw], std::slice::from_mut(&mut reply));
         reply
     }
 

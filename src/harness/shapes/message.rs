@@ -141,7 +141,11 @@ fn openai_calls<'a>(
             ));
         }
         let inner = first_of(&choices, "choices", "message", what)?.ok_or_else(|| {
-            format!("{what}: the ChatCompletion has no choice with a \"message\"")
+            format!(
+                "{what}: the ChatCompletion has no choice with a \"message\" (the chunks of a \
+                 stream, whose choices have a \"delta\", are put together by \
+                 Harness::openai_deltas)"
+            )
         })?;
         return openai_calls(inner.get(), what, false);
     }
