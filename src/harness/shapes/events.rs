@@ -656,4 +656,38 @@ mod tests {
             .to_string();
         assert!(error.contains("duplicate key"), "{error}");
     }
+
+    #[test]
+    fn growth_is_bounded_by_the_harness_limits() {
+        let small = StreamBounds {
+            max_calls: 4,
+            max_chars: 10,
+            max_event_chars: 300,
+        };
+        let mut anthropic = AnthropicEvents::new(small);
+        anthropic
+            .push_event(
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"a","input":{}}}"#,
+            )
+            .unwrap();
+        for _ in 0..5 {
+            let delta = json!({"type": "content_block_delta", "index": 0,
+                               "delta": {"type": "input_json_delta", "partial_json": "xxxxxxxx"}});
+            anthropic.push_event(&delta.to_string()).unwrap();
+        }
+        // One character past the bound, and no more, is kept: the call is refused for its size.
+        assert_eq!(anthropic.blocks[&0].input.len(), 11);
+        let mut responses = ResponsesEvents::new(small);
+        let error = responses
+            .push_event(&format!(r#"{{"type":"x","pad":"{}"}}"#, "y".repeat(300)))
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("more than 300 characters"),
+            "{error}"
+        );
+        let added = r#"{"type":"response.output_item.added","output_index":0,"item":
+            {"type":"function_call","call_id":"c","name":"a","arguments":"0123456789abcdef"}}"#;
+        responses.push_event(added).unwrap();
+        assert_eq!(responses.items[&0].text, "0123456789a");
+    }
 }
