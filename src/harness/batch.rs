@@ -18,7 +18,7 @@ use parking_lot::Mutex;
 use super::audit::HARNESS_LOG_TARGET;
 use super::outcome::{Outcome, Status};
 use super::run::{FirstAttempt, OpenCall, Stage};
-use super::shapes::{calls_of, CallShape, MessageReply, ToolReply};
+use super::shapes::{calls_of, mark_custom, CallShape, MessageReply, ToolReply};
 use super::Inner;
 use crate::error::{Error, Result};
 
@@ -145,9 +145,8 @@ impl Inner {
             )));
         }
         let calls = calls_of(shape, message).map_err(Error::Protocol)?;
-        Ok(MessageReply {
-            shape,
-            replies: self.handle_all(shape, &calls, deadline),
-        })
+        let mut replies = self.handle_all(shape, &calls, deadline);
+        mark_custom(shape, &calls, &mut replies);
+        Ok(MessageReply { shape, replies })
     }
 }

@@ -41,7 +41,10 @@ pub use parse::{parse_strict, NameProfile, MAX_SAFE_INTEGER};
 pub use registry::{ToolInfo, ToolRegistry};
 pub use remote::{RemoteErrorText, RemoteTimeoutSlot};
 pub use retry::{RetryPolicy, Sleeper, ThreadSleeper};
-pub use shapes::{CallShape, MessageReply, OpenAiDeltas, ToolReply};
+pub use shapes::{
+    AnthropicEvents, CallShape, GeminiChunks, MessageReply, OpenAiDeltas, ResponsesEvents,
+    ToolReply,
+};
 pub use tool::{CancelFlag, LocalTool, ToolFailure, ToolHandler, ToolOptions, ToolTimeout};
 
 #[cfg(feature = "server")]
@@ -268,8 +271,8 @@ impl HarnessConfig {
 /// | shape | a call | its reply |
 /// |---|---|---|
 /// | [`CallShape::OpenAi`] | `{"id", "type": "function", "function": {"name", "arguments": "<JSON text>"}}` (and a streamed call's `index`) | `{"role": "tool", "tool_call_id", "content"}` |
-/// | [`CallShape::OpenAiResponses`] | `{"type": "function_call", "call_id", "name", "arguments": "<JSON text>"}` (and `id`, `status`, `caller`) | `{"type": "function_call_output", "call_id", "output"}` |
-/// | [`CallShape::Anthropic`] | `{"type": "tool_use", "id", "name", "input"}` (and `caller`) | `{"type": "tool_result", "tool_use_id", "content", "is_error"}` |
+/// | [`CallShape::OpenAiResponses`] | `{"type": "function_call", "call_id", "name", "arguments": "<JSON text>"}` (and `id`, `status`, `async`, `caller`, `namespace`) | `{"type": "function_call_output", "call_id", "output"}` |
+/// | [`CallShape::Anthropic`] | `{"type": "tool_use", "id", "name", "input"}` (and `caller`, `toolset_name`) | `{"type": "tool_result", "tool_use_id", "content", "is_error"}` |
 /// | [`CallShape::Gemini`] | `{"functionCall": {"name", "args", "id"}}` (`args`, `id` and the part's `thoughtSignature` optional) | `{"functionResponse": {"name", "id", "response": {"output"} or {"error"}}}` |
 /// | [`CallShape::Plain`] | `{"tool", "arguments"}` | `{"status", "result", "detail"}` |
 ///
@@ -433,13 +436,15 @@ impl Harness {
     /// every check, and runs the tool if they all pass. Never fails: every problem is an
     /// [`Outcome`]. Blocks at most the tool's bound (plus back-off when it retries).
     pub fn handle(&self, shape: CallShape, raw: &str) -> ToolReply {
-        self.inner.handle(shape, raw)
+        let mut reply = self.inner.handle(shape, raw);
+        shapes::mark_custom(shape, &[raw], std::slice::from_mut(&mut reply));
+        reply
     }
 
     /// [`Harness::handle`] for a call already parsed (e.g. by an SDK): it is written back to
     /// text and checked like raw text. A parsed value can no longer show a repeated key.
     pub fn handle_value(&self, shape: CallShape, call: &Value) -> ToolReply {
-        self.inner.handle(shape, &call.to_string())
+        self.handle(shape, &call.to_string())
     }
 
     /// Handles the several tool calls of one assistant message (parallel tool calls) as one,
@@ -481,7 +486,9 @@ impl Harness {
     /// ```
     pub fn handle_all<S: AsRef<str>>(&self, shape: CallShape, calls: &[S]) -> Vec<ToolReply> {
         let calls: Vec<&str> = calls.iter().map(AsRef::as_ref).collect();
-        self.inner.handle_all(shape, &calls, None)
+        let mut replies = self.inner.handle_all(shape, &calls, None);
+        shapes::mark_custom(shape, &calls, &mut replies);
+        replies
     }
 
     /// [`Harness::handle_all`] within the caller's `deadline`: no attempt is started after
@@ -497,7 +504,9 @@ impl Harness {
         deadline: Instant,
     ) -> Vec<ToolReply> {
         let calls: Vec<&str> = calls.iter().map(AsRef::as_ref).collect();
-        self.inner.handle_all(shape, &calls, Some(deadline))
+        let mut replies = self.inner.handle_all(shape, &calls, Some(deadline));
+        shapes::mark_custom(shape, &calls, &mut replies);
+        replies
     }
 
     /// Handles every tool call of a whole assistant message in `shape`, as
@@ -507,14 +516,15 @@ impl Harness {
     ///
     /// | shape | the message | its calls |
     /// |---|---|---|
-    /// | [`CallShape::OpenAi`] | `choices[0].message` (or its `tool_calls`) | every entry of `tool_calls` |
-    /// | [`CallShape::OpenAiResponses`] | the response (or its `output`) | the `function_call` items |
+    /// | [`CallShape::OpenAi`] | the whole `ChatCompletion` (its `choices[0].message` is read), the message, or its `tool_calls` | every entry of `tool_calls` |
+    /// | [`CallShape::OpenAiResponses`] | the response (or its `output`) | the `function_call` and `custom_tool_call` items |
     /// | [`CallShape::Anthropic`] | the message (or its `content`) | the `tool_use` blocks |
-    /// | [`CallShape::Gemini`] | `candidates[0].content` (or its `parts`) | the parts with a `functionCall` |
+    /// | [`CallShape::Gemini`] | the whole `GenerateContentResponse` (its `candidates[0].content` is read), the content, or its `parts` | the parts with a `functionCall` |
     /// | [`CallShape::Plain`] | an array of plain calls | every entry |
     ///
-    /// The rest of the message (text, reasoning, other items) is passed over; a message with
-    /// no calls gives no replies. Each call is read as strictly as a single call, so a broken
+    /// The rest of the message (text, reasoning, other items, the other choices of an `n > 1`
+    /// request) is passed over; a message with no calls gives no replies. A `custom` tool call
+    /// is answered `INVALID` ([`ToolReply::custom`]): every tool here takes JSON arguments. Each call is read as strictly as a single call, so a broken
     /// call is `INVALID` (answered, addressed by its id when it can be read) and the others
     /// run.
     ///
@@ -552,7 +562,9 @@ impl Harness {
     ///
     /// [`Error::Protocol`] when the text is longer than
     /// [`HarnessConfig::max_message_chars`], is not JSON, or is not a message of the shape
-    /// (the wrong role, a container of the wrong type, a container field given twice). The
+    /// (the wrong role, a container of the wrong type, a container field given twice, an
+    /// object with none of the fields of the table, whose reason names the path expected, a
+    /// Chat Completions message with the deprecated `function_call`). The
     /// envelope comes from the provider's API rather than the model, so this is a fault in
     /// the caller's plumbing; nothing was run.
     pub fn handle_message(&self, shape: CallShape, message: &str) -> Result<MessageReply> {
@@ -585,6 +597,33 @@ impl Harness {
             config.max_input_chars,
             config.max_message_chars,
         )
+    }
+
+    /// A new [`ResponsesEvents`], to put together the tool calls of a streamed OpenAI
+    /// Responses response, bounded as [`Harness::openai_deltas`] is (per event for per chunk).
+    pub fn responses_events(&self) -> ResponsesEvents {
+        ResponsesEvents::new(self.stream_bounds())
+    }
+
+    /// A new [`AnthropicEvents`], to put together the `tool_use` blocks of a streamed
+    /// Anthropic Messages response, bounded as [`Harness::openai_deltas`] is.
+    pub fn anthropic_events(&self) -> AnthropicEvents {
+        AnthropicEvents::new(self.stream_bounds())
+    }
+
+    /// A new [`GeminiChunks`], to gather the function calls of a streamed Gemini response,
+    /// bounded as [`Harness::openai_deltas`] is.
+    pub fn gemini_chunks(&self) -> GeminiChunks {
+        GeminiChunks::new(self.stream_bounds())
+    }
+
+    fn stream_bounds(&self) -> shapes::StreamBounds {
+        let config = &self.inner.config;
+        shapes::StreamBounds {
+            max_calls: config.max_calls_per_message,
+            max_chars: config.max_input_chars,
+            max_event_chars: config.max_message_chars,
+        }
     }
 
     /// Calls a tool by name with arguments, from Rust: the name, registry, schema, budget and

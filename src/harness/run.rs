@@ -82,6 +82,7 @@ impl OpenCall {
             call_id: context.call_id.clone(),
             tool: context.tool.clone(),
             outcome,
+            custom: false,
         }
     }
 }

@@ -27,6 +27,9 @@ CONFORMANCE_NEXT_VER="0.2.0-alpha.12"
 INSPECTOR_PKG="@modelcontextprotocol/inspector"
 INSPECTOR_VER="2.12.0"
 MCP_PY_VER="2.3.0"
+# The providers' official SDKs, whose types make and check the harness's fixtures
+# (tests/peers/provider_fixtures.py, tests/shapes_providers.rs); a venv of their own.
+PROVIDER_SDKS="openai==3.57.0 anthropic==2.16.0 google-genai==3.6.1"
 # A WebSocket JSON-RPC 2.0 server nobody here wrote, for the WebSocket transport's interop.
 RPC_WS_PKG="rpc-websockets"
 RPC_WS_VER="10.0.1"
@@ -171,6 +174,50 @@ py_step() {
     step pyvenv "$t0" "installed mcp==$MCP_PY_VER ($how)"
 }
 
+# The providers' SDKs in a venv of their own, from locks/providers-requirements.txt.
+providers_step() {
+    local t0=$EPOCHREALTIME dest="$DIR/providers-venv" req="$LOCKS/providers-requirements.txt"
+    local pyver
+    pyver=$("$SYS_PY" -c 'import sys; print(sys.version)')
+    local want
+    want=$(digest "$PROVIDER_SDKS $pyver" "$req")
+
+    if [[ "$UPDATE_LOCKS" != 1 && -f "$dest/.toolwire-stamp" && -x "$dest/bin/python" ]] &&
+        [[ "$(cat "$dest/.toolwire-stamp")" == "$want" ]]; then
+        step providers "$t0" "up to date ($PROVIDER_SDKS)"
+        return
+    fi
+
+    rm -rf "$dest"
+    run_logged "$DIR/.log-providers" "$SYS_PY" -m venv "$dest"
+    local pip=("$dest/bin/python" -m pip --disable-pip-version-check --no-input)
+    local how sdk
+    if [[ "$UPDATE_LOCKS" != 1 && -f "$req" ]]; then
+        for sdk in $PROVIDER_SDKS; do
+            grep -qx "$sdk" "$req" ||
+                { echo "install.sh: $req does not pin $sdk (run with TOOLWIRE_UPDATE_LOCKS=1)" >&2; exit 1; }
+        done
+        run_logged "$DIR/.log-providers" "${pip[@]}" install -q -r "$req"
+        how="from locks/providers-requirements.txt"
+    else
+        # shellcheck disable=SC2086 # one argument per pin
+        run_logged "$DIR/.log-providers" "${pip[@]}" install -q $PROVIDER_SDKS
+        mkdir -p "$LOCKS"
+        {
+            echo "# Full pip freeze of the provider SDKs' venv (openai, anthropic, google-genai), written by install.sh."
+            echo "# Regenerate: TOOLWIRE_UPDATE_LOCKS=1 bash tests/peers/install.sh DIR"
+            "${pip[@]}" freeze
+        } >"$req"
+        how="resolved afresh, locks/providers-requirements.txt written"
+        want=$(digest "$PROVIDER_SDKS $pyver" "$req")
+    fi
+    run_logged "$DIR/.log-providers" "${pip[@]}" check
+    "$dest/bin/python" -c 'import openai, anthropic, google.genai' ||
+        { echo "install.sh: the provider SDKs do not import in $dest" >&2; exit 1; }
+    echo "$want" >"$dest/.toolwire-stamp"
+    step providers "$t0" "installed $PROVIDER_SDKS ($how)"
+}
+
 npm_step everything "$EVERYTHING_PKG" "$EVERYTHING_VER" "node_modules/$EVERYTHING_PKG/dist/index.js"
 npm_step node22 "$NODE22_PKG" "$NODE22_VER" "node_modules/$NODE22_PKG/bin/node"
 npm_step conformance "$CONFORMANCE_PKG" "$CONFORMANCE_VER" "node_modules/$CONFORMANCE_PKG/dist/index.js"
@@ -179,6 +226,7 @@ npm_step inspector "$INSPECTOR_PKG" "$INSPECTOR_VER" "node_modules/$INSPECTOR_PK
 npm_step rpc-websockets "$RPC_WS_PKG" "$RPC_WS_VER" "node_modules/$RPC_WS_PKG/package.json"
 npm_step filesystem "$FILESYSTEM_PKG" "$FILESYSTEM_VER" "node_modules/$FILESYSTEM_PKG/dist/index.js"
 py_step
+providers_step
 
 # The JSON-Schema-Test-Suite for tests/schema_suite.rs, from the pinned sdist.
 suite_step() {
@@ -215,6 +263,7 @@ NODE22_BIN="$DIR/node22/node_modules/$NODE22_PKG/bin/node"
     printf 'TOOLWIRE_NODE22=%q\n' "$NODE22_BIN"
     printf 'TOOLWIRE_PYTHON=%q\n' "$DIR/pyvenv/bin/python"
     printf 'TOOLWIRE_PYSERVER=%q\n' "$HERE/py_server.py"
+    printf 'TOOLWIRE_PROVIDERS_PYTHON=%q\n' "$DIR/providers-venv/bin/python"
     printf 'TOOLWIRE_CONFORMANCE_JS=%q\n' "$DIR/conformance/node_modules/$CONFORMANCE_PKG/dist/index.js"
     printf 'TOOLWIRE_CONFORMANCE_NEXT_JS=%q\n' "$DIR/conformance-next/node_modules/$CONFORMANCE_PKG/dist/index.js"
     printf 'TOOLWIRE_SCHEMA_SUITE=%q\n' "$DIR/schema-suite/jsonschema-$SCHEMA_SUITE_VER/json/tests"

@@ -10,14 +10,19 @@
 //!
 //! | shape | the message | its calls |
 //! |---|---|---|
-//! | OpenAI | the assistant message, or its `tool_calls` array | every entry of `tool_calls` |
-//! | Responses | the response, or its `output` array | the items of type `function_call` |
+//! | OpenAI | the whole `ChatCompletion` (its `choices[0].message`), the assistant message, or its `tool_calls` array | every entry of `tool_calls` |
+//! | Responses | the response, or its `output` array | the items of type `function_call` and `custom_tool_call` |
 //! | Anthropic | the message (or response), or its `content` array | the blocks of type `tool_use` |
-//! | Gemini | the content `{"role": "model", "parts"}`, or its `parts` | the parts with a `functionCall` |
+//! | Gemini | the whole `GenerateContentResponse` (its `candidates[0].content`), the content `{"role": "model", "parts"}`, or its `parts` | the parts with a `functionCall` (or `function_call`) |
 //! | plain | an array of plain calls | every entry |
 //!
 //! Whatever the message holds besides its calls is passed over, and the calls are answered
-//! in their order.
+//! in their order. An object that is none of these (it has none of the fields named) is
+//! refused with the path expected, rather than read as a message without calls: a call must
+//! never go unanswered because its message was not recognized. The choice (candidate) read
+//! is the one with `index` 0, as in a stream: the others of an `n > 1` request are
+//! alternatives the host did not pick. A Chat Completions message holding the deprecated
+//! `function_call` is refused (its call would go unanswered).
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -69,28 +74,32 @@ impl MessageReply {
 /// # Errors
 ///
 /// The reason, when the text is not one JSON value or not a message of the shape (a
-/// container of the wrong type, a repeated container field, the wrong role).
+/// container of the wrong type, a repeated container field, the wrong role, an object that
+/// is no message of the shape at all).
 pub(crate) fn calls_of(shape: CallShape, message: &str) -> Result<Vec<&str>, String> {
     let what = message_name(shape);
-    let unreadable = |error: serde_json::Error| format!("{what} could not be read: {error}");
     if message.trim_start().starts_with('[') {
-        let list: Vec<&RawValue> = serde_json::from_str(message).map_err(unreadable)?;
+        let list: Vec<&RawValue> = serde_json::from_str(message).map_err(unreadable(what))?;
         return Ok(pick(shape, list));
     }
     let list = match shape {
-        CallShape::OpenAi => {
-            let envelope: OpenAiMessage = serde_json::from_str(message).map_err(unreadable)?;
-            need_role(envelope.role.as_deref(), "assistant", what)?;
-            envelope.tool_calls.unwrap_or_default()
-        }
+        CallShape::OpenAi => openai_calls(message, what, true)?,
         CallShape::OpenAiResponses => {
-            let envelope: ResponsesResponse = serde_json::from_str(message).map_err(unreadable)?;
+            let envelope: ResponsesResponse =
+                serde_json::from_str(message).map_err(unreadable(what))?;
             envelope.output.ok_or_else(|| {
                 format!("{what} has no \"output\" array; pass the response or its output")
             })?
         }
         CallShape::Anthropic => {
-            let envelope: AnthropicMessage = serde_json::from_str(message).map_err(unreadable)?;
+            let envelope: AnthropicMessage =
+                serde_json::from_str(message).map_err(unreadable(what))?;
+            if envelope.role.is_none() && envelope.content.is_none() && envelope.kind.is_none() {
+                return Err(format!(
+                    "{what} has none of \"role\", \"type\" and \"content\"; pass the \
+                     Message the API returned, or its \"content\" array"
+                ));
+            }
             need_role(envelope.role.as_deref(), "assistant", what)?;
             match envelope.content {
                 None => Vec::new(),
@@ -101,11 +110,7 @@ pub(crate) fn calls_of(shape: CallShape, message: &str) -> Result<Vec<&str>, Str
                 })?,
             }
         }
-        CallShape::Gemini => {
-            let envelope: GeminiContent = serde_json::from_str(message).map_err(unreadable)?;
-            need_role(envelope.role.as_deref(), "model", what)?;
-            envelope.parts.unwrap_or_default()
-        }
+        CallShape::Gemini => gemini_calls(message, what, true)?,
         CallShape::Plain => {
             return Err(format!(
                 "{what} must be a JSON array of plain calls, not {}",
@@ -116,6 +121,118 @@ pub(crate) fn calls_of(shape: CallShape, message: &str) -> Result<Vec<&str>, Str
     Ok(pick(shape, list))
 }
 
+fn unreadable(what: &str) -> impl Fn(serde_json::Error) -> String + '_ {
+    move |error| format!("{what} could not be read: {error}")
+}
+
+/// The `tool_calls` of an assistant message, or (when `whole` may be) of the first choice of
+/// a whole `ChatCompletion`.
+fn openai_calls<'a>(
+    message: &'a str,
+    what: &str,
+    whole: bool,
+) -> Result<Vec<&'a RawValue>, String> {
+    let envelope: OpenAiMessage = serde_json::from_str(message).map_err(unreadable(what))?;
+    if let Some(choices) = envelope.choices {
+        if !whole {
+            return Err(format!(
+                "{what} (a choice's \"message\") has \"choices\" of its own; pass the \
+                 ChatCompletion, or choices[0].message"
+            ));
+        }
+        let inner = first_of(&choices, "choices", "message", what)?.ok_or_else(|| {
+            format!(
+                "{what}: the ChatCompletion has no choice with a \"message\" (the chunks of a \
+                 stream, whose choices have a \"delta\", are put together by \
+                 Harness::openai_deltas)"
+            )
+        })?;
+        return openai_calls(inner.get(), what, false);
+    }
+    if envelope.role.is_none() && envelope.tool_calls.is_none() {
+        return Err(format!(
+            "{what} has none of \"choices\", \"role\" and \"tool_calls\"; pass the \
+             ChatCompletion the API returned (its choices[0].message is read), the assistant \
+             message, or its \"tool_calls\" array"
+        ));
+    }
+    need_role(envelope.role.as_deref(), "assistant", what)?;
+    if envelope
+        .function_call
+        .is_some_and(|call| call.get().trim() != "null")
+    {
+        return Err(format!(
+            "{what} holds a \"function_call\" (the deprecated functions API), which is not \
+             answered here; nothing was run. Offer the tools as \"tools\", whose calls come \
+             in \"tool_calls\""
+        ));
+    }
+    Ok(envelope.tool_calls.unwrap_or_default())
+}
+
+/// The `parts` of a model content, or (when `whole` may be) of the first candidate's content
+/// of a whole `GenerateContentResponse`. A candidate without content (a response stopped for
+/// safety) holds no calls.
+fn gemini_calls<'a>(
+    message: &'a str,
+    what: &str,
+    whole: bool,
+) -> Result<Vec<&'a RawValue>, String> {
+    let envelope: GeminiContent = serde_json::from_str(message).map_err(unreadable(what))?;
+    if let Some(candidates) = envelope.candidates {
+        if !whole {
+            return Err(format!(
+                "{what} (a candidate's \"content\") has \"candidates\" of its own; pass the \
+                 GenerateContentResponse, or candidates[0].content"
+            ));
+        }
+        return match first_of(&candidates, "candidates", "content", what)? {
+            Some(content) => gemini_calls(content.get(), what, false),
+            None => Ok(Vec::new()),
+        };
+    }
+    if envelope.role.is_none() && envelope.parts.is_none() {
+        return Err(format!(
+            "{what} has none of \"candidates\", \"role\" and \"parts\"; pass the \
+             GenerateContentResponse the API returned (its candidates[0].content is read), the \
+             model content, or its \"parts\" array"
+        ));
+    }
+    need_role(envelope.role.as_deref(), "model", what)?;
+    Ok(envelope.parts.unwrap_or_default())
+}
+
+/// The `field` of the entry of `list` (`choices`, `candidates`) with `index` 0, or of its
+/// only entry when that has no index; `None` when the entry has no such field (or is
+/// `null`).
+fn first_of<'a>(
+    list: &[&'a RawValue],
+    name: &str,
+    field: &str,
+    what: &str,
+) -> Result<Option<&'a RawValue>, String> {
+    let mut entries = Vec::with_capacity(list.len());
+    for entry in list {
+        let entry: Indexed = serde_json::from_str(entry.get()).map_err(|error| {
+            format!("an entry of \"{name}\" in {what} could not be read: {error}")
+        })?;
+        entries.push(entry);
+    }
+    let chosen = match entries.iter().position(|entry| entry.index == Some(0)) {
+        Some(position) => Some(position),
+        None if entries.len() == 1 && entries[0].index.is_none() => Some(0),
+        None if entries.is_empty() => return Ok(None),
+        None => {
+            return Err(format!(
+                "{what} has no entry of \"{name}\" with \"index\" 0"
+            ))
+        }
+    };
+    Ok(chosen
+        .and_then(|position| entries[position].field(field))
+        .filter(|value| value.get().trim() != "null"))
+}
+
 /// The entries of a message's list that are calls. An entry whose kind cannot be told (not an
 /// object, a repeated or non-string `type`) is taken as a call: the strict read of the call
 /// then refuses it with the precise reason, and it is answered rather than passed over.
@@ -123,10 +240,12 @@ fn pick(shape: CallShape, list: Vec<&RawValue>) -> Vec<&str> {
     list.into_iter()
         .filter(|entry| match shape {
             CallShape::OpenAi | CallShape::Plain => true,
-            CallShape::OpenAiResponses => tagged(entry, "function_call"),
+            CallShape::OpenAiResponses => {
+                tagged(entry, "function_call") || tagged(entry, "custom_tool_call")
+            }
             CallShape::Anthropic => tagged(entry, "tool_use"),
             CallShape::Gemini => match serde_json::from_str::<GeminiPart>(entry.get()) {
-                Ok(part) => part.function_call.is_some(),
+                Ok(part) => part.function_call.is_some() || part.snake_call.is_some(),
                 Err(_) => true,
             },
         })
@@ -177,6 +296,30 @@ struct OpenAiMessage<'a> {
     role: Option<String>,
     #[serde(borrow, default)]
     tool_calls: Option<Vec<&'a RawValue>>,
+    #[serde(borrow, default)]
+    function_call: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    choices: Option<Vec<&'a RawValue>>,
+}
+
+/// An entry of `choices` or `candidates`: its index, and the field holding the message.
+#[derive(Deserialize)]
+struct Indexed<'a> {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(borrow, default)]
+    message: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+}
+
+impl<'a> Indexed<'a> {
+    fn field(&self, name: &str) -> Option<&'a RawValue> {
+        match name {
+            "message" => self.message,
+            _ => self.content,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -189,6 +332,8 @@ struct ResponsesResponse<'a> {
 struct AnthropicMessage<'a> {
     #[serde(default)]
     role: Option<String>,
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
     #[serde(borrow, default)]
     content: Option<&'a RawValue>,
 }
@@ -199,18 +344,23 @@ struct GeminiContent<'a> {
     role: Option<String>,
     #[serde(borrow, default)]
     parts: Option<Vec<&'a RawValue>>,
+    #[serde(borrow, default)]
+    candidates: Option<Vec<&'a RawValue>>,
 }
 
+/// The `type` of an entry, and nothing else of it.
 #[derive(Deserialize)]
-struct Tagged {
+pub(super) struct Tagged {
     #[serde(rename = "type", default)]
-    kind: Option<String>,
+    pub(super) kind: Option<String>,
 }
 
 #[derive(Deserialize)]
 struct GeminiPart {
     #[serde(rename = "functionCall", default)]
     function_call: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "function_call", default)]
+    snake_call: Option<serde::de::IgnoredAny>,
 }
 
 #[cfg(test)]
@@ -292,5 +442,28 @@ mod tests {
         assert_eq!(calls_of(CallShape::Anthropic, blocks).unwrap().len(), 3);
         let error = calls_of(CallShape::Anthropic, "{\"content\": [").unwrap_err();
         assert!(error.contains("could not be read"), "{error}");
+    }
+
+    #[test]
+    fn whole_responses_give_the_calls_of_their_first_choice() {
+        let completion = r#"{"object":"chat.completion","choices":[
+            {"index":1,"message":{"role":"assistant","tool_calls":[{"id":"other"}]}},
+            {"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"a"}]}}]}"#;
+        assert_eq!(
+            calls_of(CallShape::OpenAi, completion).unwrap(),
+            vec![r#"{"id":"a"}"#]
+        );
+        let nested = r#"{"choices":[{"index":0,"message":{"choices":[]}}]}"#;
+        let error = calls_of(CallShape::OpenAi, nested).unwrap_err();
+        assert!(error.contains("of its own"), "{error}");
+        let response = r#"{"candidates":[{"content":{"role":"model","parts":[
+            {"text":"x"},{"function_call":{"name":"a"}},{"functionCall":{"name":"b"}}]}}]}"#;
+        assert_eq!(calls_of(CallShape::Gemini, response).unwrap().len(), 2);
+        let custom =
+            r#"{"output":[{"type":"custom_tool_call","call_id":"c"},{"type":"web_search_call"}]}"#;
+        assert_eq!(
+            calls_of(CallShape::OpenAiResponses, custom).unwrap().len(),
+            1
+        );
     }
 }

@@ -8,11 +8,14 @@
 //!   as the call itself); a streamed call may keep its `index`.
 //! * OpenAI Responses: the output item `{"type": "function_call", "call_id", "name",
 //!   "arguments"}` (`arguments` a string again), with the item's optional `id`, `status`,
-//!   `caller` and `namespace`.
+//!   `async`, `caller` and `namespace`.
 //! * Anthropic Messages: `{"type": "tool_use", "id", "name", "input"}`, `input` an object,
-//!   with the optional `caller`.
-//! * Gemini: the part `{"functionCall": {"name", "args", "id"}}` (`args` and `id` optional),
-//!   with the part's optional `thoughtSignature`.
+//!   with the optional `caller` and `toolset_name`.
+//! * Gemini: the part `{"functionCall": {"name", "args", "id"}}` (`args` and `id` optional,
+//!   and `partialArgs` and `willContinue` as `null`), with the part's optional
+//!   `thoughtSignature`, `thought` and its other fields as `null`, in camelCase or the SDK's
+//!   snake_case.
+//! * A `custom` tool call in either OpenAI shape is answered `INVALID`, saying why.
 //! * Plain: `{"tool", "arguments"}`, `arguments` an object.
 //!
 //! Each shape has an exact field set: a field more or less is `INVALID`, named.
@@ -24,18 +27,24 @@
 //! "result", "detail"}`. The text is always a JSON string built by serde_json, so whatever a
 //! tool returns stays data inside it.
 //!
-//! A whole assistant message (its several calls at once) is read by `message`; the calls of a
-//! streamed OpenAI response are put together from their deltas by `stream`.
+//! A whole assistant message or response (its several calls at once) is read by `message`;
+//! the calls of a streamed response are put together from its events by `stream` (Chat
+//! Completions deltas) and `events` (Responses events, Anthropic content-block deltas, Gemini
+//! chunks).
 
 use serde_json::Value;
 
 use super::parse::{check_size, parse_strict};
 
+mod events;
+mod fields;
 mod message;
 mod read;
 mod reply;
 mod stream;
 
+pub(crate) use events::StreamBounds;
+pub use events::{AnthropicEvents, GeminiChunks, ResponsesEvents};
 pub(crate) use message::calls_of;
 pub use message::MessageReply;
 pub(crate) use read::extract;
@@ -133,6 +142,24 @@ pub(crate) fn lenient_address(shape: CallShape, raw: &str) -> read::Address {
     serde_json::from_str::<Value>(raw)
         .map(|value| read::address_of(shape, &value))
         .unwrap_or_default()
+}
+
+/// Marks each reply whose call is a `custom` tool call ([`ToolReply::custom`]), so that its
+/// Responses answer is a `custom_tool_call_output`. The call is looked at only when its text
+/// mentions "custom", and only its `type` is read.
+pub(crate) fn mark_custom<S: AsRef<str>>(shape: CallShape, calls: &[S], replies: &mut [ToolReply]) {
+    let tag = match shape {
+        CallShape::OpenAi => "custom",
+        CallShape::OpenAiResponses => "custom_tool_call",
+        _ => return,
+    };
+    for (call, reply) in calls.iter().zip(replies) {
+        let call = call.as_ref();
+        if call.contains("custom") {
+            reply.custom = serde_json::from_str::<message::Tagged>(call)
+                .is_ok_and(|tagged| tagged.kind.as_deref() == Some(tag));
+        }
+    }
 }
 
 /// The call id of a broken call in the shapes addressed by `id` (OpenAI, Anthropic).

@@ -2,16 +2,31 @@
 //! the few optional ones each API documents), the types, and the arguments object.
 //!
 //! The optional fields are the ones the providers' own SDK types declare on a tool call, so
-//! that a call copied straight from an API response is accepted: OpenAI's streamed `index`,
-//! the Responses item's `id`, `status`, `caller` and `namespace`, Anthropic's `caller`, and
-//! Gemini's `id`, `args` and the part's `thoughtSignature`. Anything else is `INVALID`, named.
-//! An optional field that would change what runs is read, not ignored: a Responses item that
-//! is not `completed` (its arguments may be cut off) or names a `namespace` (the registry has
-//! none) is refused.
+//! that a call copied straight from an API response, or dumped by the SDK with every declared
+//! field (`None` ones as `null`), is accepted: OpenAI's streamed `index`, the Responses item's
+//! `id`, `status`, `async`, `caller` and `namespace`, Anthropic's `caller` and
+//! `toolset_name`, Gemini's `id`, `args`, `partialArgs` and `willContinue`, and the Gemini
+//! part's `thoughtSignature`, `thought` and (as `null`) its other fields. Gemini's names are
+//! read in either spelling the API's JSON mapping accepts (`functionCall` or
+//! `function_call`, as google-genai's `model_dump()` writes them), never both at once.
+//! Anything else is `INVALID`, named. An optional field that would change what runs is read,
+//! not ignored: a Responses item that is not `completed` (its arguments may be cut off), a
+//! Gemini call that `willContinue` or brings `partialArgs`, or a call that names a
+//! `namespace` or `toolset_name` (the registry has none) is refused.
+//!
+//! A `custom` tool call (Chat Completions `{"type": "custom", "custom": {"name", "input"}}`,
+//! Responses `{"type": "custom_tool_call", "call_id", "name", "input"}`) takes free-form
+//! text, and every tool the harness offers is a function tool taking a JSON object: in both
+//! shapes it is answered `INVALID` with a message that says so (see [`CUSTOM_CALL`]), addressed
+//! by its id, and nothing runs.
 
 use serde_json::{Map, Value};
 
-use super::super::parse::{kind_of, parse_strict, quote};
+use super::super::parse::{kind_of, quote};
+use super::fields::{
+    arguments_text, describe, fields, need_caller, need_id, need_object, need_string, need_tag,
+    no_group, one_spelling,
+};
 use super::{CallShape, ShapeError, ToolRequest};
 
 /// Reads a strictly parsed value as a call of `shape`.
@@ -71,7 +86,9 @@ pub(crate) fn address_of(shape: CallShape, value: &Value) -> Address {
             name: None,
         },
         CallShape::Gemini => {
-            let call = value.get("functionCall");
+            let call = value
+                .get("functionCall")
+                .or_else(|| value.get("function_call"));
             Address {
                 call_id: text(call.and_then(|call| call.get("id"))),
                 name: text(call.and_then(|call| call.get("name"))),
@@ -83,9 +100,31 @@ pub(crate) fn address_of(shape: CallShape, value: &Value) -> Address {
 
 type Read = Result<(String, Value), String>;
 
+/// What a `custom` tool call is answered, after the tool's name (quoted): the same in both
+/// OpenAI shapes.
+pub(crate) const CUSTOM_CALL: &str = "was called as a custom tool, with free-form input; \
+    every tool here is a function tool that takes a JSON object of arguments, so nothing was \
+    run. Call a function tool, with JSON arguments";
+
+/// The answer to a custom tool call, when `object` is one (`tag` is its `type`).
+fn custom(object: &Map<String, Value>, tag: &str, name: Option<&Value>) -> Option<String> {
+    if object.get("type").and_then(Value::as_str) != Some(tag) {
+        return None;
+    }
+    let name = match name {
+        Some(Value::String(name)) => quote(name),
+        _ => "the tool".into(),
+    };
+    Some(format!("{name} {CUSTOM_CALL}"))
+}
+
 /// `{"id", "type": "function", "function": {"name", "arguments"}}`, plus the `index` a
 /// streamed call keeps after its deltas are put together.
 fn openai(object: &Map<String, Value>, what: &str) -> Read {
+    let name = object.get("custom").and_then(|custom| custom.get("name"));
+    if let Some(reason) = custom(object, "custom", name) {
+        return Err(reason);
+    }
     fields(object, what, &["id", "type", "function"], &["index"])?;
     need_id(object, "id", what)?;
     need_tag(object, "type", "function", what)?;
@@ -114,13 +153,16 @@ fn openai(object: &Map<String, Value>, what: &str) -> Read {
 }
 
 /// `{"type": "function_call", "call_id", "name", "arguments"}` with the optional `id`,
-/// `status`, `caller` and `namespace` of an item returned by the API.
+/// `status`, `async`, `caller` and `namespace` of an item returned by the API.
 fn responses(object: &Map<String, Value>, what: &str) -> Read {
+    if let Some(reason) = custom(object, "custom_tool_call", object.get("name")) {
+        return Err(reason);
+    }
     fields(
         object,
         what,
         &["type", "call_id", "name", "arguments"],
-        &["id", "status", "caller", "namespace"],
+        &["id", "status", "async", "caller", "namespace"],
     )?;
     need_tag(object, "type", "function_call", what)?;
     need_id(object, "call_id", what)?;
@@ -150,68 +192,162 @@ fn responses(object: &Map<String, Value>, what: &str) -> Read {
             ))
         }
     }
-    need_caller(object, what)?;
-    match object.get("namespace") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(namespace)) => {
-            return Err(format!(
-                "{what} names the namespace {}, and the tools here have no namespaces; \
-                 nothing was run. Call the tool by its name alone",
-                quote(namespace)
-            ))
-        }
+    // Whether the API may answer the call later: the tool runs the same either way.
+    match object.get("async") {
+        None | Some(Value::Null | Value::Bool(_)) => {}
         Some(other) => {
             return Err(format!(
-                "\"namespace\" in {what} must be a string, not {}",
+                "\"async\" in {what} must be a boolean, not {}",
                 kind_of(other)
             ))
         }
     }
+    need_caller(object, what)?;
+    no_group(object, "namespace", "namespaces", what)?;
     let arguments = arguments_text(&object["arguments"], "arguments")?;
     Ok((name, arguments))
 }
 
-/// `{"type": "tool_use", "id", "name", "input"}`, with the optional `caller` the API adds.
+/// `{"type": "tool_use", "id", "name", "input"}`, with the optional `caller` and
+/// `toolset_name` the API adds.
 fn anthropic(object: &Map<String, Value>, what: &str) -> Read {
-    fields(object, what, &["type", "id", "name", "input"], &["caller"])?;
+    fields(
+        object,
+        what,
+        &["type", "id", "name", "input"],
+        &["caller", "toolset_name"],
+    )?;
     need_tag(object, "type", "tool_use", what)?;
     need_id(object, "id", what)?;
     let name = need_string(object, "name", what)?;
     need_caller(object, what)?;
+    no_group(object, "toolset_name", "toolsets", what)?;
     need_object(&object["input"], "input")?;
     Ok((name, object["input"].clone()))
 }
 
+/// The fields of a Gemini part other than its call, as the SDK declares them (camelCase and
+/// snake_case): a part that carries a call has them `null`, if at all.
+const GEMINI_PART_FIELDS: [&str; 36] = [
+    "mediaResolution",
+    "media_resolution",
+    "codeExecutionResult",
+    "code_execution_result",
+    "executableCode",
+    "executable_code",
+    "fileData",
+    "file_data",
+    "functionResponse",
+    "function_response",
+    "inlineData",
+    "inline_data",
+    "text",
+    "videoMetadata",
+    "video_metadata",
+    "toolCall",
+    "tool_call",
+    "toolResponse",
+    "tool_response",
+    "partMetadata",
+    "part_metadata",
+    "audioTranscription",
+    "audio_transcription",
+    "mediaProcessing",
+    "media_processing",
+    "speechMetadata",
+    "speech_metadata",
+    "documentMetadata",
+    "document_metadata",
+    "spreadsheetMetadata",
+    "spreadsheet_metadata",
+    "audioMetadata",
+    "audio_metadata",
+    "thoughtSignature",
+    "thought_signature",
+    "thought",
+];
+
 /// A part `{"functionCall": {"name", "args"?, "id"?}, "thoughtSignature"?}`. `args` is
 /// optional in the API (a function without parameters is called without it) and reads as
-/// `{}` then.
+/// `{}` then. The names may be spelled as the SDK's fields are (`function_call`,
+/// `thought_signature`, `partial_args`, `will_continue`), one spelling per field.
 fn gemini(object: &Map<String, Value>, what: &str) -> Read {
-    fields(object, what, &["functionCall"], &["thoughtSignature"])?;
-    if let Some(signature) = object.get("thoughtSignature") {
-        if !signature.is_string() {
+    let key = one_spelling(object, "functionCall", "function_call", what)?;
+    // The part's other declared fields are allowed (and checked below) when present; the
+    // message names only the ones a call part has.
+    let mut optional = vec!["thoughtSignature", "thought"];
+    let present: Vec<&str> = GEMINI_PART_FIELDS
+        .iter()
+        .copied()
+        .filter(|field| !optional.contains(field) && object.contains_key(*field))
+        .collect();
+    optional.extend(present);
+    fields(object, what, &[key], &optional)?;
+    one_spelling(object, "thoughtSignature", "thought_signature", what)?;
+    for (field, value) in object {
+        let allowed = match field.as_str() {
+            "functionCall" | "function_call" => true,
+            "thoughtSignature" | "thought_signature" => value.is_string() || value.is_null(),
+            "thought" => value.is_boolean() || value.is_null(),
+            _ => value.is_null(),
+        };
+        if !allowed {
             return Err(format!(
-                "\"thoughtSignature\" in {what} must be a string, not {}",
-                kind_of(signature)
+                "{} in {what} must be null beside a function call, not {}",
+                quote(field),
+                kind_of(value)
             ));
         }
     }
-    let call = match &object["functionCall"] {
+    let call = match &object[key] {
         Value::Object(call) => call,
         other => {
             return Err(format!(
-                "\"functionCall\" in {what} must be an object, not {}",
+                "{} in {what} must be an object, not {}",
+                quote(key),
                 kind_of(other)
             ))
         }
     };
     let inner = "the \"functionCall\" object of a Gemini part";
-    fields(call, inner, &["name"], &["id", "args"])?;
+    fields(
+        call,
+        inner,
+        &["name"],
+        &[
+            "id",
+            "args",
+            "partialArgs",
+            "partial_args",
+            "willContinue",
+            "will_continue",
+        ],
+    )?;
     let name = need_string(call, "name", inner)?;
-    if call.contains_key("id") {
-        need_id(call, "id", inner)?;
+    match call.get("id") {
+        None | Some(Value::Null) => {}
+        Some(_) => need_id(call, "id", inner)?,
+    }
+    for field in [
+        "partialArgs",
+        "partial_args",
+        "willContinue",
+        "will_continue",
+    ] {
+        match call.get(field) {
+            None | Some(Value::Null | Value::Bool(false)) => {}
+            Some(_) => {
+                return Err(format!(
+                    "{inner} has {}: its arguments are still being streamed, so nothing was \
+                     run; put the streamed parts together first (or turn off \
+                     streamFunctionCallArguments)",
+                    quote(field)
+                ))
+            }
+        }
     }
     let arguments = match call.get("args") {
-        None => Value::Object(Map::new()),
+        None | Some(Value::Null) => Value::Object(Map::new()),
         Some(args) => {
             need_object(args, "functionCall.args")?;
             args.clone()
@@ -228,133 +364,10 @@ fn plain(object: &Map<String, Value>, what: &str) -> Read {
     Ok((name, object["arguments"].clone()))
 }
 
-/// The arguments of the OpenAI shapes: a string holding a JSON object, read as strictly as
-/// the call itself.
-fn arguments_text(value: &Value, field: &str) -> Result<Value, String> {
-    let text = match value {
-        Value::String(text) => text,
-        other => {
-            return Err(format!(
-                "{field:?} must be a string holding a JSON object, not {}",
-                kind_of(other)
-            ))
-        }
-    };
-    let arguments =
-        parse_strict(text).map_err(|error| format!("{field:?} is not strict JSON: {error}"))?;
-    need_object(&arguments, field)?;
-    Ok(arguments)
-}
-
-/// Requires every field of `required`, allows those of `optional`, and names every extra and
-/// missing one.
-fn fields(
-    object: &Map<String, Value>,
-    what: &str,
-    required: &[&str],
-    optional: &[&str],
-) -> Result<(), String> {
-    let extra: Vec<String> = object
-        .keys()
-        .filter(|key| !required.contains(&key.as_str()) && !optional.contains(&key.as_str()))
-        .map(|key| quote(key))
-        .collect();
-    let missing: Vec<String> = required
-        .iter()
-        .filter(|field| !object.contains_key(**field))
-        .map(|field| format!("{field:?}"))
-        .collect();
-    if extra.is_empty() && missing.is_empty() {
-        return Ok(());
-    }
-    let mut problems = Vec::new();
-    if !extra.is_empty() {
-        problems.push(format!("has the unexpected field(s) {}", extra.join(", ")));
-    }
-    if !missing.is_empty() {
-        problems.push(format!("lacks the field(s) {}", missing.join(", ")));
-    }
-    let may = if optional.is_empty() {
-        String::new()
-    } else {
-        format!(" (and may have {})", optional.join(", "))
-    };
-    Err(format!(
-        "{what} {}; it must have exactly the fields {}{may}",
-        problems.join(" and "),
-        required.join(", ")
-    ))
-}
-
-fn need_string(object: &Map<String, Value>, field: &str, what: &str) -> Result<String, String> {
-    match &object[field] {
-        Value::String(text) => Ok(text.clone()),
-        other => Err(format!(
-            "{field:?} in {what} must be a string, not {}",
-            kind_of(other)
-        )),
-    }
-}
-
-fn need_id(object: &Map<String, Value>, field: &str, what: &str) -> Result<(), String> {
-    let id = need_string(object, field, what)?;
-    if id.is_empty() {
-        return Err(format!("{field:?} in {what} must not be empty"));
-    }
-    Ok(())
-}
-
-fn need_tag(object: &Map<String, Value>, field: &str, tag: &str, what: &str) -> Result<(), String> {
-    match &object[field] {
-        Value::String(text) if text == tag => Ok(()),
-        Value::String(text) => Err(format!(
-            "{field:?} in {what} must be {tag:?}, not {}",
-            quote(text)
-        )),
-        other => Err(format!(
-            "{field:?} in {what} must be the string {tag:?}, not {}",
-            kind_of(other)
-        )),
-    }
-}
-
-/// Who made the call (the model, or a program the provider ran for it): only its form is
-/// checked, since the tool runs the same either way.
-fn need_caller(object: &Map<String, Value>, what: &str) -> Result<(), String> {
-    match object.get("caller") {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::Object(caller)) if caller.get("type").is_some_and(Value::is_string) => Ok(()),
-        Some(other) => Err(format!(
-            "\"caller\" in {what} must be an object with a string \"type\", not {}",
-            describe(other)
-        )),
-    }
-}
-
-fn need_object(value: &Value, field: &str) -> Result<(), String> {
-    if value.is_object() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{field:?} must be a JSON object of named arguments, not {}",
-            kind_of(value)
-        ))
-    }
-}
-
-/// A value's type, and the value itself when it is a short scalar ("the number -1").
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Number(number) => format!("the number {number}"),
-        Value::String(text) => format!("the string {}", quote(text)),
-        Value::Object(_) => "an object without a string \"type\"".into(),
-        other => kind_of(other).into(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::parse_strict;
     use serde_json::json;
 
     fn read(shape: CallShape, text: &str) -> Result<ToolRequest, ShapeError> {
@@ -587,5 +600,88 @@ mod tests {
         )
         .unwrap_err();
         assert!(error.reason.contains("must not be empty"));
+    }
+
+    #[test]
+    fn custom_tool_calls_are_refused_alike_in_both_openai_shapes() {
+        for (shape, text, id) in [
+            (
+                CallShape::OpenAi,
+                r#"{"id":"c1","type":"custom","custom":{"name":"patch","input":"x"}}"#,
+                "c1",
+            ),
+            (
+                CallShape::OpenAiResponses,
+                r#"{"type":"custom_tool_call","call_id":"c2","name":"patch","input":"x","async":null}"#,
+                "c2",
+            ),
+        ] {
+            let error = read(shape, text).unwrap_err();
+            assert_eq!(error.reason, format!("\"patch\" {CUSTOM_CALL}"));
+            assert_eq!(error.call_id.as_deref(), Some(id));
+        }
+    }
+
+    #[test]
+    fn the_sdks_optional_fields_are_accepted_and_read() {
+        let call = read(
+            CallShape::OpenAiResponses,
+            r#"{"type":"function_call","call_id":"c","name":"a","arguments":"{}","async":true}"#,
+        );
+        assert!(call.is_ok(), "{call:?}");
+        let error = read(
+            CallShape::OpenAiResponses,
+            r#"{"type":"function_call","call_id":"c","name":"a","arguments":"{}","async":"yes"}"#,
+        )
+        .unwrap_err();
+        assert!(error.reason.contains("\"async\""), "{}", error.reason);
+        let dumped = r#"{"type":"tool_use","id":"t","name":"a","input":{},"caller":null,
+            "toolset_name":null}"#;
+        assert!(read(CallShape::Anthropic, dumped).is_ok());
+        let error = read(
+            CallShape::Anthropic,
+            r#"{"type":"tool_use","id":"t","name":"a","input":{},"toolset_name":"crm"}"#,
+        )
+        .unwrap_err();
+        assert!(
+            error.reason.contains("toolset name \"crm\""),
+            "{}",
+            error.reason
+        );
+    }
+
+    #[test]
+    fn gemini_parts_are_read_in_either_spelling_with_their_null_fields() {
+        let snake = r#"{"function_call":{"id":"g","name":"a","args":{"x":1},"partial_args":null,
+            "will_continue":null},"thought_signature":"c2ln","text":null,"inline_data":null}"#;
+        let call = read(CallShape::Gemini, snake).unwrap();
+        assert_eq!(call.call_id.as_deref(), Some("g"));
+        assert_eq!(call.arguments, json!({"x": 1}));
+        let camel = r#"{"functionCall":{"id":null,"name":"a","args":null,"willContinue":false},
+            "thought":true,"fileData":null}"#;
+        let call = read(CallShape::Gemini, camel).unwrap();
+        assert_eq!((call.call_id, call.arguments), (None, json!({})));
+        for (text, part) in [
+            (
+                r#"{"functionCall":{"name":"a"},"function_call":{"name":"a"}}"#,
+                "two spellings",
+            ),
+            (
+                r#"{"functionCall":{"name":"a","willContinue":true}}"#,
+                "still being streamed",
+            ),
+            (
+                r#"{"functionCall":{"name":"a","partialArgs":[]}}"#,
+                "still being streamed",
+            ),
+            (
+                r#"{"functionCall":{"name":"a"},"text":"hi"}"#,
+                "must be null beside a function call",
+            ),
+        ] {
+            let error = read(CallShape::Gemini, text).unwrap_err();
+            assert!(error.reason.contains(part), "{part}: {}", error.reason);
+            assert_eq!(error.name.as_deref(), Some("a"));
+        }
     }
 }

@@ -21,6 +21,10 @@ pub struct ToolReply {
     pub tool: Option<String>,
     /// The outcome.
     pub outcome: Outcome,
+    /// True for a `custom` tool call (Chat Completions `"type": "custom"`, a Responses
+    /// `custom_tool_call`), which is always answered `INVALID` without running: every tool
+    /// here takes JSON arguments. Its Responses reply is a `custom_tool_call_output`.
+    pub custom: bool,
 }
 
 impl ToolReply {
@@ -46,11 +50,17 @@ impl ToolReply {
     }
 
     /// The Responses API input item `{"type": "function_call_output", "call_id", "output"}`
-    /// (an empty id when none could be read). The API has no error flag: for every status
-    /// but `OK` the output starts with the status word, as in [`Outcome::model_text`].
+    /// (`"custom_tool_call_output"` for a [`ToolReply::custom`] call; an empty id when none
+    /// could be read). The API has no error flag: for every status but `OK` the output starts
+    /// with the status word, as in [`Outcome::model_text`].
     pub fn responses_output(&self) -> Value {
+        let kind = if self.custom {
+            "custom_tool_call_output"
+        } else {
+            "function_call_output"
+        };
         json!({
-            "type": "function_call_output",
+            "type": kind,
             "call_id": self.call_id.clone().unwrap_or_default(),
             "output": self.outcome.model_text(),
         })
@@ -143,6 +153,7 @@ mod tests {
             call_id: id.map(str::to_owned),
             tool: Some("add".into()),
             outcome,
+            custom: false,
         }
     }
 

@@ -18,6 +18,9 @@ use serde_json::{json, Map, Value};
 use super::super::parse::{kind_of, parse_strict};
 use crate::error::{Error, Result};
 
+/// The `data:` of the last event of a Chat Completions stream.
+const DONE: &str = "[DONE]";
+
 /// The tool calls of one streamed OpenAI Chat Completions response, put together from its
 /// chunks. Made by [`crate::Harness::openai_deltas`], which gives it the harness's bounds.
 ///
@@ -71,7 +74,8 @@ impl OpenAiDeltas {
     /// Takes one chunk of the stream (a `chat.completion.chunk` object, the `data:` of one
     /// server-sent event) and adds the tool-call deltas of its first choice (`index` 0; the
     /// other choices of an `n > 1` request are passed over). A chunk without tool calls (text,
-    /// the role, the finish reason, usage) changes nothing.
+    /// the role, the finish reason, usage) changes nothing, and neither does the stream's
+    /// closing sentinel `[DONE]`, which may be passed on like the chunks.
     ///
     /// # Errors
     ///
@@ -81,6 +85,9 @@ impl OpenAiDeltas {
     /// `max_calls_per_message`. The calls put together so far are kept.
     pub fn push_chunk(&mut self, chunk: &str) -> Result<()> {
         let refuse = |reason: String| Err(Error::Protocol(format!("a stream chunk {reason}")));
+        if chunk.trim() == DONE {
+            return Ok(());
+        }
         if chunk.len() > self.max_chunk_chars
             && chunk.chars().take(self.max_chunk_chars + 1).count() > self.max_chunk_chars
         {
@@ -249,6 +256,9 @@ mod tests {
         deltas
             .push_chunk(r#"{"choices":[],"usage":{"total_tokens":9}}"#)
             .unwrap();
+        // The stream's own end is no error.
+        deltas.push_chunk("[DONE]").unwrap();
+        deltas.push_chunk(" [DONE]\n").unwrap();
         assert!(deltas.is_empty());
     }
 
