@@ -170,9 +170,12 @@ fn a_loaded_skill_reads_only_listed_and_verified_files() {
     assert_eq!(*fake.reads.lock(), [SKILL_URI, FORMS_URI]);
 }
 
+/// A change made to a truthful entry.
+type Change = Box<dyn Fn(&mut Value)>;
+
 #[test]
 fn entries_a_host_must_not_load_are_refused() {
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+    let cases: Vec<(Change, &str)> = vec![
         (
             Box::new(|e| e["resources"][1]["uri"] = json!("skill://other/x.md")),
             "outside the skill",
