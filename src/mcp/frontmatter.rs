@@ -229,11 +229,14 @@ impl<'a> Parser<'a> {
             .map(|line| indent(line))
             .unwrap_or(0);
         let mut text = String::new();
-        let mut previous_blank = true;
+        // Folding joins two lines of text with a space; blank lines between them stand for
+        // the line breaks (the first break is dropped); more-indented lines keep theirs.
+        let mut last_was_text = false;
+        let mut blanks = 0usize;
         for (index, line) in lines.iter().enumerate() {
             if line.trim().is_empty() {
                 text.push('\n');
-                previous_blank = true;
+                blanks += 1;
                 continue;
             }
             if indent(line) < column {
@@ -243,13 +246,17 @@ impl<'a> Parser<'a> {
                 ));
             }
             let content = &line[column..];
-            if folded && !previous_blank && !content.starts_with(' ') && !text.is_empty() {
+            let is_text = !content.starts_with(' ');
+            if folded && is_text && last_was_text {
                 text.pop();
-                text.push(' ');
+                if blanks == 0 {
+                    text.push(' ');
+                }
             }
             text.push_str(content);
             text.push('\n');
-            previous_blank = content.starts_with(' ');
+            last_was_text = is_text;
+            blanks = 0;
         }
         let trimmed = text.trim_end_matches('\n').len();
         match chomp {
@@ -299,6 +306,11 @@ fn scalar(text: &str) -> std::result::Result<Value, String> {
     {
         return Err(format!("`{text}` needs quotes"));
     }
+    // Infinity and NaN have no JSON form.
+    let bare = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if [".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN"].contains(&bare) {
+        return Err(format!("`{text}` has no JSON form; quote it"));
+    }
     Ok(resolve_plain(text))
 }
 
@@ -309,6 +321,13 @@ fn resolve_plain(text: &str) -> Value {
         "false" | "False" | "FALSE" => return Value::Bool(false),
         _ => {}
     }
+    for (prefix, radix) in [("0x", 16), ("0o", 8)] {
+        if let Some(digits) = text.strip_prefix(prefix).filter(|d| !d.is_empty()) {
+            if let Ok(number) = i64::from_str_radix(digits, radix) {
+                return Value::Number(number.into());
+            }
+        }
+    }
     let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
         if let Ok(number) = text.parse::<i64>() {
@@ -316,8 +335,14 @@ fn resolve_plain(text: &str) -> Value {
         }
     }
     if is_core_float(digits) {
-        if let Some(number) = text.parse::<f64>().ok().and_then(Number::from_f64) {
-            return Value::Number(number);
+        if let Ok(number) = text.parse::<f64>() {
+            // A whole float is the integer JSON writes for it (`1e3`, `2.0`).
+            if number.fract() == 0.0 && number.abs() < 9_007_199_254_740_992.0 {
+                return Value::Number((number as i64).into());
+            }
+            if let Some(number) = Number::from_f64(number) {
+                return Value::Number(number);
+            }
         }
     }
     Value::String(text.to_owned())
@@ -451,6 +476,24 @@ mod tests {
             value,
             json!({"a": "one\ntwo\n", "b": "one two\nthree", "c": "x"})
         );
+    }
+
+    /// Each expected value is what the `yaml` package (the conformance suite's) makes of it.
+    #[test]
+    fn resolves_as_a_yaml_library_does() {
+        let value = front(
+            "a: >\n  one\n   indented\n  two\n\n\n  three\nk: |+\n  keep\n\n\
+             v: 1.5\nw: 0x1F\nx: 1e3\ny: .5\nz: +12\nn: ~\nt: True\no: 0o17\n\
+             d: 2024-01-01\ns: yes\nq: \"a\\tb\\u00e9\"\nh: a#b\n",
+        )
+        .unwrap();
+        assert_eq!(
+            value,
+            json!({"a": "one\n indented\ntwo\n\nthree\n", "k": "keep\n\n", "v": 1.5, "w": 31,
+                   "x": 1000, "y": 0.5, "z": 12, "n": null, "t": true, "o": 15,
+                   "d": "2024-01-01", "s": "yes", "q": "a\tb\u{e9}", "h": "a#b"})
+        );
+        assert!(front("i: .inf\n").is_err());
     }
 
     #[test]
