@@ -390,3 +390,16 @@ fn a_nested_skill_is_its_own_and_its_parents() {
         .unwrap();
     assert_eq!(skill_digest(&bytes), inner.file(&inner.uri).unwrap().digest);
 }
+
+#[test]
+fn a_fifo_in_the_tree_is_refused_not_waited_on() {
+    let tree = Tree::new("fifo");
+    tree.skill("one", "one");
+    let path = std::ffi::CString::new(tree.0.join("one/pipe").to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates a file system entry.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    refused(
+        SkillSet::new().add_tree(&tree.0),
+        "neither a file nor a directory",
+    );
+}

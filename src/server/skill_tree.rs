@@ -174,10 +174,11 @@ pub(crate) fn read_tree(root: &Path, limits: &SkillLimits) -> Result<Vec<TreeFil
 }
 
 /// The bytes of the file at `path`, not following a link there, when at most `limit`.
+/// Opened without blocking, so a FIFO swapped in after the check is refused, not waited on.
 fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
     let file = File::options()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)?;
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::other("not a regular file"));
