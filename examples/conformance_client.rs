@@ -31,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolwire::mcp::{ElicitRequest, ElicitResult};
+use toolwire::mcp::{ElicitRequest, ElicitResult, SkillResources};
 use toolwire::{CallOptions, HttpConfig, McpClient, McpConfig, ProtocolMode, Tool};
 
 fn main() -> ExitCode {
@@ -75,6 +75,11 @@ fn run(scenario: &str, url: &str) -> Result<(), Box<dyn std::error::Error>> {
         "conformance_client: connected to {} {} with protocol {} ({})",
         info.server.name, info.server.version, info.protocol_version, info.era
     );
+    if scenario.starts_with("sep-2640-") {
+        skills(&client, scenario)?;
+        client.close()?;
+        return Ok(());
+    }
     let tools = client.list_tools()?;
     eprintln!(
         "conformance_client: {} tool(s): {}",
@@ -117,6 +122,43 @@ fn run(scenario: &str, url: &str) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     client.close()?;
+    Ok(())
+}
+
+/// The Skills scenarios (SEP-2640, issue 28): list the skills, reading nothing
+/// (`sep-2640-client-no-prefetch`); otherwise load each (its SKILL.md read and verified) and
+/// read its other files only when that succeeded (`sep-2640-client-verify-*`: a refused
+/// skill is reported, not an error of the run).
+fn skills(client: &McpClient, scenario: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let entries = client.list_skills()?;
+    for entry in &entries {
+        eprintln!(
+            "conformance_client: skill {} at {}",
+            entry.name(),
+            entry.uri
+        );
+    }
+    if scenario == "sep-2640-client-no-prefetch" {
+        return Ok(());
+    }
+    for entry in &entries {
+        let mut skill = match client.load_skill(entry) {
+            Ok(skill) => skill,
+            Err(error) => {
+                eprintln!("conformance_client: {} not loaded: {error}", entry.name());
+                continue;
+            }
+        };
+        let SkillResources::Files(files) = &entry.resources else {
+            continue;
+        };
+        for file in files.iter().filter(|file| file.uri != entry.uri) {
+            match skill.read(client, &file.uri) {
+                Ok(bytes) => eprintln!("conformance_client: {} ({} bytes)", file.uri, bytes.len()),
+                Err(error) => eprintln!("conformance_client: {} refused: {error}", file.uri),
+            }
+        }
+    }
     Ok(())
 }
 

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use toolwire::server::{
     content, HandlerError, HttpServer, HttpServerConfig, InputRequired, LogLevel, Prompt,
     PromptResult, RequestContext, Resource, ResourceTemplate, Server, ServerConfig, ServerTool,
-    TaskSupport, ToolResult,
+    SkillSet, TaskSupport, ToolResult,
 };
 
 /// A 1×1 red PNG.
@@ -85,6 +85,7 @@ fn build() -> toolwire::Result<Server> {
     add_task_tools(&server)?;
     add_resources(&server)?;
     add_prompts(&server)?;
+    add_skills(&server)?;
     server.set_completion(|_, request| {
         let offered = ["test", "testing", "test-value", "other"];
         Ok(offered
@@ -94,6 +95,37 @@ fn build() -> toolwire::Result<Server> {
             .collect())
     });
     Ok(server)
+}
+
+/// The Skills extension's fixtures (SEP-2640): a skill with a subdirectory (so a directory
+/// read of its root finds an `inode/directory` child) and one under a path prefix.
+fn add_skills(server: &Server) -> toolwire::Result<()> {
+    let mut skills = SkillSet::new();
+    skills.add_skill(
+        "pdf-processing",
+        [
+            (
+                "SKILL.md".to_owned(),
+                b"---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n\
+                  license: Apache-2.0\nmetadata:\n  author: toolwire\n---\n# PDF processing\n\n\
+                  Read references/FORMS.md before filling a form.\n"
+                    .to_vec(),
+            ),
+            (
+                "references/FORMS.md".to_owned(),
+                b"# Forms\n\nFill each field, then flatten.\n".to_vec(),
+            ),
+        ],
+    )?;
+    skills.add_skill(
+        "acme/billing/refunds",
+        [(
+            "SKILL.md".to_owned(),
+            b"---\nname: refunds\ndescription: Issue a refund for a paid invoice\n---\nCheck the invoice first.\n"
+                .to_vec(),
+        )],
+    )?;
+    skills.serve(server)
 }
 
 fn tool(

@@ -7,6 +7,7 @@
 //!
 //! ```text
 //! cargo run --example tool_server -- [--ignore-eof] [--banner] [--hostile] [--catalog]
+//!     [--skills DIR]
 //! ```
 //!
 //! * `--ignore-eof` keeps the process running (sleeping forever) after stdin reaches end of file.
@@ -16,6 +17,8 @@
 //! * `--catalog` adds resources, a template, a prompt, completion and the tools `log` and
 //!   `ask` (see `examples/support/tool_server_catalog.rs`), for the tests of the `toolwire`
 //!   command's catalog and client-capability commands.
+//! * `--skills DIR` serves the skills of the directory tree `DIR` (every directory holding a
+//!   `SKILL.md`; the Skills extension, `toolwire::server::SkillSet::add_tree`).
 //!
 //! Any other argument prints the usage on stderr and exits with code 2.
 //!
@@ -146,15 +149,21 @@ fn main() {
     let mut banner = false;
     let mut hostile = false;
     let mut catalog = false;
-    for arg in std::env::args().skip(1) {
+    let mut skills = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
         match arg.as_str() {
             "--ignore-eof" => ignore_eof = true,
             "--banner" => banner = true,
             "--hostile" => hostile = true,
             "--catalog" => catalog = true,
+            "--skills" if skills.is_none() => skills = args.next(),
             _ => {
                 eprintln!("tool_server: unknown argument {arg:?}");
-                eprintln!("usage: tool_server [--ignore-eof] [--banner] [--hostile] [--catalog]");
+                eprintln!(
+                    "usage: tool_server [--ignore-eof] [--banner] [--hostile] [--catalog] \
+                     [--skills DIR]"
+                );
                 std::process::exit(2);
             }
         }
@@ -169,6 +178,13 @@ fn main() {
     });
     if catalog {
         if let Err(error) = catalog::add(&server) {
+            eprintln!("tool_server: {error}");
+            std::process::exit(1);
+        }
+    }
+    if let Some(dir) = skills {
+        let mut set = toolwire::server::SkillSet::new();
+        if let Err(error) = set.add_tree(&dir).and_then(|_| set.serve(&server)) {
             eprintln!("tool_server: {error}");
             std::process::exit(1);
         }

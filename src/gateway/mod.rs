@@ -35,6 +35,13 @@
 //! * A backend's `notifications/resources/list_changed` or `prompts/list_changed` lists that
 //!   kind again, as its tools are. The gateway declares resources, subscriptions, prompts
 //!   and completion when a backend did at start.
+//! * Skills (the Skills extension, SEP-2640) keep their URIs and names, as resources do: when
+//!   a backend declared the extension at start the gateway declares it (`directoryRead` when
+//!   one did), `skills/list` merges the backends' entries as they sent them (a skill URI two
+//!   list is served from the first in the config's order; the clash is logged and in
+//!   [`StartedBackend::clashes`]), and `skills/get` and `resources/directory/read` go to the
+//!   backends in that order, the first answer winning. The skills' files are the backends'
+//!   resources, read through the resource pass-through; the front client verifies them.
 //! * Reads, prompts and completions are forwarded within the front request's bound; each is
 //!   a `request` and a `response` line of the transcript, but not counted in the stats
 //!   (their counters are the tool calls').
@@ -162,6 +169,7 @@ mod catalog;
 mod forward;
 mod lists;
 mod policy;
+mod skills;
 mod start;
 mod stats;
 
@@ -493,8 +501,9 @@ impl Gateway {
             })
             .inline(true),
         )?;
-        let report = start::start_backends(&core, configs, &options);
+        let mut report = start::start_backends(&core, configs, &options);
         serve_catalog(&core);
+        skills::serve(&core, &mut report)?;
         Ok(Gateway {
             core,
             report: Arc::new(report),

@@ -68,6 +68,13 @@ pub const TASKS_STATUS: &str = "notifications/tasks/status";
 /// A task's state, pushed (the 2026-07-28 tasks extension).
 pub const TASKS_NOTIFICATION: &str = "notifications/tasks";
 
+/// Lists the skills a server serves (paged; the Skills extension, SEP-2640).
+pub const SKILLS_LIST: &str = "skills/list";
+/// One skill's entry by the URI of its `SKILL.md` (the Skills extension).
+pub const SKILLS_GET: &str = "skills/get";
+/// The direct children of a directory resource (the Skills extension's `directoryRead`).
+pub const RESOURCES_DIRECTORY_READ: &str = "resources/directory/read";
+
 /// The target a request names, for routing headers (`Mcp-Name`): the param that holds it.
 pub(crate) fn target_param(method: &str) -> Option<&'static str> {
     match method {

@@ -11,7 +11,9 @@
 //! Files: `client` (the public calls), `session` (connecting, both eras, restarts), `requests`
 //! (stamping, input rounds, paging, the server's requests), `tools` (the tool cache, output
 //! validation, tool calls in flight), `dialect`, `methods`, `connect` (config-file entries),
-//! `config`, and the data shapes in `types`, `tool_types` and `catalog`.
+//! `config`, and the data shapes in `types`, `tool_types` and `catalog`; `skills` (the Skills
+//! extension: entries, loading and verifying a skill's files) with `frontmatter` (the
+//! `SKILL.md` frontmatter parser).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -30,11 +32,13 @@ mod client;
 mod config;
 mod connect;
 mod dialect;
+mod frontmatter;
 pub(crate) mod headers;
 pub mod methods;
 mod paging;
 mod requests;
 mod session;
+mod skills;
 mod tasks;
 mod tool_types;
 mod tools;
@@ -51,6 +55,11 @@ pub use config::{
     LATEST_HANDSHAKE_VERSION, STATELESS_VERSION,
 };
 pub use dialect::McpDialect;
+pub use frontmatter::parse_frontmatter;
+pub use skills::{
+    skill_digest, verify_file, verify_frontmatter, LoadedSkill, SkillEntry, SkillFile,
+    SkillResources, SKILLS_EXTENSION, SKILL_MD,
+};
 pub use tasks::{Task, TaskStatus, TASKS_EXTENSION};
 pub use tool_types::{CallToolResult, Content, TaskSupport, Tool, ToolAnnotations};
 pub use types::{ElicitRequest, ElicitResult, Era, Implementation, LogMessage, Root, SessionInfo};

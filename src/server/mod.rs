@@ -125,6 +125,8 @@ pub(crate) mod http;
 mod memory;
 pub(crate) mod resources;
 pub(crate) mod serve;
+mod skill_tree;
+mod skills;
 mod state;
 pub(crate) mod stateless;
 mod stdio;
@@ -144,6 +146,7 @@ pub use context::{Era, ProgressReporter, RequestContext, Responder};
 pub use http::{HttpServer, HttpServerConfig};
 pub use memory::PeerTransport;
 pub use serve::ServerConnection;
+pub use skills::{SkillLimits, SkillSet};
 pub use stdio::StdioServer;
 pub use tasks::{BeforeTaskFn, TaskSupport};
 pub use types::{
@@ -175,6 +178,8 @@ pub(crate) struct Shared {
     pub(crate) listeners: subscriptions::Listeners,
     /// The 2026-07-28 tasks extension's tasks: the server's, not a connection's.
     pub(crate) tasks: tasks::Tasks,
+    /// Extensions declared through [`Server::declare_extension`], with their settings.
+    extensions: RwLock<Map<String, Value>>,
 }
 
 impl Shared {
@@ -215,12 +220,13 @@ impl Shared {
         if self.config.logging {
             capabilities.insert("logging".into(), json!({}));
         }
+        let mut extensions = self.extensions.read().clone();
         // The tasks extension is a 2026-07-28 one: the handshake era's tasks are not served.
         if stateless && catalog.offers_tasks() {
-            capabilities.insert(
-                "extensions".into(),
-                json!({crate::mcp::TASKS_EXTENSION: {}}),
-            );
+            extensions.insert(crate::mcp::TASKS_EXTENSION.into(), json!({}));
+        }
+        if !extensions.is_empty() {
+            capabilities.insert("extensions".into(), Value::Object(extensions));
         }
         Value::Object(capabilities)
     }
@@ -305,6 +311,7 @@ impl Server {
                 hooks: RwLock::new(Vec::new()),
                 listeners: subscriptions::Listeners::default(),
                 tasks: tasks::Tasks::default(),
+                extensions: RwLock::new(Map::new()),
             }),
         })
     }
@@ -538,6 +545,14 @@ impl Server {
             .methods
             .insert(method.name.clone(), Arc::new(method));
         Ok(())
+    }
+
+    /// Declares an extension under `capabilities.extensions` in both eras, with its settings
+    /// (`{}` when it has none); declaring it again replaces the settings. What the extension
+    /// serves is added separately ([`Server::add_method`], resources); [`SkillSet::serve`]
+    /// does both for the Skills extension.
+    pub fn declare_extension(&self, name: impl Into<String>, settings: Value) {
+        self.shared.extensions.write().insert(name.into(), settings);
     }
 
     /// Sees every notification clients send (after the server's own handling of

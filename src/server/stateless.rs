@@ -289,7 +289,10 @@ fn cache_scope(method: &str) -> Option<&'static str> {
         methods::TOOLS_LIST
         | methods::PROMPTS_LIST
         | methods::RESOURCES_LIST
-        | methods::RESOURCES_TEMPLATES_LIST => Some("public"),
+        | methods::RESOURCES_TEMPLATES_LIST
+        | methods::SKILLS_LIST
+        | methods::SKILLS_GET
+        | methods::RESOURCES_DIRECTORY_READ => Some("public"),
         methods::RESOURCES_READ | methods::SERVER_DISCOVER => Some("private"),
         _ => None,
     }

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Runs the MCP conformance suite's (0.2.0-alpha.12) authorization extensions against
-# toolwire's conformance client, one `client --scenario NAME` run each. The requirement sets
-# list them as not scored, so nothing else would fail on them: this script does.
+# Runs the MCP conformance suite's (0.2.0-alpha.12) client extension scenarios (the six
+# authorization extensions and the four of Skills, SEP-2640) against toolwire's conformance
+# client, one `client --scenario NAME` run each. The requirement sets list them as not
+# scored, or not at all, so nothing else would fail on them: this script does.
 #
 #   tests/peers/conformance-extensions.sh PEERS_DIR CLIENT_BINARY [SCENARIO...]
 #
-# A scenario passes when the run exits 0 with at least one check and no failure or warning
-# (what `--scenario` itself demands). Exits non-zero unless every scenario passed.
+# A scenario passes when the run exits 0 with at least one check and no failure, warning or
+# skipped check (`--scenario` itself demands the first three). Exits non-zero unless every scenario passed.
 set -euo pipefail
 
 PEERS_DIR=${1:?usage: conformance-extensions.sh PEERS_DIR CLIENT_BINARY [SCENARIO...]}
@@ -16,6 +17,8 @@ SCENARIOS=("$@")
 [ ${#SCENARIOS[@]} -gt 0 ] || SCENARIOS=(
   auth/client-credentials-jwt auth/client-credentials-basic auth/enterprise-managed-authorization
   auth/dpop auth/dpop-nonce auth/wif-jwt-bearer
+  sep-2640-client-no-prefetch sep-2640-client-verify-digest sep-2640-client-verify-size
+  sep-2640-client-verify-frontmatter
 )
 
 # shellcheck disable=SC1091
@@ -38,7 +41,8 @@ for scenario in "${SCENARIOS[@]}"; do
   summary=$(grep -E 'Passed: [0-9]+/[0-9]+' "$log" | tail -n 1 || true)
   total=$(sed -nE 's/.*Passed: [0-9]+\/([0-9]+).*/\1/p' <<<"$summary")
   bad=$(sed -nE 's/.*, ([0-9]+) failed, ([0-9]+) warnings.*/\1+\2/p' <<<"$summary")
-  if [ "$status" -eq 0 ] && [ -n "$total" ] && [ "$total" -gt 0 ] && [ "$((bad))" -eq 0 ]; then
+  if [ "$status" -eq 0 ] && [ -n "$total" ] && [ "$total" -gt 0 ] && [ "$((bad))" -eq 0 ] \
+      && ! grep -q 'SKIPPED' "$log"; then
     echo "PASS $scenario ($summary)"
     passed=$((passed + 1))
   else

@@ -8,7 +8,10 @@
 # (there is no baseline: both sets pass in full). The scenarios that are not scored (the tasks
 # extension, pending ones) run too, and every one of them passes today: each is named below
 # (UNSCORED_PASSING), and the run fails when one of those stops passing, so an extension
-# regresses no more quietly than a scored scenario. The server is started here on a port the
+# regresses no more quietly than a scored scenario. The Skills extension's server scenarios
+# (SEP-2640) are in no requirement set (the suite's `pending` ones): at 2026-07-28 each runs
+# by itself (`--scenario`, the 2026-07-28 wire) and must pass every check it has, none
+# skipped, failed or warned (SKILLS_SCENARIOS). The server is started here on a port the
 # system picks and stopped by its PID.
 set -euo pipefail
 
@@ -33,6 +36,9 @@ case "$REVISION" in
         http-custom-header-server-validation" ;;
     *) UNSCORED_PASSING="" ;;
 esac
+SKILLS_SCENARIOS=""
+[ "$REVISION" != 2026-07-28 ] || SKILLS_SCENARIOS="sep-2640-skills-manifest sep-2640-skills-directory
+    sep-2640-skills-enumeration"
 
 work=$(mktemp -d)
 server_pid=
@@ -77,6 +83,24 @@ for scenario in $UNSCORED_PASSING; do
     if ! grep -q "^✓ $scenario: " "$work/log"; then
         echo "conformance: the unscored scenario $scenario passed before and does not now at $REVISION" >&2
         grep "^. $scenario: " "$work/log" >&2 || echo "conformance: ($scenario did not run)" >&2
+        [ "$status" -ne 0 ] || status=1
+    fi
+done
+for scenario in $SKILLS_SCENARIOS; do
+    log="$work/$scenario.log"
+    scenario_status=0
+    (cd "$work" && PATH="$(dirname "$TOOLWIRE_NODE22"):$PATH" "$TOOLWIRE_NODE22" "$TOOLWIRE_CONFORMANCE_NEXT_JS" \
+        server --url "$url" --scenario "$scenario") >"$log" 2>&1 || scenario_status=$?
+    summary=$(grep -E 'Passed: [0-9]+/[0-9]+' "$log" | tail -n 1 || true)
+    total=$(sed -nE 's/.*Passed: ([0-9]+)\/([0-9]+).*/\2/p' <<<"$summary")
+    passed=$(sed -nE 's/.*Passed: ([0-9]+)\/([0-9]+).*/\1/p' <<<"$summary")
+    bad=$(sed -nE 's/.*, ([0-9]+) failed, ([0-9]+) warnings.*/\1+\2/p' <<<"$summary")
+    if [ "$scenario_status" -eq 0 ] && [ -n "$total" ] && [ "$total" -gt 0 ] && [ "$passed" = "$total" ] \
+        && [ "$((bad))" -eq 0 ] && ! grep -q 'SKIPPED' "$log"; then
+        echo "✓ $scenario (extension, alone): $summary"
+    else
+        echo "conformance: the extension scenario $scenario does not pass every check at $REVISION (exit $scenario_status; ${summary:-no summary})" >&2
+        sed 's/^/    /' "$log" | tail -n 40 >&2
         [ "$status" -ne 0 ] || status=1
     fi
 done

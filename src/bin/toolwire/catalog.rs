@@ -1,10 +1,11 @@
-//! The catalog commands: `tools NAME`, `resources`, `templates`, `read`, `prompts`, `prompt`,
-//! `complete` and `log-level`. Each checks first that the server declares the capability,
+//! The catalog commands: `tools NAME`, `resources`, `templates`, `read`, `skills`, `prompts`,
+//! `prompt`, `complete` and `log-level`. Each checks first that the server declares the capability,
 //! so a server without it gets no request and the user a sentence instead of a -32601.
 
 use std::fmt::Write as _;
 
 use serde_json::{json, Value};
+use toolwire::mcp::SkillResources;
 use toolwire::McpClient;
 
 use crate::cli::{Command, McpLevel};
@@ -25,6 +26,7 @@ pub fn run(command: &Command, client: &McpClient) -> Option<Result<Exit, Failure
         Command::Resources { json, .. } => resources(client, *json),
         Command::Templates { json, .. } => templates(client, *json),
         Command::Read { uri, json, .. } => read(client, uri, *json),
+        Command::Skills { name, json, .. } => skills(client, name.as_deref(), *json),
         Command::Prompts { json, .. } => prompts(client, *json),
         Command::Prompt {
             name, args, json, ..
@@ -253,6 +255,103 @@ fn read(client: &McpClient, uri: &str, json: bool) -> Result<(), Failure> {
                 );
             }
             (None, None) => {}
+        }
+    }
+    out!("{out}");
+    Ok(())
+}
+
+/// `skills`: the listing (no file read); `skills NAME`: that skill loaded (its SKILL.md read
+/// and verified against the listing) and printed, its other files named, not read.
+fn skills(client: &McpClient, name: Option<&str>, json: bool) -> Result<(), Failure> {
+    let entries = client
+        .list_skills()
+        .map_err(|error| Failure::from_error("listing the skills", &error))?;
+    let Some(name) = name else {
+        if json {
+            let raw: Vec<Value> = entries.iter().map(|entry| entry.raw.clone()).collect();
+            emit_json(&json!(raw));
+            return Ok(());
+        }
+        let rows: Vec<Vec<String>> = entries
+            .iter()
+            .map(|entry| {
+                let files = match &entry.resources {
+                    SkillResources::Files(files) => files.len().to_string(),
+                    SkillResources::Dynamic => "dynamic".to_owned(),
+                };
+                vec![
+                    entry.name().to_owned(),
+                    entry.uri.clone(),
+                    files,
+                    cut(
+                        &terminal::shown_line(first_line(Some(entry.description()))),
+                        DESCRIPTION_CHARS,
+                    ),
+                ]
+            })
+            .collect();
+        out!(
+            "{}",
+            render_table(&["NAME", "URI", "FILES", "DESCRIPTION"], &rows)
+        );
+        count(entries.len(), "skill", "skills");
+        return Ok(());
+    };
+    // Two skills of one name are never shadowed: the user picks one by URI.
+    let matches: Vec<_> = entries
+        .iter()
+        .filter(|entry| entry.uri == name || entry.name() == name)
+        .collect();
+    let entry = match matches.as_slice() {
+        [entry] => *entry,
+        [] => {
+            let names: Vec<&str> = entries.iter().map(|entry| entry.name()).collect();
+            return Err(Failure::usage(format!(
+                "the server lists no skill named `{name}` (it lists: {})",
+                if names.is_empty() {
+                    "none".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            )));
+        }
+        several => {
+            let uris: Vec<&str> = several.iter().map(|entry| entry.uri.as_str()).collect();
+            return Err(Failure::usage(format!(
+                "several skills are named `{name}`; name one by its URI: {}",
+                uris.join(", ")
+            )));
+        }
+    };
+    let skill = client
+        .load_skill(entry)
+        .map_err(|error| Failure::from_error(&format!("loading {}", entry.uri), &error))?;
+    if json {
+        emit_json(&json!({"skill": entry.raw, "skillMd": skill.skill_md()}));
+        return Ok(());
+    }
+    let info = client
+        .session_info()
+        .map_err(|error| Failure::from_error("reading the session", &error))?;
+    errln!(
+        "{} from {} {}: SKILL.md verified (size, digest, frontmatter)",
+        entry.uri,
+        info.server.name,
+        info.server.version
+    );
+    let mut out = skill.skill_md().to_owned();
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    if let SkillResources::Files(files) = &entry.resources {
+        for file in files.iter().filter(|file| file.uri != entry.uri) {
+            let _ = writeln!(
+                out,
+                "[file, {}, not read] {}",
+                crate::output::size(file.size),
+                file.uri
+            );
         }
     }
     out!("{out}");

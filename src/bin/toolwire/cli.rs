@@ -342,6 +342,21 @@ pub enum Command {
         #[command(flatten)]
         server: ServerCommand,
     },
+    /// List the server's skills (no file read), or load one and print its verified SKILL.md.
+    ///
+    /// The Skills extension (SEP-2640): the listing is every page of `skills/list`. Loading
+    /// reads the skill's SKILL.md alone and checks its size, sha256 digest and frontmatter
+    /// against the listing before printing it; its other files are named, not read.
+    Skills {
+        /// One skill, by name or by the URI of its SKILL.md.
+        #[arg(value_name = "NAME")]
+        name: Option<String>,
+        /// Print JSON (the listing's entries; with NAME, the entry and the verified SKILL.md).
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerCommand,
+    },
     /// List the server's prompts (all pages).
     Prompts {
         /// Print JSON.
@@ -470,6 +485,7 @@ impl Command {
             | Command::Resources { server, .. }
             | Command::Templates { server, .. }
             | Command::Read { server, .. }
+            | Command::Skills { server, .. }
             | Command::Prompts { server, .. }
             | Command::Prompt { server, .. }
             | Command::Complete { server, .. }

@@ -373,6 +373,7 @@ fn run_connected(
         Command::Resources { .. }
         | Command::Templates { .. }
         | Command::Read { .. }
+        | Command::Skills { .. }
         | Command::Prompts { .. }
         | Command::Prompt { .. }
         | Command::Complete { .. }

@@ -1,6 +1,7 @@
 //! `shell`: one connection, many commands. Each line is split like a shell's words and read
 //! as one of the session commands (`info`, `tools`, `call`, `ping`, `resources`, `templates`,
-//! `read`, `prompts`, `prompt`, `complete`, `log-level`), with the command line's options;
+//! `read`, `skills`, `prompts`, `prompt`, `complete`, `log-level`), with the command line's
+//! options;
 //! `help`, `history` and `exit` are the shell's own. Ctrl-C during a call cancels that call
 //! (the server is told) and the session goes on; at the prompt it clears the line; Ctrl-D or
 //! `exit` ends the session.
@@ -31,7 +32,8 @@ struct ShellLine {
 
 const HELP: &str = "\
 commands: info | tools [NAME] | call TOOL [ARGS] | ping | resources | templates | read URI |
-          prompts | prompt NAME [k=v...] | complete --prompt NAME|--template URI ARG [VALUE] |
+          skills [NAME] | prompts | prompt NAME [k=v...] |
+          complete --prompt NAME|--template URI ARG [VALUE] |
           log-level LEVEL   (each takes --json; COMMAND --help for more)
 shell:    help | history | exit (or Ctrl-D). Ctrl-C cancels a running call.";
 
