@@ -180,7 +180,7 @@ npm_step rpc-websockets "$RPC_WS_PKG" "$RPC_WS_VER" "node_modules/$RPC_WS_PKG/pa
 npm_step filesystem "$FILESYSTEM_PKG" "$FILESYSTEM_VER" "node_modules/$FILESYSTEM_PKG/dist/index.js"
 py_step
 
-# The JSON-Schema-Test-Suite for tests/schema_suite.rs, from the pinned sdist.
+# The JSON-Schema-Test-Suite for tests/schema/suite.rs, from the pinned sdist.
 suite_step() {
     local t0=$EPOCHREALTIME dest="$DIR/schema-suite"
     local tests="$dest/jsonschema-$SCHEMA_SUITE_VER/json/tests"
