@@ -31,7 +31,7 @@ MCP_PY_VER="2.3.0"
 RPC_WS_PKG="rpc-websockets"
 RPC_WS_VER="10.0.1"
 # The official filesystem server: its tools declare an outputSchema, so a result the gateway
-# must shorten shows whether clients accept the answer (tests/gateway_interop.rs).
+# must shorten shows whether clients accept the answer (tests/gateway/interop.rs).
 FILESYSTEM_PKG="@modelcontextprotocol/server-filesystem"
 FILESYSTEM_VER="2026.8.31"
 # The JSON-Schema-Test-Suite, as the sdist of Python's jsonschema ships it (json/tests/);
