@@ -29,7 +29,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use toolwire::harness::Sleeper;
-
 use toolwire::transport::StdioTransport;
 use toolwire::{Client, ClientConfig, StdioConfig};
 
