@@ -8,7 +8,7 @@
 #[path = "support/mod.rs"]
 mod support;
 
-#[path = "../tests/http_fake/mod.rs"]
+#[path = "../tests/support/http_fake.rs"]
 mod http_fake;
 
 use std::time::{Duration, Instant};

@@ -1,5 +1,5 @@
 //! An MCP server's tools offered to a model, the model's tool calls run through the harness,
-//! and the answers sent back: the README's complete program, run by `tests/agent_loop_example.rs`.
+//! and the answers sent back: the README's complete program, run by `tests/examples/agent_loop.rs`.
 //!
 //! ```text
 //! cargo build --example tool_server && cargo run --example agent_loop

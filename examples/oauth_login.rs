@@ -1,5 +1,5 @@
 //! A login end to end, against an in-process MCP server that needs OAuth and its
-//! authorization server (the fake the tests use, `tests/auth_fake`): the first request meets
+//! authorization server (the fake the tests use, `tests/support/auth_fake.rs`): the first request meets
 //! 401, the client discovers, registers, opens "the browser" (a thread here, which follows
 //! the redirect to the loopback listener, as a browser would), exchanges the code, and every
 //! request after carries the token. Then the server forgets its tokens, and the refresh token
@@ -9,9 +9,9 @@
 //! cargo run --example oauth_login --features oauth
 //! ```
 
-#[path = "../tests/auth_fake/mod.rs"]
+#[path = "../tests/support/auth_fake.rs"]
 mod auth_fake;
-#[path = "../tests/http_fake/mod.rs"]
+#[path = "../tests/support/http_fake.rs"]
 mod http_fake;
 
 use std::sync::{mpsc, Arc};

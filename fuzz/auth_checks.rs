@@ -1,6 +1,6 @@
 //! The properties of the authorization parsers' fuzz targets (`www_authenticate`,
-//! `auth_documents`, `auth_redirect`, `auth_origin`), beside `checks.rs` and used the same way: each target
-//! calls one function here, and `tests/auth_fuzz_inputs.rs` runs them over the committed
+//! `auth_documents`, `auth_redirect`, `auth_origin`), beside `checks.rs` and used the same way: each
+//! target calls one function here, and `tests/auth/fuzz_inputs.rs` runs them over the committed
 //! seeds and kept crash inputs in the normal test suite. A function panics when a property
 //! does not hold.
 #![allow(dead_code)]

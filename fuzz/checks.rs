@@ -1,5 +1,5 @@
 //! The properties the fuzz targets check, in one place: each target in `fuzz_targets/` calls
-//! one function here, and `tests/roundtrip_fuzz_inputs.rs` runs the same functions over the
+//! one function here, and `tests/jsonrpc/roundtrip_fuzz_inputs.rs` runs the same functions over the
 //! committed seeds and every kept crash input in the normal test suite (it includes this file
 //! with `#[path]`). A function panics when a property does not hold.
 #![allow(dead_code)]

@@ -18,7 +18,7 @@
 # never written: new inputs go to a scratch corpus (fuzz/target/corpus/<target>/, ignored by
 # git, kept between runs so coverage accumulates). A crash leaves its input in
 # fuzz/artifacts/<target>/; keep it in fuzz/regressions/<target>/ once fixed, where
-# tests/roundtrip_fuzz_inputs.rs replays it (see fuzz/README.md).
+# tests/jsonrpc/roundtrip_fuzz_inputs.rs replays it (see fuzz/README.md).
 set -euo pipefail
 cd "$(dirname "$0")"
 

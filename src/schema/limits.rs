@@ -91,7 +91,7 @@ impl SchemaLimits {
     /// violation instead of overflowing the stack. Defaults to 512: serde_json parses
     /// instances at most 128 levels deep, and a recursive schema takes one to four levels per
     /// instance level; 512 levels fit in a 2 MiB thread stack (a spawned thread's default)
-    /// even in a debug build, as `tests/schema_hostile.rs` checks (about 1 KiB a level in a
+    /// even in a debug build, as `tests/schema/hostile.rs` checks (about 1 KiB a level in a
     /// release build).
     pub fn max_validation_depth(mut self, depth: usize) -> Self {
         self.max_validation_depth = depth;

@@ -49,7 +49,7 @@
 //! (`http://json-schema.org/draft-07/schema#`, `https://json-schema.org/draft/2020-12/…`),
 //! which is read as `true`, accepting anything, since it is never fetched.
 //!
-//! Conformance is measured by `tests/schema_suite.rs` against the official
+//! Conformance is measured by `tests/schema/suite.rs` against the official
 //! JSON-Schema-Test-Suite (set `TOOLWIRE_SCHEMA_SUITE`); its known failures are listed there.
 
 mod assert;

@@ -34,7 +34,7 @@ PROVIDER_SDKS="openai==3.57.0 anthropic==2.16.0 google-genai==3.6.1"
 RPC_WS_PKG="rpc-websockets"
 RPC_WS_VER="10.0.1"
 # The official filesystem server: its tools declare an outputSchema, so a result the gateway
-# must shorten shows whether clients accept the answer (tests/gateway_interop.rs).
+# must shorten shows whether clients accept the answer (tests/gateway/interop.rs).
 FILESYSTEM_PKG="@modelcontextprotocol/server-filesystem"
 FILESYSTEM_VER="2026.8.31"
 # The JSON-Schema-Test-Suite, as the sdist of Python's jsonschema ships it (json/tests/);
@@ -228,7 +228,7 @@ npm_step filesystem "$FILESYSTEM_PKG" "$FILESYSTEM_VER" "node_modules/$FILESYSTE
 py_step
 providers_step
 
-# The JSON-Schema-Test-Suite for tests/schema_suite.rs, from the pinned sdist.
+# The JSON-Schema-Test-Suite for tests/schema/suite.rs, from the pinned sdist.
 suite_step() {
     local t0=$EPOCHREALTIME dest="$DIR/schema-suite"
     local tests="$dest/jsonschema-$SCHEMA_SUITE_VER/json/tests"

@@ -1,6 +1,6 @@
 // Preload (`node --require tests/peers/loopback.cjs ...`) that keeps a server on loopback:
 // a listen() on a port with no host, or with a wildcard host (0.0.0.0, ::), binds 127.0.0.1.
-// Used by tests/mcp_interop_http.rs for server-everything, which otherwise binds every
+// Used by tests/mcp/interop_http.rs for server-everything, which otherwise binds every
 // interface.
 "use strict";
 const net = require("net");

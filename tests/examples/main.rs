@@ -1,0 +1,9 @@
+//! The examples and the README's programs, run as they are shipped.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod agent_loop;
+mod demo;
+mod harness;
+mod smoke;

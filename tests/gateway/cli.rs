@@ -1,0 +1,184 @@
+//! `toolwire serve`: the gateway as a command, over stdio (for a host's config entry) and
+//! HTTP, with the config file's "toolwire" section or a policy file, the servers left out
+//! reported on stderr, and the counters per server and status printed on exit.
+#![cfg(feature = "cli")]
+
+use crate::support::cli;
+use crate::support::gateway as support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+
+use serde_json::{json, Value};
+use toolwire::{HttpConfig, McpClient, McpConfig};
+
+fn write_config(folder: &std::path::Path, extra: Value) -> std::path::PathBuf {
+    let mut config = json!({"mcpServers": {
+        "alpha": support::tool_server_entry(),
+        "beta": support::tool_server_entry(),
+        "gone": {"command": "/nonexistent/toolwire-no-such-server"},
+    }});
+    if let (Value::Object(config), Value::Object(extra)) = (&mut config, extra) {
+        config.extend(extra);
+    }
+    let path = folder.join("claude_desktop_config.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn serve_over_stdio_answers_a_host_and_prints_the_counters_on_exit() {
+    let folder = cli::scratch("serve-stdio");
+    let config = write_config(
+        &folder,
+        json!({"toolwire": {"servers": {"beta": {"deny": ["crash"]}}}}),
+    );
+    let mut child = cli::toolwire(&["serve", "--config", config.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
+    let mut ask = |request: Value| -> Value {
+        writeln!(stdin, "{request}").unwrap();
+        if request.get("id").is_none() {
+            return Value::Null;
+        }
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    let init = ask(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "host", "version": "1"}}}),
+    );
+    assert_eq!(
+        init["result"]["serverInfo"]["name"],
+        json!("toolwire-gateway"),
+        "{init}"
+    );
+    ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let listed = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"mcp__alpha__crash") && !names.contains(&"mcp__beta__crash"),
+        "{names:?}"
+    );
+    let called = ask(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "mcp__beta__echo", "arguments": {"message": "through"}}}));
+    assert_eq!(
+        called["result"]["content"][0]["text"],
+        json!("through"),
+        "{called}"
+    );
+    let denied = ask(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "mcp__beta__crash", "arguments": {}}}));
+    assert!(
+        denied["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("UNKNOWN_TOOL: "),
+        "{denied}"
+    );
+    drop(stdin);
+    let code = cli::wait_bounded(&mut child, cli::LIMIT);
+    let stderr = stderr.join().unwrap();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("server gone is left out"), "{stderr}");
+    assert!(
+        stderr.contains("/nonexistent/toolwire-no-such-server"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("beta: forwarded 1, cancelled 0, UNKNOWN_TOOL 1, OK 1"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn serve_over_http_with_a_policy_file_until_ctrl_c() {
+    let folder = cli::scratch("serve-http");
+    let config = write_config(&folder, json!({}));
+    let policy = folder.join("policy.json");
+    std::fs::write(&policy, r#"{"servers": {"alpha": {"allow": ["echo"]}}}"#).unwrap();
+    let transcript = folder.join("audit.jsonl");
+    let mut command = cli::toolwire(&[
+        "serve",
+        "--config",
+        config.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+        "--http",
+        "127.0.0.1:0",
+        "--transcript",
+        transcript.to_str().unwrap(),
+    ]);
+    command.stdin(Stdio::null());
+    let (mut child, lines) = cli::spawn_with_stderr_lines(command);
+    let seen = cli::read_until(&lines, |line| line.contains("listening on "));
+    let url = seen
+        .last()
+        .unwrap()
+        .split("listening on ")
+        .nth(1)
+        .unwrap()
+        .trim()
+        .to_owned();
+    let client = McpClient::connect_http(HttpConfig::new(url), McpConfig::default()).unwrap();
+    let alpha: Vec<String> = client
+        .list_tools()
+        .unwrap()
+        .iter()
+        .map(|tool| tool.name.clone())
+        .filter(|name| name.starts_with("mcp__alpha__"))
+        .collect();
+    assert_eq!(alpha, ["mcp__alpha__echo"]);
+    assert_eq!(
+        client
+            .call_tool("mcp__alpha__echo", json!({"message": "http"}))
+            .unwrap()
+            .text(),
+        "http"
+    );
+    client.close().unwrap();
+    cli::sigint(child.id());
+    let rest = cli::read_until(&lines, |line| line.contains("alpha: forwarded"));
+    assert!(
+        rest.iter().any(|line| line.contains("alpha: forwarded 1")),
+        "{rest:?}"
+    );
+    assert_eq!(cli::wait_bounded(&mut child, cli::LIMIT), 0);
+    let audit = std::fs::read_to_string(&transcript).unwrap();
+    assert!(audit.contains("\"event\":\"request\""), "{audit}");
+    assert!(audit.contains("\"tool\":\"mcp__alpha__echo\""), "{audit}");
+}
+
+#[test]
+fn a_bad_policy_is_a_usage_error_naming_the_place() {
+    let folder = cli::scratch("serve-bad-policy");
+    let config = write_config(
+        &folder,
+        json!({"toolwire": {"servers": {"alpha": {"dney": []}}}}),
+    );
+    let run = cli::run(cli::toolwire(&[
+        "serve",
+        "--config",
+        config.to_str().unwrap(),
+    ]));
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("\"dney\" at /toolwire/servers/alpha"),
+        "{}",
+        run.stderr
+    );
+}

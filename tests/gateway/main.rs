@@ -1,0 +1,21 @@
+//! The gateway (`toolwire::gateway`, `support::gateway`): start, listing, calls passed
+//! through, policy (budget, busy, deny), resources, restarts, transcripts, and its CLI.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod auth;
+mod budget;
+mod busy;
+mod cli;
+mod deny;
+mod interop;
+mod invalid;
+mod list_change;
+mod listing;
+mod passthrough;
+mod resources;
+mod restart;
+mod skills;
+mod start;
+mod transcript;

@@ -1,0 +1,182 @@
+//! The attempt budget grows only when the executor admits: INVALID, UNKNOWN_TOOL and BUSY
+//! cost nothing; NOT_FOUND, TOOL_ERROR, TIMEOUT and OK cost one each; a spent budget is
+//! BUDGET before admission; nothing is retried by default.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel::{bounded, Receiver, Sender};
+use serde_json::json;
+use toolwire::harness::{AuditKind, ToolFailure, ToolTimeout};
+use toolwire::{Harness, HarnessConfig, LocalTool, Status, ToolOptions, ToolRegistry};
+
+/// An upper bound that only keeps a broken test from hanging.
+use crate::support::SOON;
+
+struct Fixture {
+    harness: Harness,
+    runs: Arc<AtomicUsize>,
+    release: Sender<()>,
+    late: Receiver<()>,
+}
+
+fn fixture(budget: u32) -> Fixture {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (release, latch) = bounded::<()>(1);
+    let (late_tx, late) = bounded::<()>(8);
+    let mut registry = ToolRegistry::new();
+    let object = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+    let count = |runs: &Arc<AtomicUsize>| {
+        let runs = Arc::clone(runs);
+        move || runs.fetch_add(1, Ordering::SeqCst)
+    };
+    let counted = count(&runs);
+    registry
+        .register(LocalTool::new(
+            "found",
+            "Finds.",
+            object.clone(),
+            move |_, _| {
+                counted();
+                Ok(Some(json!("here")))
+            },
+        ))
+        .unwrap();
+    let counted = count(&runs);
+    registry
+        .register(LocalTool::new(
+            "missing",
+            "Finds nothing.",
+            object.clone(),
+            move |_, _| {
+                counted();
+                Ok(None)
+            },
+        ))
+        .unwrap();
+    let counted = count(&runs);
+    registry
+        .register(
+            LocalTool::new("broken", "Fails.", object.clone(), move |_, _| {
+                counted();
+                Err(ToolFailure::transport("connection reset"))
+            })
+            // Idempotent, but without a retry policy: still one attempt.
+            .options(ToolOptions::new().idempotent(true)),
+        )
+        .unwrap();
+    let counted = count(&runs);
+    registry
+        .register(
+            LocalTool::new("stuck", "Waits for the test.", object, move |_, _| {
+                counted();
+                let _ = latch.recv_timeout(SOON);
+                Ok(Some(json!("late")))
+            })
+            .options(ToolOptions::new().timeout(ToolTimeout::Custom(Duration::from_millis(50)))),
+        )
+        .unwrap();
+    let config = HarnessConfig::default()
+        .workers(1)
+        .attempt_budget(budget)
+        .observer(move |event| {
+            if event.kind == AuditKind::Late {
+                let _ = late_tx.send(());
+            }
+        });
+    Fixture {
+        harness: Harness::new(registry, config).unwrap(),
+        runs,
+        release,
+        late,
+    }
+}
+
+impl Fixture {
+    fn expect(&self, name: &str, args: serde_json::Value, status: Status, used: u32, runs: usize) {
+        let outcome = self.harness.call(name, args);
+        assert_eq!(outcome.status, status, "{name}: {outcome:?}");
+        assert_eq!(
+            outcome.attempts,
+            u32::from(status.consumes_budget()),
+            "{name}"
+        );
+        assert_eq!(self.harness.budget().used, used, "budget after {name}");
+        assert_eq!(self.runs.load(Ordering::SeqCst), runs, "runs after {name}");
+    }
+}
+
+#[test]
+fn budget_accounting_follows_admission_exactly() {
+    let fx = fixture(5);
+    // Rejected before admission: free.
+    fx.expect("found", json!({"n": "one"}), Status::Invalid, 0, 0);
+    fx.expect("lost", json!({}), Status::UnknownTool, 0, 0);
+    // TIMEOUT costs one; the stuck tool keeps the only worker, so the next call is BUSY,
+    // which costs nothing.
+    fx.expect("stuck", json!({}), Status::Timeout, 1, 1);
+    fx.expect("found", json!({}), Status::Busy, 1, 1);
+    fx.release.send(()).unwrap();
+    fx.late
+        .recv_timeout(SOON)
+        .expect("the stuck tool's late end");
+    // Each admitted attempt costs one, whatever it ends in.
+    fx.expect("missing", json!({}), Status::NotFound, 2, 2);
+    fx.expect("broken", json!({}), Status::ToolError, 3, 3);
+    fx.expect("found", json!({}), Status::Ok, 4, 4);
+    fx.expect("found", json!({"n": 2}), Status::Ok, 5, 5);
+    // Spent: BUDGET, decided before admission, so the tool does not run.
+    fx.expect("found", json!({}), Status::Budget, 5, 5);
+    fx.expect("missing", json!({}), Status::Budget, 5, 5);
+    // Checks still come first: a bad call is INVALID, an unknown one UNKNOWN_TOOL.
+    fx.expect("found", json!({"n": []}), Status::Invalid, 5, 5);
+    fx.expect("lost", json!({}), Status::UnknownTool, 5, 5);
+    let state = fx.harness.budget();
+    assert_eq!((state.used, state.limit, state.remaining()), (5, 5, 0));
+    // A new task gets a new budget.
+    fx.harness.reset_budget(1);
+    fx.expect("found", json!({}), Status::Ok, 1, 6);
+    fx.expect("found", json!({}), Status::Budget, 1, 6);
+    fx.harness.close();
+}
+
+#[test]
+fn a_budget_outcome_says_why_and_nothing_is_retried_by_default() {
+    let fx = fixture(1);
+    // `broken` fails with a transport failure and is idempotent, but has no retry policy.
+    let outcome = fx.harness.call("broken", json!({}));
+    assert_eq!(outcome.status, Status::ToolError);
+    assert_eq!(outcome.attempts, 1);
+    assert!(outcome.retry_delays.is_empty());
+    assert_eq!(fx.runs.load(Ordering::SeqCst), 1);
+    let outcome = fx.harness.call("found", json!({}));
+    assert_eq!(outcome.status, Status::Budget);
+    assert_eq!(
+        outcome.detail,
+        "the attempt budget of 1 is spent; nothing was run"
+    );
+    assert_eq!(outcome.model_text(), format!("BUDGET: {}", outcome.detail));
+}
+
+#[test]
+fn racing_calls_never_overspend_the_budget() {
+    let fx = fixture(3);
+    let harness = fx.harness.clone();
+    std::thread::scope(|scope| {
+        for _ in 0..8 {
+            let harness = harness.clone();
+            scope.spawn(move || {
+                for _ in 0..5 {
+                    let status = harness.call("found", json!({})).status;
+                    assert!(
+                        matches!(status, Status::Ok | Status::Busy | Status::Budget),
+                        "{status}"
+                    );
+                }
+            });
+        }
+    });
+    assert_eq!(fx.harness.budget().used, 3);
+    assert_eq!(fx.runs.load(Ordering::SeqCst), 3);
+}

@@ -1,0 +1,7 @@
+//! Secrets never show in errors, `Debug` or log records. It installs a global logger that
+//! captures every record, so it is a binary of its own.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod secrets_masked;

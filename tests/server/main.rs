@@ -1,0 +1,25 @@
+//! The MCP server (`toolwire::server`, `support::server`): stdio and Streamable HTTP, eras,
+//! sessions, limits, slow clients, tasks, subscriptions, and the interop peers.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod answers;
+mod batches;
+mod eras;
+mod http_disconnect;
+mod http_limits;
+mod http_param_headers;
+mod http_rebinding;
+mod http_sessions;
+mod http_slowloris;
+mod interop_inspector;
+mod interop_python;
+mod interop_toolwire;
+mod pool_flood;
+mod registry;
+mod skills_tree;
+mod slots;
+mod subscriptions;
+mod tasks;
+mod timeouts;

@@ -1,0 +1,152 @@
+//! A harness `ToolRegistry` served as it is: its names, descriptions, input and output
+//! schemas, titles and annotations listed; each call through the registry's own checks
+//! (the repair message as the tool error, the integer bound), its failures as the harness
+//! words them (a safe message shown, an internal one or a panic withheld), its result cut to
+//! its result limit and checked against its output schema.
+
+use crate::support::server as support;
+
+use serde_json::{json, Value};
+use toolwire::harness::{LocalTool, Overflow, ResultLimit, ToolFailure, ToolOptions, ToolRegistry};
+use toolwire::mcp::ToolAnnotations;
+use toolwire::server::{Server, ServerConfig};
+
+use support::memory_client;
+
+fn registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(
+            LocalTool::new(
+                "sum",
+                "Adds integers.",
+                json!({"type": "object", "required": ["a", "b"], "additionalProperties": false,
+                       "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}),
+                |args, _| Ok(Some(json!({"sum": args["a"].as_i64().unwrap() + args["b"].as_i64().unwrap()}))),
+            )
+            .title("Sum")
+            .output_schema(json!({"type": "object", "required": ["sum"], "properties": {"sum": {"type": "integer"}}}))
+            .options(ToolOptions::new().idempotent(true)),
+        )
+        .unwrap();
+    registry
+        .register(
+            LocalTool::new(
+                "liar",
+                "Breaks its output schema.",
+                json!({"type": "object"}),
+                |_, _| Ok(Some(json!({"sum": "not a number"}))),
+            )
+            .output_schema(json!({"type": "object", "properties": {"sum": {"type": "integer"}}}))
+            .annotations(ToolAnnotations {
+                read_only_hint: Some(true),
+                ..ToolAnnotations::default()
+            }),
+        )
+        .unwrap();
+    registry
+        .register(LocalTool::new(
+            "refuse",
+            "Fails safely.",
+            json!({"type": "object"}),
+            |_, _| Err(ToolFailure::safe("no city named Atlantis")),
+        ))
+        .unwrap();
+    registry
+        .register(LocalTool::new(
+            "secret",
+            "Fails internally.",
+            json!({"type": "object"}),
+            |_, _| Err(ToolFailure::internal("password=hunter2")),
+        ))
+        .unwrap();
+    registry
+        .register(LocalTool::new(
+            "panic",
+            "Panics.",
+            json!({"type": "object"}),
+            |_, _| panic!("token=abc"),
+        ))
+        .unwrap();
+    registry
+        .register(
+            LocalTool::new("long", "Says a lot.", json!({"type": "object"}), |_, _| {
+                Ok(Some(json!("x".repeat(100))))
+            })
+            .options(ToolOptions::new().result_limit(ResultLimit::new(10, Overflow::Truncate))),
+        )
+        .unwrap();
+    registry
+}
+
+fn call(client: &toolwire::Client, name: &str, arguments: Value) -> Value {
+    client
+        .call("tools/call", json!({"name": name, "arguments": arguments}))
+        .unwrap()
+}
+
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or("")
+}
+
+#[test]
+fn a_registry_is_served_as_it_is() {
+    let server = Server::new(ServerConfig::new("registry", "1")).unwrap();
+    server.add_registry(&registry()).unwrap();
+    assert!(
+        server.add_registry(&registry()).is_err(),
+        "the same names twice"
+    );
+    let (client, connection) = memory_client(&server);
+    let listed = client.call("tools/list", Value::Null).unwrap();
+    let tools = listed["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["liar", "long", "panic", "refuse", "secret", "sum"]);
+    let sum = tools.iter().find(|tool| tool["name"] == "sum").unwrap();
+    assert_eq!(sum["title"], "Sum");
+    assert_eq!(sum["description"], "Adds integers.");
+    assert_eq!(sum["inputSchema"]["additionalProperties"], false);
+    assert_eq!(sum["outputSchema"]["required"], json!(["sum"]));
+    assert_eq!(sum["annotations"], json!({"idempotentHint": true}));
+    let liar = tools.iter().find(|tool| tool["name"] == "liar").unwrap();
+    assert_eq!(liar["annotations"], json!({"readOnlyHint": true}));
+
+    let result = call(&client, "sum", json!({"a": 2, "b": 3}));
+    assert_eq!(result["structuredContent"], json!({"sum": 5}));
+    assert_eq!(result["isError"], false);
+    let refused = call(&client, "sum", json!({"a": "two", "b": 3, "c": 1}));
+    assert_eq!(refused["isError"], true);
+    assert!(
+        text(&refused).contains("do not match its input schema"),
+        "{refused}"
+    );
+    assert!(text(&refused).contains("/a"), "{refused}");
+    let wide = call(&client, "sum", json!({"a": 9007199254740993i64, "b": 0}));
+    assert!(text(&wide).contains("2^53"), "{wide}");
+    let liar = call(&client, "liar", json!({}));
+    assert_eq!(liar["isError"], true);
+    assert!(liar.get("structuredContent").is_none());
+    assert!(text(&liar).contains("output schema"), "{liar}");
+    assert_eq!(
+        text(&call(&client, "refuse", json!({}))),
+        "no city named Atlantis"
+    );
+    for withheld in ["secret", "panic"] {
+        let result = call(&client, withheld, json!({}));
+        assert_eq!(result["isError"], true);
+        assert!(
+            !result.to_string().contains("hunter2") && !result.to_string().contains("abc"),
+            "{result}"
+        );
+    }
+    let long = call(&client, "long", json!({}));
+    assert!(
+        text(&long).starts_with("xxxxxxxxxx\n[truncated: showing 10 of 100 characters]"),
+        "{long}"
+    );
+    client.close().unwrap();
+    connection.wait();
+}
