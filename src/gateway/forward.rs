@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -23,8 +23,6 @@ use crate::server::{content, Era, RequestContext, ToolResult};
 
 /// How many characters of a tool's schema a repair message quotes.
 const REPAIR_SCHEMA_CHARS: usize = 4_000;
-/// How often a forwarded call looks at its front request's cancel flag.
-const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 /// A backend's tool as the gateway serves it.
 pub(crate) struct FrontTool {
@@ -224,13 +222,12 @@ fn forward_once(
         Ok(call) => call,
         Err(error) => return Answer::Done(Err(error)),
     };
-    loop {
-        if let Some(outcome) = call.wait_timeout(CANCEL_POLL) {
-            return Answer::Done(outcome);
-        }
-        if context.is_cancelled() {
+    // The backend's answer and the front request's cancellation, waited on together.
+    match call.wait_or(&[&context.cancel_flag().signal()]) {
+        Some(outcome) => Answer::Done(outcome),
+        None => {
             call.cancel();
-            return Answer::Cancelled;
+            Answer::Cancelled
         }
     }
 }

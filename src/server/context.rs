@@ -137,9 +137,6 @@ impl std::fmt::Debug for RequestContext {
     }
 }
 
-/// How often a handler blocked on a request back to the client looks at its cancel flag.
-const CANCEL_POLL: Duration = Duration::from_millis(20);
-
 impl RequestContext {
     /// The request's id.
     pub fn id(&self) -> &RequestId {
@@ -371,15 +368,14 @@ fn ask_client(
         }
     };
     call.outbound.lock().push(handle.id().clone());
-    let outcome = loop {
-        if let Some(outcome) = handle.wait_timeout(CANCEL_POLL) {
-            break outcome;
-        }
-        if call.cancel.is_cancelled() {
+    // The answer and the request's cancellation, waited on together.
+    let outcome = match handle.wait_or(&[&call.cancel.signal()]) {
+        Some(outcome) => outcome,
+        None => {
             handle.cancel();
-            break Err(Error::Cancelled {
+            Err(Error::Cancelled {
                 method: method.to_owned(),
-            });
+            })
         }
     };
     call.outbound.lock().retain(|id| id != handle.id());
