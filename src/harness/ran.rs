@@ -116,7 +116,7 @@ pub(crate) fn run_local(handler: &ToolHandler, arguments: &Value, cancel: &Cance
 
 /// Maps an MCP tool result: `isError` is the tool's answer; an empty result is `NOT_FOUND`;
 /// structured content is preferred to text, text to raw blocks.
-pub(crate) fn remote_result(result: CallToolResult, error_text: RemoteErrorText) -> Ran {
+pub(crate) fn remote_result(result: &CallToolResult, error_text: RemoteErrorText) -> Ran {
     if result.is_error {
         let text = if result.content.iter().all(|block| block.as_text().is_some()) {
             Value::String(result.text())
@@ -136,8 +136,8 @@ pub(crate) fn remote_result(result: CallToolResult, error_text: RemoteErrorText)
             },
         };
     }
-    if let Some(structured) = result.structured_content {
-        return Ran::Result(structured);
+    if let Some(structured) = &result.structured_content {
+        return Ran::Result(structured.clone());
     }
     if result.content.is_empty() {
         return Ran::NoResult;
@@ -194,19 +194,19 @@ mod tests {
     #[test]
     fn remote_results_map_to_statuses() {
         let ok = remote_result(
-            tool_result(json!({"content": [{"type": "text", "text": "hi"}]})),
+            &tool_result(json!({"content": [{"type": "text", "text": "hi"}]})),
             RemoteErrorText::Pass,
         );
         assert!(matches!(ok, Ran::Result(Value::String(text)) if text == "hi"));
         let structured = remote_result(
-            tool_result(json!({"content": [], "structuredContent": {"sum": 3}})),
+            &tool_result(json!({"content": [], "structuredContent": {"sum": 3}})),
             RemoteErrorText::Pass,
         );
         assert!(matches!(structured, Ran::Result(value) if value == json!({"sum": 3})));
-        let empty = remote_result(tool_result(json!({"content": []})), RemoteErrorText::Pass);
+        let empty = remote_result(&tool_result(json!({"content": []})), RemoteErrorText::Pass);
         assert!(matches!(empty, Ran::NoResult));
         let image = remote_result(
-            tool_result(
+            &tool_result(
                 json!({"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]}),
             ),
             RemoteErrorText::Pass,
@@ -217,11 +217,11 @@ mod tests {
     #[test]
     fn remote_error_text_is_passed_or_withheld() {
         let failed = json!({"content": [{"type": "text", "text": "bad city"}], "isError": true});
-        let passed = remote_result(tool_result(failed.clone()), RemoteErrorText::Pass);
+        let passed = remote_result(&tool_result(failed.clone()), RemoteErrorText::Pass);
         assert!(
             matches!(&passed, Ran::Failed { answer: Value::String(text), .. } if text == "bad city")
         );
-        let withheld = remote_result(tool_result(failed), RemoteErrorText::Withhold);
+        let withheld = remote_result(&tool_result(failed), RemoteErrorText::Withhold);
         match withheld {
             Ran::Failed {
                 public,

@@ -121,7 +121,7 @@ pub struct RequestContext {
     pub(crate) answer_cancelled: bool,
     pub(crate) deferred: Mutex<Option<Arc<Mutex<DeferSlot>>>>,
     /// Shared by the requests of one connection (a stdio connection, a handshake-era HTTP
-    /// session, one stateless exchange): the gateway counts its budget here.
+    /// session, one stateless exchange): the gateway numbers the session's budget scope here.
     #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
     pub(crate) session_calls: Arc<std::sync::atomic::AtomicU32>,
 }
