@@ -356,6 +356,16 @@ impl HarnessConfig {
 /// one per admitted attempt. Nothing is retried unless the tool is idempotent and has a
 /// [`RetryPolicy`].
 ///
+/// A call may spend a budget of its own scope instead ([`Harness::scope`],
+/// [`Harness::call_in`], [`CallSettings::budget`]): one per conversation, session or caller,
+/// each counted the same way.
+///
+/// # MCP tools held outside the registry
+///
+/// [`Harness::call_imported`] runs an [`ImportedTool`] (an MCP server's tool under a name of
+/// the caller's, optionally behind an [`Admission`] handle of its server) through the same
+/// steps, with its [`CallSettings`]: this is how the gateway serves its backends' tools.
+///
 /// # What the model sees
 ///
 /// `TOOL_ERROR` never carries internal text: a local tool's failure reads as a generic
@@ -692,12 +702,42 @@ mod tests {
             HarnessConfig::default().max_input_chars(0),
             HarnessConfig::default().max_calls_per_message(0),
             HarnessConfig::default().max_message_chars(0),
+            HarnessConfig::default().max_budget_scopes(0),
         ] {
             assert!(matches!(
                 Harness::new(ToolRegistry::new(), config),
                 Err(Error::Config(_))
             ));
         }
+    }
+
+    #[test]
+    fn a_scope_spends_its_own_budget_and_not_the_harnesss() {
+        let mut registry = ToolRegistry::new();
+        registry
+            .register(LocalTool::new(
+                "echo",
+                "Echoes.",
+                serde_json::json!({"type": "object"}),
+                |arguments, _| Ok(Some(arguments.clone())),
+            ))
+            .unwrap();
+        let harness = Harness::new(registry, HarnessConfig::default().attempt_budget(1)).unwrap();
+        let alice = harness.scope("alice");
+        let call = |scope: &BudgetScope| harness.call_in(scope, "echo", serde_json::json!({}));
+        assert_eq!(call(&alice).status, Status::Ok);
+        assert_eq!(call(&alice).status, Status::Budget);
+        assert_eq!(call(&harness.scope("bob")).status, Status::Ok);
+        assert_eq!(
+            harness.budget().used,
+            0,
+            "the harness's own budget was spent"
+        );
+        assert_eq!(
+            harness.call("echo", serde_json::json!({})).status,
+            Status::Ok
+        );
+        harness.close();
     }
 
     #[test]
