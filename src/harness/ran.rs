@@ -151,12 +151,14 @@ pub(crate) fn remote_result(result: &CallToolResult, error_text: RemoteErrorText
 /// Maps an MCP client error: a timeout is `TIMEOUT`; a dead or overloaded connection is a
 /// transport failure (retryable); anything else is a `TOOL_ERROR` whose text stays internal.
 pub(crate) fn remote_error(error: Error) -> Ran {
+    // The operator's text too is masked: an error may quote a URL with its credentials.
+    let masked = |text: String| crate::mask::mask_urls_in(&text).into_owned();
     match error {
         Error::Timeout { .. } => Ran::Timeout {
             caller_deadline: false,
         },
         Error::Closed(_) | Error::Io(_) | Error::Busy { .. } | Error::Spawn { .. } => {
-            Ran::Transport(format!("transport failure: {error}"))
+            Ran::Transport(masked(format!("transport failure: {error}")))
         }
         Error::Rpc(object) => Ran::Failed {
             public: format!(
@@ -165,17 +167,19 @@ pub(crate) fn remote_error(error: Error) -> Ran {
                 object.code.0
             ),
             answer: Value::Null,
-            internal: Some(format!("the server answered with an error: {object}")),
+            internal: Some(masked(format!(
+                "the server answered with an error: {object}"
+            ))),
         },
         Error::Schema(_) => Ran::Failed {
             public: "the tool's result does not match its declared output schema".into(),
             answer: Value::Null,
-            internal: Some(error.to_string()),
+            internal: Some(masked(error.to_string())),
         },
         other => Ran::Failed {
             public: GENERIC_FAILURE.into(),
             answer: Value::Null,
-            internal: Some(other.to_string()),
+            internal: Some(masked(other.to_string())),
         },
     }
 }
@@ -250,6 +254,16 @@ mod tests {
         ));
         let closed = Error::closed_because("the server's stdout ended");
         assert!(matches!(remote_error(closed), Ran::Transport(_)));
+        let leaky = Error::Protocol("at https://user:hunter2@example.com/mcp".into());
+        match remote_error(leaky) {
+            Ran::Failed { internal, .. } => {
+                assert!(
+                    !internal.unwrap().contains("hunter2"),
+                    "a URL password was kept"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
         let protocol = Error::Protocol("secret internals".into());
         match remote_error(protocol) {
             Ran::Failed { public, .. } => assert!(!public.contains("secret")),
