@@ -149,6 +149,47 @@ impl CallHandle {
         self.wait_until(Some(Instant::now() + limit))
     }
 
+    /// Waits for the outcome, or until one of `stops` fires (a message, or all its senders
+    /// gone: a [`crate::harness::CancelFlag::signal`] fires so), whichever comes first; `None` when a
+    /// stop fired first (the call keeps running: cancel it if it is no longer wanted). Waits
+    /// on all of them at once, never looking at anything over and over, and never past the
+    /// backstop of [`CallHandle::wait`].
+    pub fn wait_or(&mut self, stops: &[&Receiver<()>]) -> Option<Result<Value>> {
+        if self.finished {
+            return Some(Err(Error::Protocol(
+                "the call's outcome was already taken".into(),
+            )));
+        }
+        let events = self.receiver().clone();
+        loop {
+            let mut select = crossbeam_channel::Select::new();
+            let answer = select.recv(&events);
+            for stop in stops {
+                select.recv(stop);
+            }
+            match select.select_deadline(self.backstop()) {
+                Ok(operation) if operation.index() == answer => match operation.recv(&events) {
+                    Ok(event) => {
+                        if let Some(outcome) = self.on_event(event) {
+                            return Some(outcome);
+                        }
+                    }
+                    Err(_) => return Some(self.disconnected()),
+                },
+                Ok(operation) => {
+                    let stop = stops[operation.index() - 1];
+                    let _ = operation.recv(stop);
+                    return None;
+                }
+                Err(_) => {
+                    if Instant::now() >= self.backstop() {
+                        return Some(self.expire_here());
+                    }
+                }
+            }
+        }
+    }
+
     /// The outcome if it is there, without blocking.
     pub fn try_result(&mut self) -> Option<Result<Value>> {
         loop {

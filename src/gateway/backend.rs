@@ -1,6 +1,7 @@
-//! One backend: its MCP client, the calls in flight on it (its concurrency limit, and the
-//! front clients its requests to the client go to), the front names it serves, and the
-//! handlers that forward its sampling, elicitation and roots requests.
+//! One backend: its MCP client, its admission handle (its concurrency limit, the harness's),
+//! the front clients of the calls in flight on it (where its requests to the client go),
+//! the front names it serves, and the handlers that forward its sampling, elicitation and
+//! roots requests.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -8,6 +9,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use parking_lot::Mutex;
 use serde_json::{json, Value};
 
+use crate::harness::Admission;
 use crate::mcp::{methods, ElicitRequest, ElicitResult, McpClient, McpConfig, Root};
 use crate::server::context::FrontLink;
 use crate::wire::{ErrorCode, ErrorObject, Notification};
@@ -37,7 +39,8 @@ pub(crate) struct Backend {
     pub(crate) name: String,
     /// Set once its client has connected.
     client: OnceLock<McpClient>,
-    limit: usize,
+    /// Its concurrency limit: every tool of it is imported with this handle.
+    pub(crate) admission: Admission,
     in_flight: Mutex<Vec<InFlight>>,
     next_ticket: AtomicU64,
     /// The front names of its tools served now.
@@ -49,13 +52,14 @@ pub(crate) struct Backend {
     pending: AtomicU8,
 }
 
-/// A call's place among its backend's calls in flight; frees it when dropped.
-pub(crate) struct Slot<'a> {
+/// A call's place among its backend's calls in flight (for its requests to the client);
+/// left when dropped.
+pub(crate) struct Entered<'a> {
     backend: &'a Backend,
     ticket: u64,
 }
 
-impl Drop for Slot<'_> {
+impl Drop for Entered<'_> {
     fn drop(&mut self) {
         self.backend
             .in_flight
@@ -65,11 +69,16 @@ impl Drop for Slot<'_> {
 }
 
 impl Backend {
+    /// `limit` is the policy's, 1 to 256.
     pub(crate) fn new(name: &str, limit: usize) -> Arc<Backend> {
+        let door = format!("the server {name:?}");
+        let admission = Admission::new(door.clone(), limit)
+            .or_else(|_| Admission::new(door, limit.clamp(1, 1024)))
+            .unwrap_or_else(|_| unreachable!("a limit clamped to its bounds is accepted"));
         Arc::new(Backend {
             name: name.to_owned(),
             client: OnceLock::new(),
-            limit,
+            admission,
             in_flight: Mutex::new(Vec::new()),
             next_ticket: AtomicU64::new(1),
             served: Mutex::new(Vec::new()),
@@ -94,27 +103,24 @@ impl Backend {
 
     /// The policy's limit of calls in flight.
     pub(crate) fn limit(&self) -> usize {
-        self.limit
+        self.admission.limit()
     }
 
     /// How many calls are in flight now.
     pub(crate) fn in_flight(&self) -> usize {
-        self.in_flight.lock().len()
+        self.admission.in_flight()
     }
 
-    /// Takes a place for a call, or `None` when the backend is at its limit: the caller
-    /// answers BUSY at once; nothing waits.
-    pub(crate) fn admit(&self, front: FrontLink) -> Option<Slot<'_>> {
-        let mut in_flight = self.in_flight.lock();
-        if in_flight.len() >= self.limit {
-            return None;
-        }
+    /// Notes a front call about to run on this backend, so that the backend's requests to
+    /// the client meanwhile can go to its front client. Admission is the harness's (a call
+    /// it refuses `BUSY` is here for that moment only).
+    pub(crate) fn enter(&self, front: FrontLink) -> Entered<'_> {
         let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
-        in_flight.push(InFlight { ticket, front });
-        Some(Slot {
+        self.in_flight.lock().push(InFlight { ticket, front });
+        Entered {
             backend: self,
             ticket,
-        })
+        }
     }
 
     /// The front client a request from this backend belongs to: the one call in flight on

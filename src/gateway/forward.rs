@@ -1,59 +1,28 @@
-//! One front call of a backend's tool: the policy's checks in the harness's order (the
-//! arguments against the backend's schema and the integer bound, the session budget, the
-//! backend's concurrency limit), then the call forwarded with its progress and cancellation,
-//! and its answer within the result limit. Every refusal is a tool error whose text is the
-//! harness's status word and repair message.
+//! One front call of a backend's tool, through the gateway's harness: a backend's tool is an
+//! [`ImportedTool`] whose run is the forwarded call, so the checks (the arguments against the
+//! backend's schema, the integer bound), the session's budget scope, the backend's
+//! admission handle (`BUSY`), the retries of an idempotent tool, the result limit (text,
+//! blocks and `structuredContent` together) and the audit are the harness's
+//! ([`crate::harness::Harness::call_imported`]). The gateway adds the front request's
+//! cancellation, progress and deadline, and routes the backend's requests to the client.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::backend::Backend;
 use super::Core;
-use crate::client::{CallOptions, Progress};
-use crate::error::Error;
-use crate::harness::{
-    check_arguments, remote_error, value_text, AuditEvent, AuditKind, Overflow, Ran, Status,
-    ToolOptions, ToolSchema,
-};
+use crate::harness::{BudgetScope, CallSettings, ImportedTool, Outcome, Status};
 use crate::mcp::CallToolResult;
 use crate::server::{content, Era, RequestContext, ToolResult};
 
-/// How many characters of a tool's schema a repair message quotes.
-const REPAIR_SCHEMA_CHARS: usize = 4_000;
-/// How often a forwarded call looks at its front request's cancel flag.
-const CANCEL_POLL: Duration = Duration::from_millis(20);
+/// The key of the budget scope all 2026-07-28 front requests share (they have no session).
+const STATELESS_SCOPE: &str = "stateless";
 
-/// A backend's tool as the gateway serves it.
+/// A backend's tool as the gateway serves it: its imported tool, named with its front name.
 pub(crate) struct FrontTool {
-    /// The name the front client calls.
-    pub(crate) front: String,
-    /// The backend's own name.
-    pub(crate) remote: String,
-    pub(crate) schema: ToolSchema,
-    pub(crate) options: ToolOptions,
-    /// Set by the policy, or hinted by the tool (`idempotentHint`, `readOnlyHint`).
-    pub(crate) idempotent: bool,
-}
-
-/// How a call ended: its status (`None` when the front client cancelled it), what the front
-/// client reads, and what only the operator reads.
-struct Ending {
-    status: Option<Status>,
-    result: ToolResult,
-    operator: String,
-}
-
-impl Ending {
-    fn refused(status: Status, detail: String) -> Ending {
-        Ending {
-            status: Some(status),
-            result: ToolResult::error(format!("{status}: {detail}")),
-            operator: detail,
-        }
-    }
+    pub(crate) imported: ImportedTool,
 }
 
 /// Runs one front call.
@@ -64,234 +33,59 @@ pub(crate) fn call(
     context: &RequestContext,
     arguments: &Value,
 ) -> ToolResult {
-    let number = core.next_call();
-    let started = Instant::now();
-    let mut received = AuditEvent::new(number, AuditKind::Received);
-    received.tool = Some(tool.front.clone());
-    received.size = Some(arguments.to_string().len());
-    core.emit(received);
-    let ending = decide(core, number, backend, tool, context, arguments);
-    match ending.status {
-        Some(status) => core.stats.status(&backend.name, status),
-        None => core.stats.cancelled(&backend.name),
-    }
-    let mut finished = AuditEvent::new(number, AuditKind::Finished).detail(ending.operator);
-    finished.tool = Some(tool.front.clone());
-    finished.status = ending.status;
-    finished.duration = Some(started.elapsed());
-    finished.size = Some(ending.result.to_value().to_string().len());
-    core.emit(finished);
-    ending.result
-}
-
-fn decide(
-    core: &Core,
-    number: u64,
-    backend: &Arc<Backend>,
-    tool: &FrontTool,
-    context: &RequestContext,
-    arguments: &Value,
-) -> Ending {
-    if let Err(outcome) = check_arguments(
-        &tool.front,
-        &tool.schema,
-        tool.options.allow_large_integers,
-        arguments,
-        REPAIR_SCHEMA_CHARS,
-    ) {
-        return Ending::refused(outcome.status, outcome.detail);
-    }
-    // 2026-07-28 has no session: its calls share the gateway's one budget.
-    let budget: &AtomicU32 = match context.era() {
-        Era::Stateless(_) => &core.stateless_calls,
-        Era::Handshake(_) => &context.session_calls,
-    };
-    let limit = core.policy.session_budget();
-    let reserved = budget.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
-        (used < limit).then_some(used + 1)
-    });
-    if reserved.is_err() {
-        return Ending::refused(
-            Status::Budget,
-            format!(
-                "this session's budget of {limit} tool calls through the gateway is spent; \
-                 nothing was run. Start a new session to make more calls"
-            ),
-        );
-    }
-    let Some(slot) = backend.admit(context.front_link()) else {
-        // Only admitted calls consume the budget.
-        budget.fetch_sub(1, Ordering::SeqCst);
-        let mut busy = AuditEvent::new(number, AuditKind::Busy);
-        busy.tool = Some(tool.front.clone());
-        busy.status = Some(Status::Busy);
-        core.emit(busy);
-        return Ending::refused(
-            Status::Busy,
-            format!(
-                "the server {:?} already has its {} calls in flight (the gateway's limit); \
-                 nothing was queued or run. Try again when one has finished",
-                backend.name,
-                backend.limit()
-            ),
-        );
-    };
-    let Some(client) = backend.client() else {
-        return Ending::refused(
-            Status::ToolError,
-            format!("the server {:?} is not connected", backend.name),
-        );
-    };
-    let attempts = if tool.idempotent { 2 } else { 1 };
-    let mut attempt = 1;
-    let ending = loop {
-        let mut request = AuditEvent::new(number, AuditKind::Request);
-        request.tool = Some(tool.front.clone());
-        request.attempt = attempt;
-        request.size = Some(arguments.to_string().len());
-        core.emit(request);
-        core.stats.forwarded(&backend.name);
-        let sent = Instant::now();
-        let answer = forward_once(client, tool, context, arguments);
-        let mut response = AuditEvent::new(number, AuditKind::Response);
-        response.tool = Some(tool.front.clone());
-        response.attempt = attempt;
-        response.duration = Some(sent.elapsed());
-        match answer {
-            Answer::Cancelled => {
-                core.emit(response.detail("the client cancelled the call; the server was told"));
-                break Ending {
-                    status: None,
-                    result: ToolResult::error("cancelled"),
-                    operator: "cancelled by the client".into(),
-                };
-            }
-            Answer::Done(Ok(result)) => {
-                let status = if result.is_error {
-                    Status::ToolError
-                } else {
-                    Status::Ok
-                };
-                response.status = Some(status);
-                response.size = Some(result.raw.to_string().len());
-                core.emit(response);
-                break within_limit(result, &tool.options);
-            }
-            Answer::Done(Err(error)) => {
-                let operator = crate::mask::mask_urls_in(&error.to_string()).into_owned();
-                let retryable = matches!(error, Error::Closed(_) | Error::Io(_));
-                let ran = remote_error(error);
-                response.status = Some(ran.status());
-                core.emit(response.detail(operator.clone()));
-                if retryable && attempt < attempts {
-                    // An idempotent tool is sent once more: its client starts the server
-                    // again (the restart policy) for this second attempt.
-                    attempt += 1;
-                    let mut retry = AuditEvent::new(number, AuditKind::Retry);
-                    retry.tool = Some(tool.front.clone());
-                    retry.attempt = attempt;
-                    core.emit(retry);
-                    continue;
-                }
-                break failed(ran, &tool.options, operator);
-            }
-        }
-    };
-    drop(slot);
-    ending
-}
-
-enum Answer {
-    Done(crate::error::Result<CallToolResult>),
-    Cancelled,
-}
-
-/// Sends the call and waits for it, passing progress on to the front client (only when it
-/// asked for it) and the front client's cancellation on to the backend.
-fn forward_once(
-    client: &crate::mcp::McpClient,
-    tool: &FrontTool,
-    context: &RequestContext,
-    arguments: &Value,
-) -> Answer {
-    let mut options = CallOptions::new().timeout(tool.options.timeout.duration());
+    let mut settings = CallSettings::new()
+        .budget(session_scope(core, context))
+        .cancel(context.cancel_flag().clone())
+        .deadline(context.deadline());
+    // Progress goes back only when the front client asked for it (sent a token).
     if let Some(progress) = context.owned_progress() {
-        options = options.on_progress(move |report: &Progress| {
-            progress.report(report.progress, report.total, report.message.as_deref());
+        settings = settings.on_progress(move |done, total, message| {
+            progress.report(done, total, message);
         });
     }
-    let mut call = match client.start_tool(&tool.remote, arguments, options) {
-        Ok(call) => call,
-        Err(error) => return Answer::Done(Err(error)),
-    };
-    loop {
-        if let Some(outcome) = call.wait_timeout(CANCEL_POLL) {
-            return Answer::Done(outcome);
-        }
-        if context.is_cancelled() {
-            call.cancel();
-            return Answer::Cancelled;
-        }
+    // While it runs, the backend's requests to the client go to this call's front client.
+    let entered = backend.enter(context.front_link());
+    let outcome = core
+        .harness
+        .call_imported(&tool.imported, arguments.clone(), &settings);
+    drop(entered);
+    if outcome.status == Status::Timeout && context.is_cancelled() {
+        core.stats.cancelled(&backend.name);
+    } else {
+        core.stats.status(&backend.name, outcome.status);
     }
+    front_result(outcome)
 }
 
-/// A backend's failure as the front client reads it: the harness's words for the model, the
-/// real text for the operator.
-fn failed(ran: Ran, options: &ToolOptions, operator: String) -> Ending {
-    let status = ran.status();
-    let detail = match ran {
-        Ran::Timeout { .. } => format!(
-            "the tool did not answer within {:?}; it was told to stop, and may still be running",
-            options.timeout.duration()
-        ),
-        Ran::Failed { public, .. } => public,
-        Ran::Transport(_) => crate::harness::GENERIC_TRANSPORT.to_owned(),
-        Ran::Result(_) | Ran::NoResult => "the tool failed".to_owned(),
-    };
-    Ending {
-        status: Some(status),
-        result: ToolResult::error(format!("{status}: {detail}")),
-        operator,
-    }
-}
-
-/// The backend's result as it sent it, unless its text is over the tool's result limit: then
-/// cut to it with the harness's marker (and without structured content), or refused.
-fn within_limit(result: CallToolResult, options: &ToolOptions) -> Ending {
-    let status = if result.is_error {
-        Status::ToolError
-    } else {
-        Status::Ok
-    };
-    let all_text = result.content.iter().all(|block| block.as_text().is_some());
-    let measured = if all_text {
-        Value::String(result.text())
-    } else {
-        Value::String(value_text(&result.raw))
-    };
-    let limit = options.result_limit;
-    match limit.apply(measured) {
-        Ok((_, None)) => Ending {
-            status: Some(status),
-            result: passed_on(&result),
-            operator: String::new(),
-        },
-        Ok((_, Some(note))) => {
-            // Cut the text the model reads; blocks that are not text cannot be cut and go.
-            let text = match limit.apply(Value::String(result.text())) {
-                Ok((shown, _)) => value_text(&shown),
-                Err(reason) => reason,
-            };
-            Ending {
-                status: Some(status),
-                result: ToolResult::text(text).with_error(result.is_error),
-                operator: note,
+/// The budget scope of the front request's session: one per handshake-era session (a stdio
+/// connection, an HTTP session), numbered on the session's first call; every 2026-07-28
+/// request shares one (they carry no session).
+fn session_scope(core: &Core, context: &RequestContext) -> BudgetScope {
+    let key = match context.era() {
+        Era::Stateless(_) => STATELESS_SCOPE.to_owned(),
+        Era::Handshake(_) => {
+            let slot = &context.session_calls;
+            let mut number = slot.load(Ordering::SeqCst);
+            if number == 0 {
+                let fresh = core.next_session.fetch_add(1, Ordering::Relaxed) + 1;
+                number = match slot.compare_exchange(0, fresh, Ordering::SeqCst, Ordering::SeqCst) {
+                    Ok(_) => fresh,
+                    Err(taken) => taken,
+                };
             }
+            format!("session-{number}")
         }
-        Err(reason) => {
-            debug_assert_eq!(limit.overflow, Overflow::Reject);
-            Ending::refused(Status::ToolError, reason)
-        }
+    };
+    core.scopes.scope(&key)
+}
+
+/// The harness's outcome as the front client reads it: the backend's result as it sent it
+/// (within the result limit), or a tool error whose text is the status word and the detail
+/// (`"BUSY: …"`, `"BUDGET: …"`). The one place a harness outcome becomes a server result.
+fn front_result(outcome: Outcome) -> ToolResult {
+    match &outcome.mcp_result {
+        Some(result) => passed_on(result),
+        None => ToolResult::error(outcome.model_text()),
     }
 }
 

@@ -7,7 +7,7 @@ use super::backend::{Backend, Event, Events};
 use super::catalog::{self, Listed, Served, SUBSCRIPTIONS, TOOLS};
 use super::forward::{self, FrontTool};
 use super::{masked, Clash, Core, StartedBackend, FRONT_GRACE, LOG_TARGET};
-use crate::harness::{SkippedTool, ToolSchema};
+use crate::harness::{ImportedTool, RetryPolicy, SkippedTool};
 use crate::mcp::Tool;
 use crate::server::{CatalogChange, CatalogKind, ServerTool};
 
@@ -319,23 +319,37 @@ fn plan_tools(
                 continue;
             }
         };
-        let schema = match ToolSchema::lazy(&front, input.clone()) {
-            Ok(schema) => schema,
+        let resolved = core.policy.resolve(&backend.name, &tool.name);
+        let hinted = tool.annotations.idempotent_hint == Some(true)
+            || tool.annotations.read_only_hint == Some(true);
+        let idempotent = resolved.idempotent.unwrap_or(hinted);
+        let mut options = resolved.options.idempotent(idempotent);
+        if idempotent {
+            // A call that met its backend's death is sent once more (its client starts the
+            // backend again for it).
+            options = options.retry(RetryPolicy::resend_once());
+        }
+        let Some(client) = backend.client() else {
+            skip(&tool.name, "its server is not connected".into());
+            continue;
+        };
+        let imported = match ImportedTool::new(
+            front.clone(),
+            tool,
+            client,
+            options,
+            Some(backend.admission.clone()),
+        ) {
+            Ok(imported) => imported,
             Err(error) => {
                 skip(&tool.name, error.to_string());
                 continue;
             }
         };
-        let resolved = core.policy.resolve(&backend.name, &tool.name);
-        let hinted = tool.annotations.idempotent_hint == Some(true)
-            || tool.annotations.read_only_hint == Some(true);
-        let front_tool = Arc::new(FrontTool {
-            front: front.clone(),
-            remote: tool.name.clone(),
-            schema,
-            options: resolved.options,
-            idempotent: resolved.idempotent.unwrap_or(hinted),
-        });
+        core.owners
+            .write()
+            .insert(front.clone(), backend.name.clone());
+        let front_tool = Arc::new(FrontTool { imported });
         let handler_core = Arc::downgrade(core);
         let handler_backend = Arc::clone(backend);
         let handler_tool = Arc::clone(&front_tool);
@@ -358,7 +372,7 @@ fn plan_tools(
         )
         .unchecked()
         .annotations(tool.annotations)
-        .timeout(front_tool.options.timeout.duration() + FRONT_GRACE);
+        .timeout(options.timeout.duration() + FRONT_GRACE);
         if let Some(title) = &tool.title {
             served_tool = served_tool.title(title.clone());
         }

@@ -62,22 +62,35 @@
 //!
 //! # Every call, in order
 //!
+//! Every tool call runs through one [`Harness`] pipeline, the one a local harness runs: a
+//! backend's tool is an [`crate::harness::ImportedTool`] whose run is the forwarded call
+//! ([`Harness::call_imported`]).
+//!
 //! 1. A name the gateway does not serve (a tool the [`Policy`] denies is never listed) is
 //!    answered `UNKNOWN_TOOL` and goes nowhere.
 //! 2. The arguments are checked against the backend tool's input schema and the harness's
 //!    integer bound (±(2^53 − 1)): `INVALID` with the repair message, before anything is
 //!    forwarded.
-//! 3. The session's budget ([`Policy::calls_per_session`]): `BUDGET` once spent. A session is
-//!    a stdio connection or a handshake-era HTTP session; 2026-07-28 requests have no
-//!    session, and share one budget for the gateway's life.
-//! 4. The backend's concurrency limit: `BUSY` at once when it has that many calls in flight;
-//!    nothing is queued.
+//! 3. The session's budget ([`Policy::calls_per_session`]), a harness budget scope
+//!    ([`crate::harness::BudgetScopes`]) counting each sending to a backend (a call sent
+//!    twice counts twice): `BUDGET` once spent. A session is a stdio connection or a
+//!    handshake-era HTTP session; 2026-07-28 requests have no session, and share one scope
+//!    for the gateway's life. At most 4,096 sessions' budgets are held; past that the one
+//!    used least recently is forgotten.
+//! 4. The backend's admission handle ([`crate::harness::Admission`], its concurrency
+//!    limit): `BUSY` at once when it has that many calls in flight; nothing is queued.
 //! 5. The call goes to the backend with the tool's timeout (its tier or duration); progress
 //!    comes back to the front client only when it sent a progress token, and the front
-//!    client's cancellation is sent on (`notifications/cancelled`). The answer is passed on as
-//!    the backend sent it, unless its text is over the tool's result limit (cut with the
-//!    harness's marker, or refused). A timeout is `TIMEOUT`; a failure of the backend is
-//!    `TOOL_ERROR` with the harness's words (the real text goes to the audit and the log).
+//!    client's cancellation is waited on beside the answer and sent on
+//!    (`notifications/cancelled`). An idempotent tool's call that met its backend's death is
+//!    sent once more (the harness's retry). The answer is passed on as the backend sent it,
+//!    within the tool's result limit, measured over its text, content blocks and
+//!    `structuredContent` together: over it, a tool that declares an `outputSchema` is
+//!    answered with a tool error saying so (no `structuredContent`, which clients would
+//!    check against the schema), any other is cut with the harness's marker (or refused,
+//!    under [`crate::harness::Overflow::Reject`]). A timeout is `TIMEOUT`; a failure of the
+//!    backend is `TOOL_ERROR` with the harness's words (the real text goes to the audit and
+//!    the log).
 //!
 //! Each refusal is a tool result with `isError: true` whose text starts with the status
 //! word, as the harness answers a model: `"INVALID: …"`, `"BUSY: …"`, `"BUDGET: …"`.
@@ -117,7 +130,7 @@
 //!
 //! With [`GatewayOptions::transcript`], every decision and every forwarded call is a line of
 //! the harness's JSONL transcript (`received`, `busy`, `request`, `response`, `retry`,
-//! `finished`), and each forwarded read, prompt get and completion a `request` and a
+//! `finished`: the harness writes them, with one sequence of call numbers), and each forwarded read, prompt get and completion a `request` and a
 //! `response` line whose `tool` is the method and what it names (`resources/read URI`,
 //! `prompts/get NAME`): sizes and statuses, never arguments or results, and URLs in error
 //! texts masked. Counters per backend and status answer the `toolwire/stats` request and
@@ -144,14 +157,16 @@
 //!
 //! # Threads
 //!
-//! The front [`Server`]'s workers (each forwarded call holds one while its backend works), a
+//! The front [`Server`]'s workers (each forwarded call holds one while its backend works:
+//! the harness admits a backend's calls by its own handle and runs them there), one idle
+//! harness worker, a
 //! starting thread per backend (ended by its deadline), the backends' clients' threads, and a
 //! short-lived thread per re-listing. [`Gateway::close`] (or dropping the last clone) closes
 //! every backend.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -160,7 +175,9 @@ use serde_json::{json, Map, Value};
 
 use crate::config::ServerConfigs;
 use crate::error::{Error, Result};
-use crate::harness::{Audit, AuditEvent, SkippedTool, Status, Transcript};
+use crate::harness::{
+    Audit, AuditEvent, BudgetScopes, Harness, HarnessConfig, SkippedTool, Status, Transcript,
+};
 use crate::mcp::{ProtocolMode, RestartPolicy};
 use crate::server::{HttpServer, HttpServerConfig, Method, Server, ServerConfig};
 
@@ -185,6 +202,9 @@ pub const STATS_METHOD: &str = "toolwire/stats";
 /// How long past its own timeout the front server waits for a forwarded call, so the
 /// gateway's TIMEOUT answer, not the server's bound, is what the client reads.
 const FRONT_GRACE: Duration = Duration::from_secs(2);
+/// The most sessions whose budgets are held at once; past it the one used least recently is
+/// forgotten (and starts over if it calls again).
+const MAX_SESSION_BUDGETS: usize = 4096;
 /// How long past the start deadline the gateway waits for a starting thread's word.
 const START_GRACE: Duration = Duration::from_secs(1);
 
@@ -360,6 +380,9 @@ pub struct StartReport {
     pub failed: Vec<FailedBackend>,
 }
 
+/// The backend of each front tool name served.
+type Owners = Arc<RwLock<std::collections::HashMap<String, String>>>;
+
 /// What every part of the gateway shares.
 pub(crate) struct Core {
     server: Server,
@@ -367,17 +390,24 @@ pub(crate) struct Core {
     backends: RwLock<BTreeMap<String, Arc<Backend>>>,
     /// Front names of denied tools, by backend, so a call of one is counted where it belongs.
     denied: RwLock<BTreeMap<String, String>>,
-    stats: stats::Stats,
+    stats: Arc<stats::Stats>,
+    /// The backend of each front tool name, for the counters the harness's `request` lines
+    /// feed.
+    owners: Owners,
     audit: Audit,
-    next_call: AtomicU64,
-    stateless_calls: AtomicU32,
+    /// Every tool call runs through it; its call numbers are the transcript's.
+    harness: Harness,
+    /// The front sessions' budgets.
+    scopes: BudgetScopes,
+    /// The last number given to a front session (its budget scope's key).
+    next_session: AtomicU32,
     /// Front subscriptions to resources, by URI.
     subscriptions: catalog::Subscriptions,
 }
 
 impl Core {
     fn next_call(&self) -> u64 {
-        self.next_call.fetch_add(1, Ordering::Relaxed)
+        self.harness.next_call_number()
     }
 
     fn emit(&self, event: AuditEvent) {
@@ -419,7 +449,7 @@ impl Core {
             }
             extra
         });
-        value["calls"] = json!(self.next_call.load(Ordering::Relaxed) - 1);
+        value["calls"] = json!(self.harness.calls_numbered());
         value
     }
 }
@@ -474,18 +504,44 @@ impl Gateway {
                 );
             }
         }
+        // Each backend's tools run on the front server's workers, admitted by the backend's
+        // own handle: the harness's one worker never runs a gateway call.
+        let mut harness_config = HarnessConfig::default()
+            .workers(1)
+            .attempt_budget(policy.session_budget());
+        harness_config.transcript = options.transcript.clone();
+        // Each attempt sent to a backend is counted as its `request` line is written.
+        let stats = Arc::new(stats::Stats::default());
+        let owners: Owners = Arc::default();
+        let (counted, owned) = (Arc::clone(&stats), Arc::clone(&owners));
+        harness_config = harness_config.observer(move |event: &AuditEvent| {
+            if event.kind != crate::harness::AuditKind::Request {
+                return;
+            }
+            let owner = event
+                .tool
+                .as_ref()
+                .and_then(|tool| owned.read().get(tool).cloned());
+            if let Some(backend) = owner {
+                counted.forwarded(&backend);
+            }
+        });
+        let harness = Harness::new(crate::harness::ToolRegistry::new(), harness_config)?;
+        let session_budget = policy.session_budget();
         let core = Arc::new(Core {
             server,
             policy,
             backends: RwLock::new(BTreeMap::new()),
             denied: RwLock::new(BTreeMap::new()),
-            stats: stats::Stats::default(),
+            stats,
+            owners,
             audit: Audit {
                 transcript: options.transcript.clone(),
                 observer: None,
             },
-            next_call: AtomicU64::new(1),
-            stateless_calls: AtomicU32::new(0),
+            scopes: BudgetScopes::new(session_budget, MAX_SESSION_BUDGETS),
+            harness,
+            next_session: AtomicU32::new(0),
             subscriptions: catalog::Subscriptions::default(),
         });
         let weak = Arc::downgrade(&core);
@@ -553,11 +609,13 @@ impl Gateway {
         self.core.stats.table()
     }
 
-    /// Closes every backend (stdio children are ended). Idempotent.
+    /// Closes every backend (stdio children are ended) and the harness (calls from then on
+    /// are `BUSY`). Idempotent.
     pub fn close(&self) {
         for backend in self.core.backends.read().values() {
             backend.close();
         }
+        self.core.harness.close();
     }
 }
 

@@ -83,7 +83,7 @@ struct ServerRules {
 /// | key | where | meaning | default |
 /// |---|---|---|---|
 /// | `namespace` | top | the front name of a tool: `{server}` and `{tool}` are replaced | `mcp__{server}__{tool}` |
-/// | `calls_per_session` | top | tool calls forwarded per front session (BUDGET past it) | 1000 |
+/// | `calls_per_session` | top | tool calls forwarded per front session, a harness budget scope (BUDGET past it; a retried call counts each sending) | 1000 |
 /// | `concurrency` | top, server | calls in flight per backend (BUSY past it, never queued) | 4 |
 /// | `allow` | server | only these tools and prompts (the backend's names) are served | all |
 /// | `deny` | server | these tools and prompts are never served (UNKNOWN_TOOL if called; a prompt's `prompts/get` is -32602) | none |
@@ -226,8 +226,9 @@ impl Policy {
         Ok(self)
     }
 
-    /// Tool calls forwarded per front session (1 to 1,000,000); past it a call is BUDGET.
-    /// Defaults to 1000.
+    /// Tool calls forwarded per front session (1 to 1,000,000), counted by a harness budget
+    /// scope per session (a retried call counts each sending; refusals count nothing);
+    /// past it a call is BUDGET. Defaults to 1000.
     ///
     /// # Errors
     ///

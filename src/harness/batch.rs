@@ -37,7 +37,7 @@ impl Inner {
         let mut slots: Vec<Slot> = Vec::with_capacity(calls.len());
         let mut waiting = Vec::new();
         for (index, raw) in calls.iter().enumerate() {
-            let mut call = self.open_raw(shape, raw);
+            let mut call = self.open_raw(shape, raw, &super::CallSettings::default());
             if index >= limit {
                 call.stage = Stage::Decided(Outcome::new(
                     Status::Invalid,

@@ -67,6 +67,119 @@ impl Budget {
     }
 }
 
+/// Budgets by scope: one attempt budget per key the caller names (a conversation, a session,
+/// an authenticated caller), each with the same limit and each kept as a [`Harness`]'s own
+/// budget is (only admitted attempts count; the check and the admission under one lock).
+///
+/// Bounded: at most `max_scopes` keys are held; a new key past that forgets the scope used
+/// least recently (which starts over if its key comes back). A [`BudgetScope`] handle keeps
+/// counting into its budget while it is held, forgotten or not.
+///
+/// [`Harness`]: super::Harness
+#[derive(Debug)]
+pub struct BudgetScopes {
+    limit: u32,
+    max_scopes: usize,
+    scopes: Mutex<Scopes>,
+}
+
+#[derive(Debug, Default)]
+struct Scopes {
+    /// Each key's budget and when it was last asked for.
+    by_key: std::collections::HashMap<std::sync::Arc<str>, (std::sync::Arc<Budget>, u64)>,
+    clock: u64,
+}
+
+impl BudgetScopes {
+    /// Budgets of `limit` attempts per scope, at most `max_scopes` scopes held at once (at
+    /// least 1).
+    pub fn new(limit: u32, max_scopes: usize) -> BudgetScopes {
+        BudgetScopes {
+            limit,
+            max_scopes: max_scopes.max(1),
+            scopes: Mutex::new(Scopes::default()),
+        }
+    }
+
+    /// The budget of `key`, made with nothing used when the key is new.
+    pub fn scope(&self, key: &str) -> BudgetScope {
+        let mut scopes = self.scopes.lock();
+        scopes.clock += 1;
+        let now = scopes.clock;
+        let known = scopes
+            .by_key
+            .get_key_value(key)
+            .map(|(key, (budget, _))| BudgetScope {
+                key: std::sync::Arc::clone(key),
+                budget: std::sync::Arc::clone(budget),
+            });
+        if let Some(known) = known {
+            if let Some((_, used)) = scopes.by_key.get_mut(key) {
+                *used = now;
+            }
+            return known;
+        }
+        if scopes.by_key.len() >= self.max_scopes {
+            let oldest = scopes
+                .by_key
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(key, _)| std::sync::Arc::clone(key));
+            if let Some(oldest) = oldest {
+                scopes.by_key.remove(&oldest);
+            }
+        }
+        let key: std::sync::Arc<str> = key.into();
+        let budget = std::sync::Arc::new(Budget::new(self.limit));
+        scopes.by_key.insert(
+            std::sync::Arc::clone(&key),
+            (std::sync::Arc::clone(&budget), now),
+        );
+        BudgetScope { key, budget }
+    }
+
+    /// How many scopes are held.
+    pub fn len(&self) -> usize {
+        self.scopes.lock().by_key.len()
+    }
+
+    /// True when no scope is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The limit of each scope.
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+}
+
+/// One scope's attempt budget, from [`BudgetScopes::scope`] (or [`super::Harness::scope`]):
+/// calls made in it ([`super::CallSettings::budget`]) count here instead of the harness's own
+/// budget. Cheap to clone; clones share the count.
+#[derive(Debug, Clone)]
+pub struct BudgetScope {
+    key: std::sync::Arc<str>,
+    pub(crate) budget: std::sync::Arc<Budget>,
+}
+
+impl BudgetScope {
+    /// The key the scope was asked for by.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The budget as it stands.
+    pub fn state(&self) -> BudgetState {
+        self.budget.state()
+    }
+
+    /// Starts the scope over: nothing used, the given limit.
+    pub fn reset(&self, limit: u32) {
+        self.budget.reset(limit);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +204,23 @@ mod tests {
         assert_eq!(budget.state().remaining(), 0);
         budget.reset(5);
         assert_eq!(budget.state().remaining(), 5);
+    }
+
+    #[test]
+    fn scopes_count_apart_and_are_bounded_by_forgetting_the_least_recently_used() {
+        let scopes = BudgetScopes::new(1, 2);
+        let alice = scopes.scope("alice");
+        assert_eq!(alice.budget.admit_with(|| true), Ok(()));
+        assert_eq!(
+            scopes.scope("alice").budget.admit_with(|| true),
+            Err(Refusal::Budget)
+        );
+        assert_eq!(scopes.scope("bob").budget.admit_with(|| true), Ok(()));
+        scopes.scope("alice");
+        scopes.scope("carol");
+        assert_eq!(scopes.len(), 2, "at most two scopes are held");
+        assert_eq!(scopes.scope("alice").state().used, 1, "alice was kept");
+        assert_eq!(scopes.scope("bob").state().used, 0, "bob was forgotten");
+        assert_eq!(alice.key(), "alice");
     }
 }

@@ -255,6 +255,7 @@ impl ToolRegistry {
                     remote_name: tool.name.clone(),
                     slot: import.timeout_slot,
                     error_text: import.error_text,
+                    admission: None,
                 }),
                 served: Served {
                     title: tool.title.clone(),

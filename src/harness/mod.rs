@@ -17,12 +17,15 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
+mod admission;
 mod answer;
 mod audit;
 mod batch;
 mod budget;
+mod checks;
 pub(crate) mod executor;
 mod import;
+mod imported;
 mod outcome;
 mod parse;
 mod ran;
@@ -33,9 +36,11 @@ mod run;
 mod shapes;
 mod tool;
 
+pub use admission::Admission;
 pub use audit::{AuditEvent, AuditKind, AuditObserver, Transcript, HARNESS_LOG_TARGET};
-pub use budget::BudgetState;
+pub use budget::{BudgetScope, BudgetScopes, BudgetState};
 pub use import::{ImportReport, McpImport, Namespace, SkippedTool};
+pub use imported::{CallSettings, ImportedTool, ProgressSink};
 pub use outcome::{Outcome, Overflow, ResultLimit, Status};
 pub use parse::{parse_strict, NameProfile, MAX_SAFE_INTEGER};
 pub use registry::{ToolInfo, ToolRegistry};
@@ -48,19 +53,17 @@ pub use shapes::{
 pub use tool::{CancelFlag, LocalTool, ToolFailure, ToolHandler, ToolOptions, ToolTimeout};
 
 #[cfg(feature = "server")]
+pub(crate) use checks::check_call;
+#[cfg(feature = "server")]
 pub(crate) use outcome::value_text;
 pub(crate) use parse::check_name;
 #[cfg(feature = "server")]
 pub(crate) use ran::{remote_error, run_local, Ran};
 #[cfg(feature = "server")]
 pub(crate) use registry::{Backend, OutputSchema, RegisteredTool};
-#[cfg(feature = "server")]
-pub(crate) use run::check_call;
 pub(crate) use shapes::read_raw;
 #[cfg(feature = "server")]
 pub(crate) use tool::check_bound;
-#[cfg(feature = "gateway")]
-pub(crate) use {ran::GENERIC_TRANSPORT, registry::ToolSchema, run::check_arguments};
 
 pub(crate) use audit::Audit;
 use budget::Budget;
@@ -75,6 +78,7 @@ type CancelTable = Arc<Mutex<HashMap<u64, CancelFlag>>>;
 pub struct HarnessConfig {
     pub(crate) workers: usize,
     pub(crate) attempt_budget: u32,
+    pub(crate) max_budget_scopes: usize,
     pub(crate) max_input_chars: usize,
     pub(crate) max_calls_per_message: usize,
     pub(crate) max_message_chars: usize,
@@ -92,6 +96,7 @@ impl Default for HarnessConfig {
         HarnessConfig {
             workers: 4,
             attempt_budget: 32,
+            max_budget_scopes: 1024,
             max_input_chars: 65_536,
             max_calls_per_message: 64,
             max_message_chars: 4 * 1024 * 1024,
@@ -111,6 +116,7 @@ impl fmt::Debug for HarnessConfig {
         f.debug_struct("HarnessConfig")
             .field("workers", &self.workers)
             .field("attempt_budget", &self.attempt_budget)
+            .field("max_budget_scopes", &self.max_budget_scopes)
             .field("max_input_chars", &self.max_input_chars)
             .field("max_calls_per_message", &self.max_calls_per_message)
             .field("max_message_chars", &self.max_message_chars)
@@ -140,6 +146,14 @@ impl HarnessConfig {
     /// [`Harness::reset_budget`]). Defaults to 32.
     pub fn attempt_budget(mut self, budget: u32) -> Self {
         self.attempt_budget = budget;
+        self
+    }
+
+    /// The most budget scopes [`Harness::scope`] holds at once (1 to 1 Mi); a new key past
+    /// them forgets the scope used least recently (see [`BudgetScopes`]). Each scope's limit
+    /// is [`HarnessConfig::attempt_budget`]. Defaults to 1,024.
+    pub fn max_budget_scopes(mut self, scopes: usize) -> Self {
+        self.max_budget_scopes = scopes;
         self
     }
 
@@ -216,6 +230,12 @@ impl HarnessConfig {
         let bad = |text: String| Err(Error::Config(text));
         if !(1..=1024).contains(&self.workers) {
             return bad(format!("workers must be 1 to 1024, not {}", self.workers));
+        }
+        if !(1..=1024 * 1024).contains(&self.max_budget_scopes) {
+            return bad(format!(
+                "max_budget_scopes must be 1 to 1 Mi, not {}",
+                self.max_budget_scopes
+            ));
         }
         if !(1..=16 * 1024 * 1024).contains(&self.max_input_chars) {
             return bad(format!(
@@ -339,6 +359,16 @@ impl HarnessConfig {
 /// one per admitted attempt. Nothing is retried unless the tool is idempotent and has a
 /// [`RetryPolicy`].
 ///
+/// A call may spend a budget of its own scope instead ([`Harness::scope`],
+/// [`Harness::call_in`], [`CallSettings::budget`]): one per conversation, session or caller,
+/// each counted the same way.
+///
+/// # MCP tools held outside the registry
+///
+/// [`Harness::call_imported`] runs an [`ImportedTool`] (an MCP server's tool under a name of
+/// the caller's, optionally behind an [`Admission`] handle of its server) through the same
+/// steps, with its [`CallSettings`]: this is how the gateway serves its backends' tools.
+///
 /// # What the model sees
 ///
 /// `TOOL_ERROR` never carries internal text: a local tool's failure reads as a generic
@@ -373,6 +403,7 @@ pub(crate) struct Inner {
     config: HarnessConfig,
     executor: Executor,
     budget: Budget,
+    scopes: BudgetScopes,
     audit: Arc<Audit>,
     sleeper: Arc<dyn Sleeper>,
     next_call: AtomicU64,
@@ -420,6 +451,7 @@ impl Harness {
             inner: Arc::new(Inner {
                 registry,
                 budget: Budget::new(config.attempt_budget),
+                scopes: BudgetScopes::new(config.attempt_budget, config.max_budget_scopes),
                 sleeper: Arc::clone(&config.sleeper),
                 config,
                 executor,
@@ -629,7 +661,27 @@ impl Harness {
     /// Calls a tool by name with arguments, from Rust: the name, registry, schema, budget and
     /// admission checks apply as for a raw call.
     pub fn call(&self, name: &str, arguments: Value) -> Outcome {
-        self.inner.call(name, arguments)
+        self.inner.call(name, arguments, &CallSettings::default())
+    }
+
+    /// [`Harness::call`] with the call's own settings: the budget scope it spends, the
+    /// caller's cancellation and progress, its deadline.
+    pub fn call_with(&self, name: &str, arguments: Value, settings: &CallSettings) -> Outcome {
+        self.inner.call(name, arguments, settings)
+    }
+
+    /// [`Harness::call`] spending `scope`'s budget instead of the harness's own.
+    pub fn call_in(&self, scope: &BudgetScope, name: &str, arguments: Value) -> Outcome {
+        let settings = CallSettings::new().budget(scope.clone());
+        self.inner.call(name, arguments, &settings)
+    }
+
+    /// The budget scope of `key` (a conversation, a session, an authenticated caller: any
+    /// key the caller chooses), made with nothing used and the limit of
+    /// [`HarnessConfig::attempt_budget`] when the key is new. At most
+    /// [`HarnessConfig::max_budget_scopes`] scopes are held (see [`BudgetScopes`]).
+    pub fn scope(&self, key: &str) -> BudgetScope {
+        self.inner.scopes.scope(key)
     }
 
     /// The registry.
@@ -658,6 +710,19 @@ impl Harness {
         self.inner.executor.wait_idle(limit)
     }
 
+    /// Numbers a call decided outside the harness (the gateway's unknown names, its reads),
+    /// so that its audit lines and the harness's share one sequence.
+    #[cfg(feature = "gateway")]
+    pub(crate) fn next_call_number(&self) -> u64 {
+        self.inner.next_call.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// How many calls were numbered so far.
+    #[cfg(feature = "gateway")]
+    pub(crate) fn calls_numbered(&self) -> u64 {
+        self.inner.next_call.load(Ordering::Relaxed)
+    }
+
     /// Stops the harness (see the type's docs). Idempotent.
     pub fn close(&self) {
         self.inner.close();
@@ -676,12 +741,42 @@ mod tests {
             HarnessConfig::default().max_input_chars(0),
             HarnessConfig::default().max_calls_per_message(0),
             HarnessConfig::default().max_message_chars(0),
+            HarnessConfig::default().max_budget_scopes(0),
         ] {
             assert!(matches!(
                 Harness::new(ToolRegistry::new(), config),
                 Err(Error::Config(_))
             ));
         }
+    }
+
+    #[test]
+    fn a_scope_spends_its_own_budget_and_not_the_harnesss() {
+        let mut registry = ToolRegistry::new();
+        registry
+            .register(LocalTool::new(
+                "echo",
+                "Echoes.",
+                serde_json::json!({"type": "object"}),
+                |arguments, _| Ok(Some(arguments.clone())),
+            ))
+            .unwrap();
+        let harness = Harness::new(registry, HarnessConfig::default().attempt_budget(1)).unwrap();
+        let alice = harness.scope("alice");
+        let call = |scope: &BudgetScope| harness.call_in(scope, "echo", serde_json::json!({}));
+        assert_eq!(call(&alice).status, Status::Ok);
+        assert_eq!(call(&alice).status, Status::Budget);
+        assert_eq!(call(&harness.scope("bob")).status, Status::Ok);
+        assert_eq!(
+            harness.budget().used,
+            0,
+            "the harness's own budget was spent"
+        );
+        assert_eq!(
+            harness.call("echo", serde_json::json!({})).status,
+            Status::Ok
+        );
+        harness.close();
     }
 
     #[test]

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::mcp::CallToolResult;
+
 /// How a call through the harness ended. Exactly one per call.
 ///
 /// `Display` writes the upper-case word (`OK`, `TOOL_ERROR`, …) that the model and the
@@ -115,6 +117,12 @@ pub struct Outcome {
     pub attempts: u32,
     /// The back-off delays taken between retries, in order (empty without retries).
     pub retry_delays: Vec<Duration>,
+    /// For an MCP tool, the result its server sent, within the tool's result limit (see
+    /// [`ResultLimit`]): content blocks, `structuredContent` and `_meta` as sent, to pass on
+    /// to an MCP client as it is; a result over the limit is cut or refused here as in
+    /// `result`. `None` for a local tool, a refusal before the tool ran, a failure without
+    /// an answer, and an error text withheld ([`crate::harness::RemoteErrorText::Withhold`]).
+    pub mcp_result: Option<Box<CallToolResult>>,
 }
 
 impl Outcome {
@@ -125,6 +133,7 @@ impl Outcome {
             detail: detail.into(),
             attempts: 0,
             retry_delays: Vec::new(),
+            mcp_result: None,
         }
     }
 
@@ -183,6 +192,14 @@ pub enum Overflow {
 
 /// The size policy for a tool's results, in characters of the text the model would read
 /// (a string result as is, anything else as compact JSON).
+///
+/// An MCP tool's result is measured whole: the characters of its text blocks, the compact
+/// JSON of its other blocks and of its `structuredContent`, together. Over the limit, a
+/// result whose tool declares an `outputSchema` is answered as a tool error (`isError`, no
+/// `structuredContent`) saying the result was over the limit, whatever the [`Overflow`]
+/// policy: a cut result could not carry the structured content that schema promises, and
+/// clients refuse a result without it. Any other result is cut (its text, with the marker;
+/// other blocks and structured content go) or refused as the policy says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResultLimit {
     pub(crate) max_chars: usize,
@@ -237,6 +254,112 @@ impl ResultLimit {
                 Ok((Value::String(cut), Some(note)))
             }
         }
+    }
+}
+
+/// What the result limit made of an MCP tool's result.
+#[derive(Debug)]
+pub(crate) enum Limited {
+    /// Within the limit: as sent.
+    Within(CallToolResult),
+    /// Cut: one text block ending with the marker (what the model reads is `text`).
+    Cut {
+        result: CallToolResult,
+        text: String,
+        note: String,
+    },
+    /// Over the limit and not cut: a tool error saying so.
+    Refused {
+        result: CallToolResult,
+        reason: String,
+    },
+}
+
+/// Applies `limit` to an MCP tool's whole result (see [`ResultLimit`]); `declared` is true
+/// when the tool declares an `outputSchema`.
+pub(crate) fn limit_mcp_result(
+    limit: &ResultLimit,
+    result: CallToolResult,
+    declared: bool,
+) -> Limited {
+    if measure(&result, Some(limit.max_chars.saturating_add(1))) <= limit.max_chars {
+        return Limited::Within(result);
+    }
+    let text = result.text();
+    if declared || limit.overflow == Overflow::Reject {
+        let reason = format!(
+            "the result is {} characters long (its text, content blocks and structured \
+             content together), over this tool's limit of {} characters; nothing of it is \
+             returned",
+            measure(&result, None),
+            limit.max_chars
+        );
+        return Limited::Refused {
+            result: error_result(&format!("{}: {reason}", Status::ToolError)),
+            reason,
+        };
+    }
+    let full = text.chars().count();
+    let mut cut: String = text.chars().take(limit.max_chars).collect();
+    if full > limit.max_chars {
+        cut.push_str(&truncation_marker(limit.max_chars, full));
+    } else {
+        // The text fits: what did not is the blocks and structured content that go.
+        cut.push_str(&format!(
+            "\n[truncated: the result's other content (over {} characters in all) is not shown]",
+            limit.max_chars
+        ));
+    }
+    let note = format!(
+        "the result was truncated to {} characters of its text",
+        limit.max_chars
+    );
+    let mut value = json!({"content": [{"type": "text", "text": cut}]});
+    if result.is_error {
+        value["isError"] = Value::Bool(true);
+    }
+    let result = CallToolResult::from_value(value)
+        .unwrap_or_else(|_| error_result("the result was over the limit"));
+    Limited::Cut {
+        result,
+        text: cut,
+        note,
+    }
+}
+
+/// The characters of an MCP result as the limit counts them: its text blocks' text, and the
+/// compact JSON of its other blocks and of its structured content; counted no further than
+/// `bound` when one is given.
+fn measure(result: &CallToolResult, bound: Option<usize>) -> usize {
+    let bound = bound.unwrap_or(usize::MAX);
+    let mut measured = 0usize;
+    let blocks = match result.raw.get("content") {
+        Some(Value::Array(blocks)) => blocks.as_slice(),
+        _ => &[],
+    };
+    for block in blocks {
+        measured += match (block.get("type"), block.get("text")) {
+            (Some(Value::String(kind)), Some(Value::String(text))) if kind == "text" => {
+                text.chars().take(bound).count()
+            }
+            _ => block.to_string().chars().count(),
+        };
+        if measured >= bound {
+            return measured;
+        }
+    }
+    if let Some(structured) = &result.structured_content {
+        measured += structured.to_string().chars().count();
+    }
+    measured
+}
+
+/// A tool error result whose text is `text`.
+fn error_result(text: &str) -> CallToolResult {
+    let value = json!({"content": [{"type": "text", "text": text}], "isError": true});
+    match CallToolResult::from_value(value) {
+        Ok(result) => result,
+        Err(_) => unreachable!("a text block and isError make a valid tool result"),
     }
 }
 
@@ -307,6 +430,51 @@ mod tests {
         let reason = limit.apply(json!({"a": 1})).unwrap_err();
         assert!(reason.contains("7 characters long"), "{reason}");
         assert!(limit.apply(json!([12])).is_ok());
+    }
+
+    fn mcp(value: Value) -> CallToolResult {
+        CallToolResult::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn structured_content_counts_with_the_text_against_the_limit() {
+        let limit = ResultLimit::new(20, Overflow::Truncate);
+        let small = mcp(json!({"content": [{"type": "text", "text": "ok"}],
+                               "structuredContent": {"a": 1}}));
+        assert!(matches!(
+            limit_mcp_result(&limit, small, true),
+            Limited::Within(_)
+        ));
+        let big = json!({"content": [{"type": "text", "text": "short"}],
+                         "structuredContent": {"data": "x".repeat(100)}});
+        match limit_mcp_result(&limit, mcp(big.clone()), false) {
+            Limited::Cut { result, text, .. } => {
+                assert!(result.structured_content.is_none());
+                assert!(text.starts_with("short\n[truncated"), "{text}");
+                assert!(!result.is_error);
+            }
+            other => panic!("{other:?}"),
+        }
+        match limit_mcp_result(&limit, mcp(big), true) {
+            Limited::Refused { result, reason } => {
+                assert!(result.is_error && result.structured_content.is_none());
+                assert!(
+                    result.text().contains("over this tool's limit of 20"),
+                    "{reason}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let long = mcp(json!({"content": [{"type": "text", "text": "y".repeat(50)}]}));
+        match limit_mcp_result(&limit, long, false) {
+            Limited::Cut { text, .. } => {
+                assert_eq!(
+                    text,
+                    format!("{}{}", "y".repeat(20), truncation_marker(20, 50))
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

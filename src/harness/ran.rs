@@ -116,7 +116,7 @@ pub(crate) fn run_local(handler: &ToolHandler, arguments: &Value, cancel: &Cance
 
 /// Maps an MCP tool result: `isError` is the tool's answer; an empty result is `NOT_FOUND`;
 /// structured content is preferred to text, text to raw blocks.
-pub(crate) fn remote_result(result: CallToolResult, error_text: RemoteErrorText) -> Ran {
+pub(crate) fn remote_result(result: &CallToolResult, error_text: RemoteErrorText) -> Ran {
     if result.is_error {
         let text = if result.content.iter().all(|block| block.as_text().is_some()) {
             Value::String(result.text())
@@ -136,8 +136,8 @@ pub(crate) fn remote_result(result: CallToolResult, error_text: RemoteErrorText)
             },
         };
     }
-    if let Some(structured) = result.structured_content {
-        return Ran::Result(structured);
+    if let Some(structured) = &result.structured_content {
+        return Ran::Result(structured.clone());
     }
     if result.content.is_empty() {
         return Ran::NoResult;
@@ -151,12 +151,14 @@ pub(crate) fn remote_result(result: CallToolResult, error_text: RemoteErrorText)
 /// Maps an MCP client error: a timeout is `TIMEOUT`; a dead or overloaded connection is a
 /// transport failure (retryable); anything else is a `TOOL_ERROR` whose text stays internal.
 pub(crate) fn remote_error(error: Error) -> Ran {
+    // The operator's text too is masked: an error may quote a URL with its credentials.
+    let masked = |text: String| crate::mask::mask_urls_in(&text).into_owned();
     match error {
         Error::Timeout { .. } => Ran::Timeout {
             caller_deadline: false,
         },
         Error::Closed(_) | Error::Io(_) | Error::Busy { .. } | Error::Spawn { .. } => {
-            Ran::Transport(format!("transport failure: {error}"))
+            Ran::Transport(masked(format!("transport failure: {error}")))
         }
         Error::Rpc(object) => Ran::Failed {
             public: format!(
@@ -165,17 +167,19 @@ pub(crate) fn remote_error(error: Error) -> Ran {
                 object.code.0
             ),
             answer: Value::Null,
-            internal: Some(format!("the server answered with an error: {object}")),
+            internal: Some(masked(format!(
+                "the server answered with an error: {object}"
+            ))),
         },
         Error::Schema(_) => Ran::Failed {
             public: "the tool's result does not match its declared output schema".into(),
             answer: Value::Null,
-            internal: Some(error.to_string()),
+            internal: Some(masked(error.to_string())),
         },
         other => Ran::Failed {
             public: GENERIC_FAILURE.into(),
             answer: Value::Null,
-            internal: Some(other.to_string()),
+            internal: Some(masked(other.to_string())),
         },
     }
 }
@@ -194,19 +198,19 @@ mod tests {
     #[test]
     fn remote_results_map_to_statuses() {
         let ok = remote_result(
-            tool_result(json!({"content": [{"type": "text", "text": "hi"}]})),
+            &tool_result(json!({"content": [{"type": "text", "text": "hi"}]})),
             RemoteErrorText::Pass,
         );
         assert!(matches!(ok, Ran::Result(Value::String(text)) if text == "hi"));
         let structured = remote_result(
-            tool_result(json!({"content": [], "structuredContent": {"sum": 3}})),
+            &tool_result(json!({"content": [], "structuredContent": {"sum": 3}})),
             RemoteErrorText::Pass,
         );
         assert!(matches!(structured, Ran::Result(value) if value == json!({"sum": 3})));
-        let empty = remote_result(tool_result(json!({"content": []})), RemoteErrorText::Pass);
+        let empty = remote_result(&tool_result(json!({"content": []})), RemoteErrorText::Pass);
         assert!(matches!(empty, Ran::NoResult));
         let image = remote_result(
-            tool_result(
+            &tool_result(
                 json!({"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]}),
             ),
             RemoteErrorText::Pass,
@@ -217,11 +221,11 @@ mod tests {
     #[test]
     fn remote_error_text_is_passed_or_withheld() {
         let failed = json!({"content": [{"type": "text", "text": "bad city"}], "isError": true});
-        let passed = remote_result(tool_result(failed.clone()), RemoteErrorText::Pass);
+        let passed = remote_result(&tool_result(failed.clone()), RemoteErrorText::Pass);
         assert!(
             matches!(&passed, Ran::Failed { answer: Value::String(text), .. } if text == "bad city")
         );
-        let withheld = remote_result(tool_result(failed), RemoteErrorText::Withhold);
+        let withheld = remote_result(&tool_result(failed), RemoteErrorText::Withhold);
         match withheld {
             Ran::Failed {
                 public,
@@ -250,6 +254,16 @@ mod tests {
         ));
         let closed = Error::closed_because("the server's stdout ended");
         assert!(matches!(remote_error(closed), Ran::Transport(_)));
+        let leaky = Error::Protocol("at https://user:hunter2@example.com/mcp".into());
+        match remote_error(leaky) {
+            Ran::Failed { internal, .. } => {
+                assert!(
+                    !internal.unwrap().contains("hunter2"),
+                    "a URL password was kept"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
         let protocol = Error::Protocol("secret internals".into());
         match remote_error(protocol) {
             Ran::Failed { public, .. } => assert!(!public.contains("secret")),

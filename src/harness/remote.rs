@@ -43,4 +43,7 @@ pub(crate) struct RemoteBinding {
     pub(crate) remote_name: String,
     pub(crate) slot: RemoteTimeoutSlot,
     pub(crate) error_text: RemoteErrorText,
+    /// Bounds its calls apart from the harness's workers: its attempts run on the caller's
+    /// thread, admitted here.
+    pub(crate) admission: Option<super::Admission>,
 }

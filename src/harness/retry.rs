@@ -63,6 +63,18 @@ impl RetryPolicy {
         RetryPolicy::default()
     }
 
+    /// One more sending, at once, after a transport failure only (not after `BUSY` or a
+    /// timeout): for an idempotent MCP tool whose server may die under a call, its client
+    /// then starting it again by its restart policy for the second sending (the gateway's
+    /// policy for an idempotent tool).
+    pub fn resend_once() -> RetryPolicy {
+        RetryPolicy::new()
+            .max_attempts(2)
+            .delays(Duration::ZERO, Duration::ZERO)
+            .on_busy(false)
+            .after_timeout(false)
+    }
+
     /// The most attempts in all, the first included (1 to 10). Defaults to 3.
     pub fn max_attempts(mut self, attempts: u32) -> Self {
         self.max_attempts = attempts;

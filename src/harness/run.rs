@@ -14,30 +14,41 @@ use serde_json::Value;
 
 use super::answer::{answer, AnswerWait, Answerer, Waited};
 use super::audit::{Audit, AuditEvent, AuditKind};
-use super::budget::Refusal;
-use super::executor::SlotGuard;
-use super::outcome::{value_text, Outcome, Status};
-use super::parse::{check_name, quote, MAX_SAFE_INTEGER};
+use super::budget::{Budget, Refusal};
+use super::checks::check_call;
+use super::imported::CallSettings;
+use super::outcome::{limit_mcp_result, value_text, Limited, Outcome, Status};
 use super::ran::{remote_error, remote_result, run_local, Ran, GENERIC_FAILURE, GENERIC_TRANSPORT};
-use super::registry::{Backend, RegisteredTool, ToolRegistry, ToolSchema};
-use super::remote::{RemoteBinding, RemoteTimeoutSlot};
+use super::registry::{Backend, RegisteredTool};
+use super::remote::{RemoteBinding, RemoteErrorText, RemoteTimeoutSlot};
 use super::shapes::{read_raw, CallShape, ToolReply};
 use super::tool::CancelFlag;
 use super::{CancelTable, Inner};
 use crate::client::CallOptions;
-
-/// The most tool names listed in an `UNKNOWN_TOOL` detail.
-const MAX_LISTED_NAMES: usize = 32;
+use crate::mcp::CallToolResult;
 
 /// How an attempt ended.
 enum Attempt {
     Refused(Refusal),
-    Ran(Ran),
+    Ran(Attempted),
+}
+
+/// What an admitted attempt produced, and for an MCP tool the result its server sent (kept
+/// to be passed on as it is, within the result limit).
+pub(crate) struct Attempted {
+    ran: Ran,
+    mcp: Option<Box<CallToolResult>>,
+}
+
+impl From<Ran> for Attempted {
+    fn from(ran: Ran) -> Attempted {
+        Attempted { ran, mcp: None }
+    }
 }
 
 /// An attempt admitted onto a worker, not yet answered.
 pub(crate) struct Pending {
-    reply: AnswerWait<Ran>,
+    reply: AnswerWait<Attempted>,
     cancel: CancelFlag,
     /// When the caller stops waiting: the tool's bound from admission, or the caller's
     /// deadline when that comes first (`by_caller`). Fixed at admission, so a call whose
@@ -52,7 +63,7 @@ pub(crate) type FirstAttempt = Result<Pending, Refusal>;
 /// A call read and checked: either decided already, or ready for its attempts.
 pub(crate) struct OpenCall {
     pub(crate) context: CallContext,
-    started: Instant,
+    pub(crate) started: Instant,
     pub(crate) stage: Stage,
 }
 
@@ -93,9 +104,19 @@ pub(crate) struct CallContext {
     pub(crate) call: u64,
     pub(crate) tool: Option<String>,
     pub(crate) call_id: Option<String>,
+    /// The call's own budget scope, cancellation, progress and deadline.
+    pub(crate) settings: CallSettings,
 }
 
 impl CallContext {
+    /// True once the caller cancelled the call.
+    fn cancelled_by_caller(&self) -> bool {
+        self.settings
+            .cancel
+            .as_ref()
+            .is_some_and(CancelFlag::is_cancelled)
+    }
+
     fn event(&self, kind: AuditKind) -> AuditEvent {
         let mut event = AuditEvent::new(self.call, kind);
         event.tool = self.tool.clone();
@@ -106,15 +127,14 @@ impl CallContext {
 
 impl Inner {
     pub(crate) fn handle(&self, shape: CallShape, raw: &str) -> ToolReply {
-        let call = self.open_raw(shape, raw);
+        let call = self.open_raw(shape, raw, &CallSettings::default());
         let context = call.context.clone();
         let outcome = self.complete(call, None, None);
         OpenCall::reply(&context, shape, outcome)
     }
 
-    pub(crate) fn call(&self, name: &str, arguments: Value) -> Outcome {
-        let mut context = self.open_call(|| value_text(&arguments).len());
-        context.tool = Some(name.to_owned());
+    pub(crate) fn call(&self, name: &str, arguments: Value, settings: &CallSettings) -> Outcome {
+        let context = self.open_call(settings, Some(name), || value_text(&arguments).len());
         let started = Instant::now();
         let stage = self.check(name, arguments);
         self.complete(
@@ -123,14 +143,19 @@ impl Inner {
                 started,
                 stage,
             },
-            None,
+            settings.deadline,
             None,
         )
     }
 
     /// Reads a raw call and runs every check before the attempts.
-    pub(crate) fn open_raw(&self, shape: CallShape, raw: &str) -> OpenCall {
-        let mut context = self.open_call(|| raw.len());
+    pub(crate) fn open_raw(
+        &self,
+        shape: CallShape,
+        raw: &str,
+        settings: &CallSettings,
+    ) -> OpenCall {
+        let mut context = self.open_call(settings, None, || raw.len());
         let started = Instant::now();
         let stage = match read_raw(shape, raw, self.config.max_input_chars) {
             Ok(request) => {
@@ -169,12 +194,20 @@ impl Inner {
         self.finish(&call.context, call.started, outcome)
     }
 
-    fn open_call(&self, size: impl FnOnce() -> usize) -> CallContext {
+    /// Numbers a call and writes its `received` line (with the tool's name when it is known
+    /// before the call is read).
+    pub(crate) fn open_call(
+        &self,
+        settings: &CallSettings,
+        tool: Option<&str>,
+        size: impl FnOnce() -> usize,
+    ) -> CallContext {
         let call = self.next_call.fetch_add(1, Ordering::Relaxed) + 1;
         let context = CallContext {
             call,
-            tool: None,
+            tool: tool.map(str::to_owned),
             call_id: None,
+            settings: settings.clone(),
         };
         if self.audit.wanted() {
             let mut event = context.event(AuditKind::Received);
@@ -262,7 +295,7 @@ impl Inner {
             };
             let (outcome, retryable) = match attempt {
                 Attempt::Refused(Refusal::Budget) => {
-                    let limit = self.budget.state().limit;
+                    let limit = self.budget_of(context).state().limit;
                     let detail = match &last {
                         None => format!("the attempt budget of {limit} is spent; nothing was run"),
                         Some((status, detail)) => format!(
@@ -273,26 +306,38 @@ impl Inner {
                     (Outcome::new(Status::Budget, detail), false)
                 }
                 Attempt::Refused(Refusal::Busy) => {
-                    let size = self.executor.size();
-                    let detail = format!(
-                        "no worker is free ({size} of {size} busy); nothing was run and \
-                         nothing was queued. Try again later"
-                    );
+                    let detail = match admission_of(tool) {
+                        Some(door) => format!(
+                            "{} already has its {} calls in flight; nothing was run and \
+                             nothing was queued. Try again when one has finished",
+                            door.name(),
+                            door.limit()
+                        ),
+                        None => {
+                            let size = self.executor.size();
+                            format!(
+                                "no worker is free ({size} of {size} busy); nothing was run \
+                                 and nothing was queued. Try again later"
+                            )
+                        }
+                    };
                     let retry = policy.is_some_and(|policy| policy.on_busy);
                     (Outcome::new(Status::Busy, detail), retry)
                 }
-                Attempt::Ran(ran) => {
+                Attempt::Ran(attempted) => {
                     admitted += 1;
-                    let retry = match &ran {
+                    let retry = match &attempted.ran {
                         Ran::Transport(_) => true,
                         Ran::Timeout {
                             caller_deadline: false,
                         } => policy.is_some_and(|policy| policy.after_timeout),
                         _ => false,
                     };
-                    (self.outcome_of(tool, ran), retry)
+                    (self.outcome_of(context, tool, attempted), retry)
                 }
             };
+            // Nothing is tried again for a caller who cancelled the call.
+            let retryable = retryable && !context.cancelled_by_caller();
             let again = policy.filter(|policy| retryable && tries < policy.max_attempts);
             if admitted > 0 || outcome.status == Status::Busy {
                 last = Some((outcome.status, outcome.detail.clone()));
@@ -334,7 +379,19 @@ impl Inner {
         }
     }
 
-    fn outcome_of(&self, tool: &RegisteredTool, ran: Ran) -> Outcome {
+    fn outcome_of(
+        &self,
+        context: &CallContext,
+        tool: &RegisteredTool,
+        attempted: Attempted,
+    ) -> Outcome {
+        let Attempted { ran, mcp } = attempted;
+        let mut outcome = self.outcome_of_ran(context, tool, ran);
+        outcome.mcp_result = mcp;
+        outcome
+    }
+
+    fn outcome_of_ran(&self, context: &CallContext, tool: &RegisteredTool, ran: Ran) -> Outcome {
         match ran {
             Ran::Result(value) => {
                 let mut outcome = Outcome::new(Status::Ok, "");
@@ -348,6 +405,10 @@ impl Inner {
                 outcome
             }
             Ran::Transport(_) => Outcome::new(Status::ToolError, GENERIC_TRANSPORT),
+            Ran::Timeout { .. } if context.cancelled_by_caller() => Outcome::new(
+                Status::Timeout,
+                "the caller cancelled the call; its request was cancelled",
+            ),
             Ran::Timeout { caller_deadline } => {
                 let bound = tool.timeout();
                 let when = if caller_deadline {
@@ -372,6 +433,27 @@ impl Inner {
 
     /// Applies the tool's result limit to an `OK` result or a `TOOL_ERROR` answer.
     fn limit_result(&self, tool: &RegisteredTool, mut outcome: Outcome) -> Outcome {
+        if let Some(result) = outcome.mcp_result.take() {
+            let declared = tool.output_schema.is_some();
+            match limit_mcp_result(&tool.options.result_limit, *result, declared) {
+                Limited::Within(result) => outcome.mcp_result = Some(Box::new(result)),
+                Limited::Cut { result, text, note } => {
+                    outcome.result = Value::String(text);
+                    outcome.mcp_result = Some(Box::new(result));
+                    if !outcome.detail.is_empty() {
+                        outcome.detail.push_str("; ");
+                    }
+                    outcome.detail.push_str(&note);
+                }
+                Limited::Refused { result, reason } => {
+                    outcome.status = Status::ToolError;
+                    outcome.result = Value::Null;
+                    outcome.detail = reason;
+                    outcome.mcp_result = Some(Box::new(result));
+                }
+            }
+            return outcome;
+        }
         if outcome.result.is_null() {
             return outcome;
         }
@@ -422,7 +504,7 @@ impl Inner {
         attempt: u32,
         deadline: Option<Instant>,
     ) -> Result<Pending, Refusal> {
-        let (reply_tx, reply_rx) = answer::<Ran>();
+        let (reply_tx, reply_rx) = answer::<Attempted>();
         let cancel = CancelFlag::new();
         let key = self.next_attempt.fetch_add(1, Ordering::Relaxed);
         self.cancels.lock().insert(key, cancel.clone());
@@ -438,9 +520,29 @@ impl Inner {
             cancels: Arc::clone(&self.cancels),
             key,
         };
-        let admitted = self
-            .budget
-            .admit_with(|| self.executor.try_admit(Box::new(move |slot| job.run(slot))));
+        let budget = self.budget_of(context);
+        let admitted = match admission_of(tool) {
+            // Admitted by the tool's own handle, and run here, on the caller's thread.
+            Some(door) => {
+                let mut place = None;
+                let admitted = budget.admit_with(|| {
+                    place = door.try_enter();
+                    place.is_some()
+                });
+                match (admitted, place) {
+                    (Ok(()), Some(place)) => {
+                        job.run(place, true);
+                        Ok(())
+                    }
+                    (Ok(()), None) => Err(Refusal::Busy),
+                    (Err(refusal), _) => Err(refusal),
+                }
+            }
+            None => budget.admit_with(|| {
+                self.executor
+                    .try_admit(Box::new(move |slot| job.run(slot, false)))
+            }),
+        };
         if let Err(refusal) = admitted {
             self.cancels.lock().remove(&key);
             if refusal == Refusal::Busy {
@@ -475,10 +577,10 @@ impl Inner {
 
     /// Waits for an admitted attempt's answer until its time is up; then the attempt is
     /// abandoned (its cancel flag raised) unless the worker settled first.
-    pub(crate) fn wait(&self, pending: Pending) -> Ran {
-        let timeout = Ran::Timeout {
+    pub(crate) fn wait(&self, pending: Pending) -> Attempted {
+        let timeout = Attempted::from(Ran::Timeout {
             caller_deadline: pending.by_caller,
-        };
+        });
         // Who answers is settled once: the worker, or nobody because the caller gave up
         // first, so a result that comes exactly at the deadline is either used or reported
         // late, never lost.
@@ -488,120 +590,29 @@ impl Inner {
                 pending.cancel.cancel();
                 timeout
             }
-            Waited::Dropped => Ran::Failed {
+            Waited::Dropped => Attempted::from(Ran::Failed {
                 public: GENERIC_FAILURE.into(),
                 answer: Value::Null,
                 internal: Some("the worker dropped the call without an answer".into()),
-            },
+            }),
+        }
+    }
+
+    /// The budget a call spends: its scope's, or the harness's own.
+    fn budget_of<'a>(&'a self, context: &'a CallContext) -> &'a Budget {
+        match &context.settings.budget {
+            Some(scope) => &scope.budget,
+            None => &self.budget,
         }
     }
 }
 
-/// The argument checks of [`check_call`], for a tool found by other means (the gateway looks
-/// its front names up itself): object arguments, the input schema (`INVALID` with the repair
-/// message; `TOOL_ERROR` when the schema cannot be used or checked), and integers beyond
-/// ±(2^53 − 1) unless `allow_large_integers`.
-pub(crate) fn check_arguments(
-    name: &str,
-    schema: &ToolSchema,
-    allow_large_integers: bool,
-    arguments: &Value,
-    repair_schema_chars: usize,
-) -> Result<(), Outcome> {
-    if !arguments.is_object() {
-        let detail = format!(
-            "the arguments of tool {} must be a JSON object, not {}",
-            quote(name),
-            super::parse::kind_of(arguments)
-        );
-        return Err(Outcome::new(Status::Invalid, detail));
+/// The admission handle of an imported tool that has one.
+fn admission_of(tool: &RegisteredTool) -> Option<&super::Admission> {
+    match &tool.backend {
+        Backend::Remote(binding) => binding.admission.as_ref(),
+        Backend::Local(_) => None,
     }
-    let compiled = match schema.get() {
-        Ok(schema) => schema,
-        // The server's schema is refused (over the schema bounds, or not compilable): the
-        // tool cannot be checked, so it cannot be called; the others work.
-        Err(reason) => return Err(Outcome::new(Status::ToolError, reason)),
-    };
-    if let Err(violations) = compiled.validate(arguments) {
-        if let Some(budget) = violations.iter().find(|violation| violation.is_budget()) {
-            // Too costly to check: the schema's fault, not the arguments'.
-            let detail = format!(
-                "the arguments of tool {} could not be checked against its schema ({}); \
-                 nothing was run",
-                quote(name),
-                budget.message
-            );
-            return Err(Outcome::new(Status::ToolError, detail));
-        }
-        return Err(Outcome::new(
-            Status::Invalid,
-            compiled.repair_message(name, &violations, repair_schema_chars),
-        ));
-    }
-    if !allow_large_integers {
-        if let Some((path, number)) = super::parse::unsafe_integer(arguments) {
-            let detail = format!(
-                "the arguments of tool {} hold the integer {number} at {}, beyond \
-                 ±{MAX_SAFE_INTEGER} (2^53 − 1): many JSON readers cannot hold it exactly, \
-                 so nothing was run. Send a smaller number, or the value as a string if the \
-                 schema allows one",
-                quote(name),
-                super::parse::show_pointer(&path)
-            );
-            return Err(Outcome::new(Status::Invalid, detail));
-        }
-    }
-    Ok(())
-}
-
-/// The checks a call passes before any tool code runs, in the order the harness documents:
-/// the name pattern, the registry (`UNKNOWN_TOOL`), object arguments, the tool's input schema
-/// (`INVALID` with the repair message; `TOOL_ERROR` when the schema itself cannot be used or
-/// checked), and integers beyond ±(2^53 − 1). The MCP server runs a served registry's calls
-/// through the same checks.
-pub(crate) fn check_call<'a>(
-    registry: &'a ToolRegistry,
-    name: &str,
-    arguments: &Value,
-    repair_schema_chars: usize,
-) -> Result<&'a Arc<RegisteredTool>, Outcome> {
-    if let Err(reason) = check_name(name, registry.profile()) {
-        return Err(Outcome::new(Status::Invalid, reason));
-    }
-    let Some(tool) = registry.get(name) else {
-        return Err(Outcome::new(
-            Status::UnknownTool,
-            unknown_tool_detail(registry, name),
-        ));
-    };
-    check_arguments(
-        &tool.name,
-        &tool.schema,
-        tool.options.allow_large_integers,
-        arguments,
-        repair_schema_chars,
-    )?;
-    Ok(tool)
-}
-
-fn unknown_tool_detail(registry: &ToolRegistry, name: &str) -> String {
-    let names = registry.names();
-    let mut listed = names
-        .iter()
-        .take(MAX_LISTED_NAMES)
-        .copied()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if names.len() > MAX_LISTED_NAMES {
-        listed.push_str(&format!(" and {} more", names.len() - MAX_LISTED_NAMES));
-    }
-    if listed.is_empty() {
-        listed.push_str("(none)");
-    }
-    format!(
-        "there is no tool named {}; nothing was run. The available tools are: {listed}",
-        quote(name)
-    )
 }
 
 /// Everything a worker needs for one attempt.
@@ -613,22 +624,25 @@ struct AttemptJob {
     /// The caller's deadline, which shortens a remote call's own timeout.
     deadline: Option<Instant>,
     cancel: CancelFlag,
-    reply: Answerer<Ran>,
+    reply: Answerer<Attempted>,
     audit: Arc<Audit>,
     cancels: CancelTable,
     key: u64,
 }
 
 impl AttemptJob {
-    fn run(self, slot: SlotGuard) {
+    /// Runs the attempt holding `place` (a worker's slot, or an admission handle's place when
+    /// run `inline` on the caller's thread, where no `admitted` line is written: its request
+    /// line follows at once).
+    fn run<P>(self, place: P, inline: bool) {
         let wanted = self.audit.wanted();
-        if wanted {
+        if wanted && !inline {
             let mut event = self.context.event(AuditKind::Admitted);
             event.attempt = self.attempt;
             self.audit.emit(event);
         }
         let started = Instant::now();
-        let ran = match &self.tool.backend {
+        let attempted = match &self.tool.backend {
             Backend::Local(handler) => {
                 let ran = run_local(handler, &self.arguments, &self.cancel);
                 if wanted {
@@ -642,12 +656,12 @@ impl AttemptJob {
                     event.size = ran.size();
                     self.audit.emit(event);
                 }
-                ran
+                Attempted::from(ran)
             }
             Backend::Remote(binding) => self.run_remote(binding),
         };
         // Free the worker before answering, so the caller's next call finds it free.
-        drop(slot);
+        drop(place);
         self.cancels.lock().remove(&self.key);
         let AttemptJob {
             context,
@@ -656,10 +670,10 @@ impl AttemptJob {
             attempt,
             ..
         } = self;
-        if let Err(ran) = reply.answer(ran) {
+        if let Err(attempted) = reply.answer(attempted) {
             let mut event = context.event(AuditKind::Late).detail(format!(
                 "the work ended after the caller gave up, with {}; discarded",
-                ran.summary()
+                attempted.ran.summary()
             ));
             event.attempt = attempt;
             event.duration = Some(started.elapsed());
@@ -667,7 +681,7 @@ impl AttemptJob {
         }
     }
 
-    fn run_remote(&self, binding: &RemoteBinding) -> Ran {
+    fn run_remote(&self, binding: &RemoteBinding) -> Attempted {
         let (bound, cut) = match binding.slot {
             // The request is cancelled on the wire at the caller's deadline when that comes
             // before the tool's bound, so the worker is not held past it.
@@ -697,18 +711,26 @@ impl AttemptJob {
         request.size = Some(self.arguments.to_string().len());
         self.audit.emit(request);
         let started = Instant::now();
-        let answer = binding.client.call_tool_with(
-            &binding.remote_name,
-            &self.arguments,
-            CallOptions::new().timeout(bound),
-        );
+        let answer = self.call_remote(binding, bound);
         let mut response = self.context.event(AuditKind::Response);
         response.attempt = self.attempt;
         response.duration = Some(started.elapsed());
+        let mut mcp = None;
         let ran = match answer {
             Ok(result) => {
                 response.size = Some(result.raw.to_string().len());
-                remote_result(result, binding.error_text)
+                let ran = remote_result(&result, binding.error_text);
+                // A withheld error text is not passed on either.
+                let withheld = result.is_error && binding.error_text == RemoteErrorText::Withhold;
+                if !withheld {
+                    mcp = Some(Box::new(result));
+                }
+                ran
+            }
+            Err(crate::error::Error::Cancelled { .. }) if self.context.cancelled_by_caller() => {
+                Ran::Timeout {
+                    caller_deadline: true,
+                }
             }
             Err(error) => match remote_error(error) {
                 Ran::Timeout { .. } => Ran::Timeout {
@@ -717,9 +739,50 @@ impl AttemptJob {
                 ran => ran,
             },
         };
-        response = response.detail(ran.summary());
+        response = response.detail(if self.context.cancelled_by_caller() {
+            "the caller cancelled the call; the server was told".to_owned()
+        } else {
+            ran.summary()
+        });
         response.status = Some(ran.status());
         self.audit.emit(response);
-        ran
+        Attempted { ran, mcp }
+    }
+
+    /// Sends the call and waits for its answer, with the attempt's and the caller's
+    /// cancellation waited on beside it (either cancels the request on the wire), and the
+    /// progress passed on to the caller's sink.
+    fn call_remote(
+        &self,
+        binding: &RemoteBinding,
+        bound: Duration,
+    ) -> crate::error::Result<CallToolResult> {
+        let settings = &self.context.settings;
+        let mut options = CallOptions::new().timeout(bound);
+        if let Some(sink) = settings.progress.clone() {
+            options = options.on_progress(move |report: &crate::client::Progress| {
+                sink(report.progress, report.total, report.message.as_deref());
+            });
+        }
+        let mut call = binding
+            .client
+            .start_tool(&binding.remote_name, &self.arguments, options)?;
+        // Held until answered, the request outlives the attempt's own flag (raised when the
+        // caller stops waiting); only the caller's cancellation ends it early.
+        let attempt = match binding.slot {
+            RemoteTimeoutSlot::Release => Some(self.cancel.signal()),
+            RemoteTimeoutSlot::HoldUntilAnswered { .. } => None,
+        };
+        let caller = settings.cancel.as_ref().map(CancelFlag::signal);
+        let stops: Vec<_> = attempt.iter().chain(caller.iter()).collect();
+        match call.wait_or(&stops) {
+            Some(outcome) => outcome,
+            None => {
+                call.cancel();
+                Err(crate::error::Error::Cancelled {
+                    method: crate::mcp::methods::TOOLS_CALL.into(),
+                })
+            }
+        }
     }
 }

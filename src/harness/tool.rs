@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::Mutex;
 use serde_json::Value;
 
 use super::outcome::ResultLimit;
@@ -14,8 +16,20 @@ use crate::mcp::ToolAnnotations;
 
 /// Set when a call's time bound has passed (or the harness is closing). A tool may check it
 /// and stop early; nothing forces it to. Cheap to clone; clones share the flag.
+///
+/// A thread that waits for something else can wait on the flag too, without looking at it
+/// over and over: [`CancelFlag::signal`] is a channel that fires when the flag is raised, for
+/// `crossbeam_channel::select!`.
 #[derive(Debug, Clone, Default)]
-pub struct CancelFlag(Arc<AtomicBool>);
+pub struct CancelFlag(Arc<CancelState>);
+
+#[derive(Debug, Default)]
+struct CancelState {
+    raised: AtomicBool,
+    /// Made when first asked for; its sender is dropped when the flag is raised, which every
+    /// receiver sees at once.
+    signal: Mutex<Option<(Sender<()>, Receiver<()>)>>,
+}
 
 impl CancelFlag {
     /// A flag that is not set.
@@ -25,12 +39,33 @@ impl CancelFlag {
 
     /// True once the harness has given up on the call.
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+        self.0.raised.load(Ordering::SeqCst)
     }
 
-    /// Sets the flag.
+    /// Sets the flag, and fires its [`CancelFlag::signal`].
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst);
+        if !self.0.raised.swap(true, Ordering::SeqCst) {
+            // Dropping the sender disconnects every receiver: that is the signal.
+            drop(self.0.signal.lock().take());
+        }
+    }
+
+    /// A channel that never carries a message and is disconnected once the flag is raised
+    /// (at once when it is raised already): a receive on it returns when the call is
+    /// cancelled. Wait on it beside what the call waits for, with
+    /// `crossbeam_channel::select!` (a `recv` on it then yields `Err`).
+    pub fn signal(&self) -> Receiver<()> {
+        let mut signal = self.0.signal.lock();
+        if let Some((_, receiver)) = signal.as_ref() {
+            return receiver.clone();
+        }
+        let (sender, receiver) = crossbeam_channel::bounded(0);
+        // Read under the lock `cancel` takes after raising the flag: either the flag is seen
+        // raised here, or `cancel` finds the sender stored and drops it.
+        if !self.is_cancelled() {
+            *signal = Some((sender, receiver.clone()));
+        }
+        receiver
     }
 }
 
@@ -310,6 +345,29 @@ mod tests {
         assert_eq!(ToolTimeout::Fast.duration(), Duration::from_secs(10));
         assert_eq!(ToolTimeout::default().duration(), Duration::from_secs(60));
         assert_eq!(ToolTimeout::Long.duration(), Duration::from_secs(300));
+    }
+
+    #[test]
+    fn a_cancel_signal_fires_when_the_flag_is_raised_and_not_before() {
+        let flag = CancelFlag::new();
+        let early = flag.signal();
+        assert!(matches!(
+            early.try_recv(),
+            Err(crossbeam_channel::TryRecvError::Empty)
+        ));
+        let clone = flag.clone();
+        let waiter = std::thread::spawn(move || clone.signal().recv().is_err());
+        flag.cancel();
+        assert!(waiter.join().unwrap(), "the waiter woke with a message");
+        assert!(
+            early.recv().is_err(),
+            "an early receiver is disconnected too"
+        );
+        assert!(
+            flag.signal().recv().is_err(),
+            "a late receiver fires at once"
+        );
+        assert!(flag.is_cancelled());
     }
 
     #[test]

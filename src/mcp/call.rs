@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crossbeam_channel::Receiver;
 use serde_json::Value;
 
 use super::requests::{check_result_type, ResultType, Rounds};
@@ -123,6 +124,43 @@ impl ToolCall {
             }
             let left = until.saturating_duration_since(Instant::now());
             let outcome = self.handle.wait_timeout(left)?;
+            if let Some(done) = self.first_outcome(outcome) {
+                self.finished = true;
+                return Some(done);
+            }
+        }
+    }
+
+    /// Waits for the checked result, or until one of `stops` fires (see
+    /// [`CallHandle::wait_or`]), whichever comes first: `None` when a stop fired (the call
+    /// keeps running: [`ToolCall::cancel`] it if it is no longer wanted). As
+    /// [`ToolCall::wait_timeout`] otherwise, and never past the call's deadline (plus the
+    /// client's backstop); the stops are waited on together with the answer, and with a
+    /// task's status notices when the call became a task.
+    pub fn wait_or(&mut self, stops: &[&Receiver<()>]) -> Option<Result<CallToolResult>> {
+        loop {
+            if self.finished {
+                return Some(Err(Error::Protocol(
+                    "the call's outcome was already taken".into(),
+                )));
+            }
+            if self.cancelled.load(Ordering::SeqCst) {
+                self.finished = true;
+                return Some(Err(Error::Cancelled {
+                    method: methods::TOOLS_CALL.into(),
+                }));
+            }
+            if let Some(task) = &mut self.task {
+                let outcome = task.step_or(&self.session, None, stops)?;
+                let task_id = task.task().task_id.clone();
+                self.finished = true;
+                return Some(outcome.and_then(|value| {
+                    let mut result = self.client.finish_tool_result(&self.name, value)?;
+                    result.task_id = Some(task_id);
+                    Ok(result)
+                }));
+            }
+            let outcome = self.handle.wait_or(stops)?;
             if let Some(done) = self.first_outcome(outcome) {
                 self.finished = true;
                 return Some(done);

@@ -432,6 +432,17 @@ impl TaskWait {
     /// Moves the task on, waiting at most until `limit`: `Some` with the call's outcome (the
     /// tool's raw result) once it is over, `None` when `limit` came first.
     pub(super) fn step(&mut self, session: &Session, limit: Instant) -> Option<Result<Value>> {
+        self.step_or(session, Some(limit), &[])
+    }
+
+    /// [`TaskWait::step`] that also returns `None` as soon as one of `stops` fires, waiting
+    /// on them together with the task's status notices between polls.
+    pub(super) fn step_or(
+        &mut self,
+        session: &Session,
+        limit: Option<Instant>,
+        stops: &[&crossbeam_channel::Receiver<()>],
+    ) -> Option<Result<Value>> {
         let client = self.client.clone();
         let inner = &client.inner;
         loop {
@@ -464,16 +475,33 @@ impl TaskWait {
             if now >= self.deadline {
                 return Some(Err(self.timed_out()));
             }
-            if now >= limit {
+            if limit.is_some_and(|limit| now >= limit) {
                 return None;
             }
             if now < self.next_poll {
-                let until = self.next_poll.min(limit).min(self.deadline);
-                if let Ok(params) = self.updates.recv_deadline(until) {
-                    // A status notice: as good as a poll.
-                    if let Ok(task) = Task::from_value(&params) {
-                        self.observe(task);
+                let until = limit.map_or(self.next_poll, |limit| self.next_poll.min(limit));
+                let until = until.min(self.deadline);
+                let updates = self.updates.clone();
+                let mut select = crossbeam_channel::Select::new();
+                let notices = select.recv(&updates);
+                for stop in stops {
+                    select.recv(stop);
+                }
+                match select.select_deadline(until) {
+                    Ok(operation) if operation.index() == notices => {
+                        if let Ok(params) = operation.recv(&updates) {
+                            // A status notice: as good as a poll.
+                            if let Ok(task) = Task::from_value(&params) {
+                                self.observe(task);
+                            }
+                        }
                     }
+                    Ok(operation) => {
+                        let stop = stops[operation.index() - 1];
+                        let _ = operation.recv(stop);
+                        return None;
+                    }
+                    Err(_) => {}
                 }
                 continue;
             }

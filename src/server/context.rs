@@ -121,7 +121,7 @@ pub struct RequestContext {
     pub(crate) answer_cancelled: bool,
     pub(crate) deferred: Mutex<Option<Arc<Mutex<DeferSlot>>>>,
     /// Shared by the requests of one connection (a stdio connection, a handshake-era HTTP
-    /// session, one stateless exchange): the gateway counts its budget here.
+    /// session, one stateless exchange): the gateway numbers the session's budget scope here.
     #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
     pub(crate) session_calls: Arc<std::sync::atomic::AtomicU32>,
 }
@@ -136,9 +136,6 @@ impl std::fmt::Debug for RequestContext {
             .finish_non_exhaustive()
     }
 }
-
-/// How often a handler blocked on a request back to the client looks at its cancel flag.
-const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 impl RequestContext {
     /// The request's id.
@@ -371,15 +368,14 @@ fn ask_client(
         }
     };
     call.outbound.lock().push(handle.id().clone());
-    let outcome = loop {
-        if let Some(outcome) = handle.wait_timeout(CANCEL_POLL) {
-            break outcome;
-        }
-        if call.cancel.is_cancelled() {
+    // The answer and the request's cancellation, waited on together.
+    let outcome = match handle.wait_or(&[&call.cancel.signal()]) {
+        Some(outcome) => outcome,
+        None => {
             handle.cancel();
-            break Err(Error::Cancelled {
+            Err(Error::Cancelled {
                 method: method.to_owned(),
-            });
+            })
         }
     };
     call.outbound.lock().retain(|id| id != handle.id());

@@ -33,7 +33,8 @@ fn the_budget_per_session_ends_in_budget() {
     assert!(spent.is_error);
     assert!(spent.text().starts_with("BUDGET: "), "{}", spent.text());
     assert!(
-        spent.text().contains("budget of 2 tool calls"),
+        // The harness's words: the gateway's budget is a harness budget scope.
+        spent.text().contains("attempt budget of 2 is spent"),
         "{}",
         spent.text()
     );

@@ -123,7 +123,7 @@ fn a_result_over_the_limit_is_cut_with_the_marker_or_refused() {
     assert!(
         refused
             .text()
-            .starts_with("TOOL_ERROR: the result is 50 characters long"),
+            .starts_with("TOOL_ERROR: the result is 50 characters long (its text, content blocks and structured content together), over this tool's limit of 10"),
         "{}",
         refused.text()
     );

@@ -14,6 +14,7 @@ mod invalid;
 mod list_change;
 mod listing;
 mod passthrough;
+mod pipeline;
 mod resources;
 mod restart;
 mod skills;
