@@ -161,8 +161,9 @@ fn the_python_sdk_host_over_http() {
     assert_eq!(cli::wait_bounded(&mut child, cli::LIMIT), 0);
 }
 
-/// Runs the Inspector's CLI with `args`; its JSON answer.
-fn inspector(peers: &mcp::Peers, args: &[&str]) -> Value {
+/// Runs the Inspector's CLI with `args`: whether it exited 0, its JSON answer (the first line
+/// of its standard output) and everything it wrote, for messages.
+fn inspector_run(peers: &mcp::Peers, args: &[&str]) -> (bool, Value, String) {
     let output = Command::new(peers.path("TOOLWIRE_NODE22"))
         .arg(peers.path("TOOLWIRE_INSPECTOR_JS"))
         .args(["--cli", "--format", "json"])
@@ -171,13 +172,22 @@ fn inspector(peers: &mcp::Peers, args: &[&str]) -> Value {
         .output()
         .expect("run the Inspector");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "the Inspector failed ({}) on {args:?}:\n--- stdout\n{stdout}\n--- stderr\n{}",
+    let all = format!(
+        "the Inspector ({}) on {args:?}:\n--- stdout\n{stdout}\n--- stderr\n{}",
         output.status,
         String::from_utf8_lossy(&output.stderr)
     );
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|error| panic!("{error}: {stdout}"))
+    let first = stdout.lines().next().unwrap_or("");
+    let answer =
+        serde_json::from_str(first.trim()).unwrap_or_else(|error| panic!("{error}: {all}"));
+    (output.status.success(), answer, all)
+}
+
+/// Runs the Inspector's CLI with `args`; its JSON answer, after checking it exited 0.
+fn inspector(peers: &mcp::Peers, args: &[&str]) -> Value {
+    let (succeeded, answer, all) = inspector_run(peers, args);
+    assert!(succeeded, "failed: {all}");
+    answer
 }
 
 fn exercise_inspector(peers: &mcp::Peers, target: &[&str]) {
@@ -360,7 +370,7 @@ fn the_inspector_cli_accepts_a_result_over_the_limit() {
     std::fs::set_permissions(&wrapper, permissions).unwrap();
     let read = |file: &Path| {
         let path = format!("path={}", file.display());
-        inspector(
+        inspector_run(
             &peers,
             &[
                 wrapper.to_str().unwrap(),
@@ -373,13 +383,18 @@ fn the_inspector_cli_accepts_a_result_over_the_limit() {
             ],
         )
     };
-    let answer = read(&small);
+    let (succeeded, answer, all) = read(&small);
+    assert!(succeeded, "{all}");
     assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
     assert!(
         answer["result"]["structuredContent"].is_object(),
         "{answer}"
     );
-    let answer = read(&large);
+    // The Inspector shows the result, then exits non-zero for the tool's own error
+    // (`tool_is_error`), not for an answer it refused.
+    let (_, answer, all) = read(&large);
+    assert!(all.contains("tool_is_error"), "{all}");
+    assert!(!all.contains("output schema"), "{all}");
     assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
     assert!(
         answer["result"].get("structuredContent").is_none(),

@@ -29,8 +29,12 @@ async def main(tool, path, command):
             print(f"PYREAD REFUSED: {type(error).__name__}: {error}", flush=True)
             sys.exit(1)
         text = "".join(block.text for block in result.content if getattr(block, "type", "") == "text")
-        print(f"PYREAD ACCEPTED isError={result.isError} structured={result.structuredContent is not None}",
-              flush=True)
+        # The SDK's names for `isError` and `structuredContent` (2.x: snake_case attributes).
+        is_error = getattr(result, "is_error", None)
+        if is_error is None:
+            is_error = result.isError
+        structured = getattr(result, "structured_content", getattr(result, "structuredContent", None))
+        print(f"PYREAD ACCEPTED isError={is_error} structured={structured is not None}", flush=True)
         print(text[:400], flush=True)
 
 
