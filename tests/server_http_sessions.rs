@@ -13,7 +13,7 @@ use std::net::TcpStream;
 use crossbeam_channel::{bounded, Receiver};
 use serde_json::{json, Value};
 use toolwire::server::{
-    HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool, ToolResult,
+    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
 };
 
 use support::{authority, read_response, SOON};
@@ -31,9 +31,9 @@ fn server(release: Receiver<()>) -> Server {
                 }
                 let _ = release.recv_timeout(SOON);
                 if context.is_cancelled() {
-                    return Ok(ToolResult::error("cancelled"));
+                    return Ok(CallToolResult::error("cancelled"));
                 }
-                Ok(ToolResult::text("finished"))
+                Ok(CallToolResult::from_text("finished"))
             },
         ))
         .unwrap();
@@ -188,7 +188,7 @@ fn the_get_stream_carries_what_belongs_to_no_request() {
             "new",
             "New.",
             json!({"type": "object"}),
-            |_, _| Ok(ToolResult::text("new")),
+            |_, _| Ok(CallToolResult::from_text("new")),
         ))
         .unwrap();
     let (_, data) = next_event(&mut reader);

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use crossbeam_channel::{bounded, Receiver};
 use serde_json::json;
 use toolwire::server::{
-    HttpServer, HttpServerConfig, PeerTransport, Server, ServerConfig, ServerTool, ToolResult, BUSY,
+    CallToolResult, HttpServer, HttpServerConfig, PeerTransport, Server, ServerConfig, ServerTool,
+    BUSY,
 };
 use toolwire::transport::MemoryTransport;
 use toolwire::{CallOptions, Client, Error};
@@ -31,7 +32,7 @@ fn server(release: Receiver<()>, runs: Arc<AtomicUsize>) -> Server {
             move |_, _| {
                 runs.fetch_add(1, Ordering::SeqCst);
                 let _ = release.recv_timeout(SOON);
-                Ok(ToolResult::text("released"))
+                Ok(CallToolResult::from_text("released"))
             },
         ))
         .unwrap();

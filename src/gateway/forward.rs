@@ -19,7 +19,8 @@ use crate::harness::{
     ToolOptions, ToolSchema,
 };
 use crate::mcp::CallToolResult;
-use crate::server::{content, Era, RequestContext, ToolResult};
+use crate::mcp::Era;
+use crate::server::RequestContext;
 
 /// How many characters of a tool's schema a repair message quotes.
 const REPAIR_SCHEMA_CHARS: usize = 4_000;
@@ -42,7 +43,7 @@ pub(crate) struct FrontTool {
 /// client reads, and what only the operator reads.
 struct Ending {
     status: Option<Status>,
-    result: ToolResult,
+    result: CallToolResult,
     operator: String,
 }
 
@@ -50,7 +51,7 @@ impl Ending {
     fn refused(status: Status, detail: String) -> Ending {
         Ending {
             status: Some(status),
-            result: ToolResult::error(format!("{status}: {detail}")),
+            result: CallToolResult::error(format!("{status}: {detail}")),
             operator: detail,
         }
     }
@@ -63,7 +64,7 @@ pub(crate) fn call(
     tool: &FrontTool,
     context: &RequestContext,
     arguments: &Value,
-) -> ToolResult {
+) -> CallToolResult {
     let number = core.next_call();
     let started = Instant::now();
     let mut received = AuditEvent::new(number, AuditKind::Received);
@@ -103,8 +104,8 @@ fn decide(
     }
     // 2026-07-28 has no session: its calls share the gateway's one budget.
     let budget: &AtomicU32 = match context.era() {
-        Era::Stateless(_) => &core.stateless_calls,
-        Era::Handshake(_) => &context.session_calls,
+        Era::Stateless => &core.stateless_calls,
+        Era::Handshake => &context.session_calls,
     };
     let limit = core.policy.session_budget();
     let reserved = budget.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
@@ -162,7 +163,7 @@ fn decide(
                 core.emit(response.detail("the client cancelled the call; the server was told"));
                 break Ending {
                     status: None,
-                    result: ToolResult::error("cancelled"),
+                    result: CallToolResult::error("cancelled"),
                     operator: "cancelled by the client".into(),
                 };
             }
@@ -250,7 +251,7 @@ fn failed(ran: Ran, options: &ToolOptions, operator: String) -> Ending {
     };
     Ending {
         status: Some(status),
-        result: ToolResult::error(format!("{status}: {detail}")),
+        result: CallToolResult::error(format!("{status}: {detail}")),
         operator,
     }
 }
@@ -284,7 +285,7 @@ fn within_limit(result: CallToolResult, options: &ToolOptions) -> Ending {
             };
             Ending {
                 status: Some(status),
-                result: ToolResult::text(text).with_error(result.is_error),
+                result: CallToolResult::from_text(text).with_error(result.is_error),
                 operator: note,
             }
         }
@@ -295,19 +296,12 @@ fn within_limit(result: CallToolResult, options: &ToolOptions) -> Ending {
     }
 }
 
-/// A backend's result, block for block.
-fn passed_on(result: &CallToolResult) -> ToolResult {
-    let blocks = match result.raw.get("content") {
-        Some(Value::Array(blocks)) => blocks.clone(),
-        _ => result
-            .content
-            .iter()
-            .filter_map(|block| block.as_text().map(content::text))
-            .collect(),
-    };
-    let mut passed = ToolResult::content(blocks).with_error(result.is_error);
-    if let Some(structured) = &result.structured_content {
-        passed = passed.with_structured(structured.clone());
+/// A backend's result, block for block (each as the backend sent it), without the rest of it.
+fn passed_on(result: &CallToolResult) -> CallToolResult {
+    let mut passed = CallToolResult::new(result.content.clone()).with_error(result.is_error);
+    passed.structured_content = result.structured_content.clone();
+    if let Some(blocks) = result.raw.get("content") {
+        passed.raw = serde_json::json!({ "content": blocks });
     }
     passed
 }

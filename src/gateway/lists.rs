@@ -336,7 +336,7 @@ fn plan_tools(
             tool.input_schema(),
             move |context, arguments| {
                 let Some(core) = handler_core.upgrade() else {
-                    return Ok(crate::server::ToolResult::error("the gateway is closing"));
+                    return Ok(crate::mcp::CallToolResult::error("the gateway is closing"));
                 };
                 Ok(forward::call(
                     &core,

@@ -34,6 +34,7 @@ pub(crate) mod headers;
 pub mod methods;
 mod paging;
 mod requests;
+mod result;
 mod session;
 mod tasks;
 mod tool_types;
@@ -51,8 +52,9 @@ pub use config::{
     LATEST_HANDSHAKE_VERSION, STATELESS_VERSION,
 };
 pub use dialect::McpDialect;
+pub use result::{CallToolResult, Content};
 pub use tasks::{Task, TaskStatus, TASKS_EXTENSION};
-pub use tool_types::{CallToolResult, Content, TaskSupport, Tool, ToolAnnotations};
+pub use tool_types::{TaskSupport, Tool, ToolAnnotations};
 pub use types::{ElicitRequest, ElicitResult, Era, Implementation, LogMessage, Root, SessionInfo};
 
 /// The `_meta` key carrying the protocol version on every 2026-07-28 request.

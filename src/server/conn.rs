@@ -15,8 +15,9 @@ use super::context::{
 };
 use super::dispatch::{self, Prepared, Rejection};
 use super::stateless;
-use super::types::{HandlerError, LogLevel, ToolResult, BUSY, REQUEST_TIMEOUT};
+use super::types::{HandlerError, LogLevel, BUSY, REQUEST_TIMEOUT};
 use super::Shared;
+use crate::mcp::{CallToolResult, Era};
 use crate::sys;
 use crate::wire::{ErrorObject, Notification, Request, RequestId, Response};
 
@@ -159,6 +160,7 @@ impl Connection {
             method,
             target,
             era,
+            protocol_version,
             peer,
             log_level,
             progress_token,
@@ -184,6 +186,7 @@ impl Connection {
             method: method.clone(),
             deadline: Instant::now() + bound,
             era,
+            protocol_version,
             peer,
             log_level,
             progress,
@@ -194,7 +197,6 @@ impl Connection {
             deferred: Mutex::new(None),
             session_calls: Arc::clone(&self.session_calls),
         };
-        let is_stateless = stateless.is_some();
         let pending = Pending {
             conn: Arc::clone(self),
             call: Arc::clone(&call),
@@ -206,11 +208,11 @@ impl Connection {
         if inline {
             let outcome = guarded(&pending.method, || work(&context));
             if pending.finish_or_defer(&context, outcome) {
-                self.arm_timer(&call, timeout, is_stateless, &context.method, &link);
+                self.arm_timer(&call, timeout, era, &context.method, &link);
             }
             return;
         }
-        self.arm_timer(&call, timeout, is_stateless, &context.method, &link);
+        self.arm_timer(&call, timeout, era, &context.method, &link);
         *self.running.lock() += 1;
         let job_conn = Arc::clone(self);
         let admitted = self.server.pool.try_admit(Box::new(move |slot| {
@@ -233,7 +235,7 @@ impl Connection {
                          queued. Try again later"
                     ),
                 );
-                let status = if is_stateless { 503 } else { 200 };
+                let status = if era == Era::Stateless { 503 } else { 200 };
                 link.respond(Response::error(Some(call.id.clone()), error), status);
             }
         }
@@ -291,7 +293,7 @@ impl Connection {
         self: &Arc<Self>,
         call: &Arc<Call>,
         timeout: TimeoutAnswer,
-        stateless: bool,
+        era: Era,
         method: &str,
         link: &Arc<dyn Link>,
     ) {
@@ -309,7 +311,7 @@ impl Connection {
             Instant::now() + bound,
             Box::new(move || {
                 if let Some(conn) = conn.upgrade() {
-                    conn.abandon(&timed, timeout, stateless, &method, &link);
+                    conn.abandon(&timed, timeout, era, &method, &link);
                 }
             }),
         );
@@ -328,7 +330,7 @@ impl Connection {
         &self,
         call: &Arc<Call>,
         timeout: TimeoutAnswer,
-        stateless: bool,
+        era: Era,
         method: &str,
         link: &Arc<dyn Link>,
     ) {
@@ -350,8 +352,8 @@ impl Connection {
                     "the tool did not answer within {bound:?}; it may still be running, and a \
                      late result will be discarded"
                 );
-                let result = ToolResult::error(text).to_value();
-                let result = if stateless {
+                let result = CallToolResult::error(text).to_value();
+                let result = if era == Era::Stateless {
                     stateless::stamp(&self.server, method, result)
                 } else {
                     result

@@ -13,7 +13,7 @@ use super::types::{HandlerError, InputRequired, LogLevel, MISSING_CAPABILITY};
 use crate::client::CallHandle;
 use crate::error::{Error, Result};
 use crate::harness::CancelFlag;
-use crate::mcp::{methods, Implementation};
+use crate::mcp::{methods, Era, Implementation};
 use crate::timer::TimerKey;
 use crate::wire::{ErrorObject, RequestId, Response};
 
@@ -81,16 +81,6 @@ pub(crate) trait Link: Send + Sync {
     fn respond_batch(&self, responses: Vec<Response>);
 }
 
-/// The protocol a request came in under.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Era {
-    /// The handshake protocol (2024-11-05 … 2025-11-25), at the negotiated revision (none
-    /// before `initialize`).
-    Handshake(Option<String>),
-    /// The 2026-07-28 stateless protocol: everything came in the request's `_meta`.
-    Stateless(String),
-}
-
 /// What the client told about itself.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Peer {
@@ -112,6 +102,9 @@ pub struct RequestContext {
     pub(crate) method: String,
     pub(crate) deadline: Instant,
     pub(crate) era: Era,
+    /// The revision beside the era: the handshake's negotiated one (none before
+    /// `initialize`), or the one a 2026-07-28 request's `_meta` named.
+    pub(crate) protocol_version: Option<String>,
     pub(crate) peer: Peer,
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) progress: Option<ProgressReporter>,
@@ -151,9 +144,16 @@ impl RequestContext {
         &self.method
     }
 
-    /// The protocol the request came in under.
-    pub fn era(&self) -> &Era {
-        &self.era
+    /// The protocol era the request came in under: the handshake (2024-11-05 … 2025-11-25)
+    /// or the 2026-07-28 stateless protocol, everything in the request's `_meta`.
+    pub fn era(&self) -> Era {
+        self.era
+    }
+
+    /// The revision the request came in under: on the handshake protocol the negotiated one
+    /// (none before `initialize`), on 2026-07-28 the one its `_meta` names.
+    pub fn protocol_version(&self) -> Option<&str> {
+        self.protocol_version.as_deref()
     }
 
     /// True once the request is given up: the client cancelled it (`notifications/cancelled`,
@@ -327,11 +327,11 @@ impl RequestContext {
             return Err(missing_capability(capability));
         }
         match &self.era {
-            Era::Stateless(_) => match self.input_response(key) {
+            Era::Stateless => match self.input_response(key) {
                 Some(answer) => Ok(answer.clone()),
                 None => Err(InputRequired::new().request(key, method, params).into()),
             },
-            Era::Handshake(_) => Ok(self.request(method, params)?),
+            Era::Handshake => Ok(self.request(method, params)?),
         }
     }
 

@@ -10,9 +10,9 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolwire::server::{PeerTransport, Server, ServerConfig, ServerTool, ToolResult};
+//! use toolwire::server::{PeerTransport, Server, ServerConfig, ServerTool};
 //! use toolwire::transport::MemoryTransport;
-//! use toolwire::{McpClient, McpConfig, ProtocolMode};
+//! use toolwire::{CallToolResult, McpClient, McpConfig, ProtocolMode};
 //!
 //! let server = Server::new(ServerConfig::new("demo", "1.0"))?;
 //! server.add_tool(ServerTool::new(
@@ -20,7 +20,7 @@
 //!     "Adds two integers.",
 //!     json!({"type": "object", "required": ["a", "b"],
 //!            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}),
-//!     |_context, args| Ok(ToolResult::text((args["a"].as_i64().unwrap() + args["b"].as_i64().unwrap()).to_string())),
+//!     |_context, args| Ok(CallToolResult::from_text((args["a"].as_i64().unwrap() + args["b"].as_i64().unwrap()).to_string())),
 //! ))?;
 //! let (client_end, server_end) = MemoryTransport::pair();
 //! let connection = server.connect(PeerTransport::new(server_end))?;
@@ -134,22 +134,31 @@ mod tools;
 mod types;
 mod uri_template;
 
+pub use crate::mcp::Era;
 pub use catalog::{
-    CompletionFn, CompletionRequest, Method, MethodFn, Prompt, PromptFn, ReadFn, Resource,
-    ResourceTemplate, ServerTool, TemplateFn, ToolFn,
+    CompletionFn, CompletionRequest, Method, MethodFn, PromptFn, ReadFn, ServerPrompt,
+    ServerResource, ServerResourceTemplate, ServerTool, TemplateFn, ToolFn,
 };
 pub use change::{CatalogChange, CatalogKind, Refused};
 pub use config::ServerConfig;
-pub use context::{Era, ProgressReporter, RequestContext, Responder};
+pub use context::{ProgressReporter, RequestContext, Responder};
 pub use http::{HttpServer, HttpServerConfig};
 pub use memory::PeerTransport;
 pub use serve::ServerConnection;
 pub use stdio::StdioServer;
 pub use tasks::{BeforeTaskFn, TaskSupport};
 pub use types::{
-    content, HandlerError, InputRequired, LogLevel, PromptResult, ToolResult, BUSY,
-    HEADER_MISMATCH, MISSING_CAPABILITY, REQUEST_TIMEOUT, UNSUPPORTED_VERSION,
+    content, HandlerError, InputRequired, LogLevel, PromptResult, BUSY, HEADER_MISMATCH,
+    MISSING_CAPABILITY, REQUEST_TIMEOUT, UNSUPPORTED_VERSION,
 };
+
+pub use crate::mcp::{CallToolResult, Content};
+
+/// The result of a tool call: the one [`CallToolResult`] a client reads too.
+#[deprecated(
+    note = "use `toolwire::mcp::CallToolResult` (re-exported as `server::CallToolResult`)"
+)]
+pub type ToolResult = CallToolResult;
 
 use catalog::{Catalog, ToolEntry};
 use conn::{Connection, EraPolicy};
@@ -192,7 +201,7 @@ impl Shared {
     /// What this server declares, for `initialize` or `server/discover`: list-change
     /// notifications and resource subscriptions in both eras (the handshake era's on its
     /// connections, 2026-07-28's through `subscriptions/listen`).
-    pub(crate) fn capabilities(&self, stateless: bool) -> Value {
+    pub(crate) fn capabilities(&self, era: crate::mcp::Era) -> Value {
         let catalog = self.catalog.read();
         let mut capabilities = Map::new();
         if catalog.offers_tools() {
@@ -216,7 +225,7 @@ impl Shared {
             capabilities.insert("logging".into(), json!({}));
         }
         // The tasks extension is a 2026-07-28 one: the handshake era's tasks are not served.
-        if stateless && catalog.offers_tasks() {
+        if era == crate::mcp::Era::Stateless && catalog.offers_tasks() {
             capabilities.insert(
                 "extensions".into(),
                 json!({crate::mcp::TASKS_EXTENSION: {}}),
@@ -422,8 +431,8 @@ impl Server {
     /// # Errors
     ///
     /// [`Error::Config`] when its URI is already served.
-    pub fn add_resource(&self, resource: Resource) -> Result<()> {
-        let uri = resource.uri.clone();
+    pub fn add_resource(&self, resource: ServerResource) -> Result<()> {
+        let uri = resource.uri().to_owned();
         if !self
             .shared
             .catalog
@@ -444,8 +453,8 @@ impl Server {
     /// # Errors
     ///
     /// [`Error::Config`] when the template is already served.
-    pub fn add_resource_template(&self, template: ResourceTemplate) -> Result<()> {
-        let key = template.uri_template.clone();
+    pub fn add_resource_template(&self, template: ServerResourceTemplate) -> Result<()> {
+        let key = template.uri_template().to_owned();
         if !self
             .shared
             .catalog
@@ -466,8 +475,8 @@ impl Server {
     /// # Errors
     ///
     /// [`Error::Config`] when its name is already served.
-    pub fn add_prompt(&self, prompt: Prompt) -> Result<()> {
-        let name = prompt.name.clone();
+    pub fn add_prompt(&self, prompt: ServerPrompt) -> Result<()> {
+        let name = prompt.name().to_owned();
         if !self
             .shared
             .catalog

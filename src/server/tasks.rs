@@ -32,10 +32,12 @@ use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
 
 use super::catalog::ToolEntry;
-use super::context::{missing_capability, Call, Era, InputRound, Link, Peer, RequestContext};
-use super::types::{HandlerError, ToolResult, BUSY, MISSING_CAPABILITY};
+use super::context::{missing_capability, Call, InputRound, Link, Peer, RequestContext};
+use super::types::{HandlerError, BUSY, MISSING_CAPABILITY};
 use super::{tools, ServerConfig, Shared};
 use crate::error::Result;
+use crate::mcp::CallToolResult;
+use crate::mcp::Era;
 use crate::mcp::{methods, TASKS_EXTENSION};
 use crate::timer::{TimerKey, TimerWheel};
 use crate::wire::{ErrorCode, ErrorObject, RequestId, Response};
@@ -245,9 +247,9 @@ pub(crate) fn create(
         None => arguments,
     };
     let config = &server.config;
-    let version = match context.era() {
-        Era::Stateless(version) => version.clone(),
-        Era::Handshake(_) => crate::mcp::STATELESS_VERSION.to_owned(),
+    let version = match (context.era(), context.protocol_version()) {
+        (Era::Stateless, Some(version)) => version.to_owned(),
+        _ => crate::mcp::STATELESS_VERSION.to_owned(),
     };
     let bound = entry.timeout();
     let work: TaskWork = Arc::new(move |context| tools::call(&entry, context, arguments.clone()));
@@ -358,7 +360,7 @@ fn timed_out(task: &Task, run: u64, bound: Duration) {
     let text = format!(
         "the tool did not finish within {bound:?}; it was told to stop, and a late result is discarded"
     );
-    state.result = Some(complete(ToolResult::error(text).to_value()));
+    state.result = Some(complete(CallToolResult::error(text).to_value()));
     drop(state);
     task.call.cancel.cancel();
     log::warn!(target: super::LOG_TARGET, "task {} passed its bound of {bound:?}", task.id);
@@ -470,7 +472,8 @@ impl Task {
             call: Arc::clone(&self.call),
             method: methods::TOOLS_CALL.to_owned(),
             deadline: Instant::now() + self.bound,
-            era: Era::Stateless(self.version.clone()),
+            era: Era::Stateless,
+            protocol_version: Some(self.version.clone()),
             peer: self.peer.clone(),
             log_level: None,
             progress: None,
