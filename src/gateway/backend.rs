@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use serde_json::{json, Value};
 
 use crate::mcp::{methods, ElicitRequest, ElicitResult, McpClient, McpConfig, Root};
-use crate::server::context::FrontLink;
+use crate::server::BackChannel as FrontLink;
 use crate::wire::{ErrorCode, ErrorObject, Notification};
 
 /// What a backend's notifications the gateway acts on run (on the client's dispatch thread:

@@ -27,6 +27,10 @@ const REPAIR_SCHEMA_CHARS: usize = 4_000;
 /// How often a forwarded call looks at its front request's cancel flag.
 const CANCEL_POLL: Duration = Duration::from_millis(20);
 
+/// The tool calls admitted on one front connection: its per-session budget.
+#[derive(Default)]
+struct SessionCalls(AtomicU32);
+
 /// A backend's tool as the gateway serves it.
 pub(crate) struct FrontTool {
     /// The name the front client calls.
@@ -103,9 +107,10 @@ fn decide(
         return Ending::refused(outcome.status, outcome.detail);
     }
     // 2026-07-28 has no session: its calls share the gateway's one budget.
+    let session = context.connection_state().get::<SessionCalls>();
     let budget: &AtomicU32 = match context.era() {
         Era::Stateless => &core.stateless_calls,
-        Era::Handshake => &context.session_calls,
+        Era::Handshake => &session.0,
     };
     let limit = core.policy.session_budget();
     let reserved = budget.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
@@ -120,7 +125,7 @@ fn decide(
             ),
         );
     }
-    let Some(slot) = backend.admit(context.front_link()) else {
+    let Some(slot) = backend.admit(context.back_channel()) else {
         // Only admitted calls consume the budget.
         budget.fetch_sub(1, Ordering::SeqCst);
         let mut busy = AuditEvent::new(number, AuditKind::Busy);
@@ -216,7 +221,7 @@ fn forward_once(
     arguments: &Value,
 ) -> Answer {
     let mut options = CallOptions::new().timeout(tool.options.timeout.duration());
-    if let Some(progress) = context.owned_progress() {
+    if let Some(progress) = context.progress().cloned() {
         options = options.on_progress(move |report: &Progress| {
             progress.report(report.progress, report.total, report.message.as_deref());
         });

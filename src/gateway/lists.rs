@@ -347,7 +347,7 @@ fn plan_tools(
                 ))
             },
         )
-        .unchecked()
+        .check_schemas(false)
         .annotations(tool.annotations)
         .timeout(front_tool.options.timeout.duration() + FRONT_GRACE);
         if let Some(title) = &tool.title {

@@ -109,8 +109,7 @@ pub struct ServerTool {
     pub(crate) inline: bool,
     pub(crate) requires: Vec<String>,
     pub(crate) handler: ToolFn,
-    /// False for a tool whose handler checks its own arguments (the gateway's forwarded
-    /// tools, whose schemas are another server's and are compiled on first use there).
+    /// False for a tool whose handler checks its own arguments ([`ServerTool::check_schemas`]).
     pub(crate) checked: bool,
     /// Whether calls run as tasks (2026-07-28 tasks extension), and what runs before.
     pub(crate) task: TaskSupport,
@@ -158,12 +157,13 @@ impl ServerTool {
         }
     }
 
-    /// Lists the schemas as given but checks nothing against them: the handler checks the
-    /// arguments itself (the gateway, with the harness's checks and status words), and a
-    /// schema that would not compile does not keep the tool from being served.
-    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) fn unchecked(mut self) -> Self {
-        self.checked = false;
+    /// Whether the schemas are compiled when the tool is added and the arguments and
+    /// structured result checked against them. False lists the schemas as given and checks
+    /// nothing: for a handler that checks the arguments itself (a proxy, whose upstream
+    /// server's schemas are its own), and a schema that would not compile does not keep the
+    /// tool from being served. Defaults to true.
+    pub fn check_schemas(mut self, check: bool) -> Self {
+        self.checked = check;
         self
     }
 
@@ -252,7 +252,7 @@ pub(crate) enum ToolEntry {
     Native {
         /// Boxed: a tool's settings are many, a registry entry's few.
         tool: Box<ServerTool>,
-        /// None for an unchecked tool ([`ServerTool::unchecked`]).
+        /// None for an unchecked tool ([`ServerTool::check_schemas`]).
         input: Option<Arc<Schema>>,
         output: Option<Arc<Schema>>,
         /// The parameters its input schema designates with `x-mcp-header`, found once.
@@ -632,12 +632,39 @@ pub(crate) struct Catalog {
     pub(crate) subscribe: Option<SubscribeFn>,
 }
 
-/// What [`Catalog::declared`] declares.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Declared {
+/// The kinds a server declares even while it serves none of them ([`super::Server::declare`]).
+/// `Default` declares nothing beyond what is served.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Declared {
     pub(crate) resources: bool,
     pub(crate) subscribe: bool,
     pub(crate) prompts: bool,
+}
+
+impl Declared {
+    /// Nothing beyond what is served.
+    pub fn new() -> Declared {
+        Declared::default()
+    }
+
+    /// Declares resources. Defaults to false.
+    pub fn resources(mut self, declare: bool) -> Declared {
+        self.resources = declare;
+        self
+    }
+
+    /// Declares resource subscriptions (read only while resources are declared or served,
+    /// and a subscribe hook is set, see [`super::Server::set_subscribe`]). Defaults to false.
+    pub fn resource_subscriptions(mut self, declare: bool) -> Declared {
+        self.subscribe = declare;
+        self
+    }
+
+    /// Declares prompts. Defaults to false.
+    pub fn prompts(mut self, declare: bool) -> Declared {
+        self.prompts = declare;
+        self
+    }
 }
 
 /// See [`Catalog::subscribe`].

@@ -3,7 +3,7 @@
 //! client cancelled it), and all of them given up when the connection ends.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -11,7 +11,8 @@ use parking_lot::{Condvar, Mutex};
 use serde_json::Value;
 
 use super::context::{
-    Call, Link, Peer, ProgressReporter, RequestContext, ABANDONED, ANSWERED, CANCELLED,
+    Call, ConnectionState, Link, Peer, ProgressReporter, RequestContext, ABANDONED, ANSWERED,
+    CANCELLED,
 };
 use super::dispatch::{self, Prepared, Rejection};
 use super::stateless;
@@ -78,8 +79,8 @@ pub(crate) struct Connection {
     running: Mutex<usize>,
     idle: Condvar,
     closed: AtomicBool,
-    /// The tool calls a gateway admitted on this connection: its per-session budget.
-    session_calls: Arc<AtomicU32>,
+    /// What handlers keep for this connection ([`RequestContext::connection_state`]).
+    connection_state: Arc<ConnectionState>,
 }
 
 impl Connection {
@@ -101,7 +102,7 @@ impl Connection {
             running: Mutex::new(0),
             idle: Condvar::new(),
             closed: AtomicBool::new(false),
-            session_calls: Arc::new(AtomicU32::new(0)),
+            connection_state: Arc::default(),
         });
         if policy != EraPolicy::Stateless {
             connection.server.register(&connection);
@@ -178,7 +179,7 @@ impl Connection {
             token,
             call: Arc::clone(&call),
             link: Arc::clone(&link),
-            last: Mutex::new(None),
+            last: Arc::new(Mutex::new(None)),
             answer_cancelled: config.answer_cancelled,
         });
         let context = RequestContext {
@@ -195,7 +196,7 @@ impl Connection {
             client_request_timeout: config.client_request_timeout,
             answer_cancelled: config.answer_cancelled,
             deferred: Mutex::new(None),
-            session_calls: Arc::clone(&self.session_calls),
+            connection_state: Arc::clone(&self.connection_state),
         };
         let pending = Pending {
             conn: Arc::clone(self),

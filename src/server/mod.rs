@@ -136,12 +136,12 @@ mod uri_template;
 
 pub use crate::mcp::Era;
 pub use catalog::{
-    CompletionFn, CompletionRequest, Method, MethodFn, PromptFn, ReadFn, ServerPrompt,
+    CompletionFn, CompletionRequest, Declared, Method, MethodFn, PromptFn, ReadFn, ServerPrompt,
     ServerResource, ServerResourceTemplate, ServerTool, TemplateFn, ToolFn,
 };
 pub use change::{CatalogChange, CatalogKind, Refused};
 pub use config::ServerConfig;
-pub use context::{ProgressReporter, RequestContext, Responder};
+pub use context::{BackChannel, ConnectionState, ProgressReporter, RequestContext, Responder};
 pub use http::{HttpServer, HttpServerConfig};
 pub use memory::PeerTransport;
 pub use serve::ServerConnection;
@@ -389,23 +389,35 @@ impl Server {
         Ok(())
     }
 
-    /// Answers calls of tools not served with `text(name)` as the tool error, instead of
-    /// `Unknown tool: NAME`.
-    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) fn set_unknown_tool(&self, text: UnknownToolFn) {
+    /// Answers a call of a tool that is not served with the tool error `text(name)` instead
+    /// of `Unknown tool: NAME`, and declares the tools capability even while no tool is
+    /// served (a proxy's tools come and go with its upstream servers). `text` runs while
+    /// the catalog is read: it must not call this server. Defaults to the plain answer.
+    pub fn set_unknown_tool(&self, text: impl Fn(&str) -> String + Send + Sync + 'static) {
+        let text: UnknownToolFn = Arc::new(text);
         self.shared.catalog.write().unknown_tool = Some(text);
     }
 
-    /// Declares resources and prompts (and resource subscriptions) even while none are
-    /// served: a gateway's come and go with its backends.
-    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) fn declare(&self, declared: catalog::Declared) {
+    /// Declares resources, resource subscriptions and prompts even while none are served (a
+    /// proxy's come and go with its upstream servers), in `initialize` and
+    /// `server/discover`. Defaults to declaring what is served.
+    pub fn declare(&self, declared: Declared) {
         self.shared.catalog.write().declared = declared;
     }
 
-    /// Runs `hook` on each `resources/subscribe` and `unsubscribe` before it is recorded.
-    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) fn set_subscribe(&self, hook: catalog::SubscribeFn) {
+    /// Runs `hook` on a worker for each `resources/subscribe` (`true`) and
+    /// `resources/unsubscribe` (`false`) before it is recorded; its error is the client's
+    /// answer, and nothing is recorded then (a proxy subscribes upstream first). Once set,
+    /// resource subscriptions are declared only when [`Server::declare`] says so. Defaults
+    /// to none: every subscription is recorded.
+    pub fn set_subscribe(
+        &self,
+        hook: impl Fn(&RequestContext, &str, bool) -> std::result::Result<(), HandlerError>
+            + Send
+            + Sync
+            + 'static,
+    ) {
+        let hook: catalog::SubscribeFn = Arc::new(hook);
         self.shared.catalog.write().subscribe = Some(hook);
     }
 

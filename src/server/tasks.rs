@@ -24,7 +24,6 @@
 //! Expired tasks are swept out whenever a task is created or a `tasks/*` request arrives.
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -482,7 +481,7 @@ impl Task {
             client_request_timeout,
             answer_cancelled: false,
             deferred: Mutex::new(None),
-            session_calls: Arc::new(AtomicU32::new(0)),
+            connection_state: Arc::default(),
         }
     }
 }

@@ -255,9 +255,9 @@ impl PromptResult {
         self
     }
 
-    /// A result of another server's messages, as it sent them (a gateway passes them on).
-    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) fn from_messages(description: Option<String>, messages: Vec<Value>) -> PromptResult {
+    /// A result of these messages as they are (another server's, passed on by a proxy: each
+    /// an object with a `role` and a `content` block).
+    pub fn from_messages(description: Option<String>, messages: Vec<Value>) -> PromptResult {
         PromptResult {
             description,
             messages,
