@@ -300,6 +300,9 @@ pub(crate) fn create(
     }
     let state = task.state.lock();
     let mut created = describe(&task, &state, config);
+    // A quick handler may be done already: the answer then carries its outcome as
+    // `tasks/get` would, so a client that reads a terminal status finds it here too.
+    inline_outcome(&mut created, &state);
     created.insert("resultType".into(), Value::from("task"));
     Ok(Value::Object(created))
 }
@@ -519,6 +522,23 @@ fn describe(task: &Task, state: &TaskState, config: &ServerConfig) -> Map<String
     object
 }
 
+/// What a task's description inlines for its status: the result, the error, or the input
+/// requests it waits on.
+fn inline_outcome(object: &mut Map<String, Value>, state: &TaskState) {
+    match state.status {
+        Status::Completed => {
+            object.insert("result".into(), state.result.clone().unwrap_or_default());
+        }
+        Status::Failed => {
+            object.insert("error".into(), state.error.clone().unwrap_or_default());
+        }
+        Status::InputRequired => {
+            object.insert("inputRequests".into(), Value::Object(state.asked.clone()));
+        }
+        Status::Working | Status::Cancelled => {}
+    }
+}
+
 /// Answers `tasks/get`, `tasks/update` and `tasks/cancel` (the extension already checked).
 pub(crate) fn answer(
     server: &Shared,
@@ -536,18 +556,7 @@ pub(crate) fn answer(
         methods::TASKS_GET => {
             let state = task.state.lock();
             let mut object = describe(&task, &state, config);
-            match state.status {
-                Status::Completed => {
-                    object.insert("result".into(), state.result.clone().unwrap_or_default());
-                }
-                Status::Failed => {
-                    object.insert("error".into(), state.error.clone().unwrap_or_default());
-                }
-                Status::InputRequired => {
-                    object.insert("inputRequests".into(), Value::Object(state.asked.clone()));
-                }
-                Status::Working | Status::Cancelled => {}
-            }
+            inline_outcome(&mut object, &state);
             Ok(Value::Object(object))
         }
         methods::TASKS_UPDATE => {
