@@ -24,7 +24,7 @@ use support::scale;
 use toolwire::config::LoadOptions;
 use toolwire::gateway::{Gateway, GatewayOptions, Policy};
 use toolwire::server::{
-    HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool, ToolResult,
+    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
 };
 use toolwire::{HttpConfig, McpClient, McpConfig, ProtocolMode, ServerConfigs, StdioConfig};
 
@@ -122,7 +122,7 @@ fn http(calls: usize) -> Row {
                 json!({"type": "object", "required": ["message"],
                        "properties": {"message": {"type": "string"}}}),
                 |_, args| {
-                    Ok(ToolResult::text(
+                    Ok(CallToolResult::from_text(
                         args["message"].as_str().unwrap_or_default(),
                     ))
                 },

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use support::scale;
 use toolwire::server::{
-    HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool, ToolResult,
+    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
 };
 
 const WINDOW: usize = 64;
@@ -263,7 +263,7 @@ fn main() {
     server
         .add_tool(
             ServerTool::new("echo", "Echoes.", json!({"type": "object"}), |_, args| {
-                Ok(ToolResult::text(
+                Ok(CallToolResult::from_text(
                     args["message"].as_str().unwrap_or_default(),
                 ))
             })

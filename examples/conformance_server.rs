@@ -17,9 +17,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use toolwire::server::{
-    content, HandlerError, HttpServer, HttpServerConfig, InputRequired, LogLevel, Prompt,
-    PromptResult, RequestContext, Resource, ResourceTemplate, Server, ServerConfig, ServerTool,
-    SkillSet, TaskSupport, ToolResult,
+    content, CallToolResult, HandlerError, HttpServer, HttpServerConfig, InputRequired, LogLevel,
+    PromptResult, RequestContext, Server, ServerConfig, ServerPrompt, ServerResource,
+    ServerResourceTemplate, ServerTool, SkillSet, TaskSupport,
 };
 
 /// A 1×1 red PNG.
@@ -131,7 +131,7 @@ fn add_skills(server: &Server) -> toolwire::Result<()> {
 fn tool(
     name: &str,
     description: &str,
-    handler: impl Fn(&RequestContext, &Value) -> Result<ToolResult, HandlerError>
+    handler: impl Fn(&RequestContext, &Value) -> Result<CallToolResult, HandlerError>
         + Send
         + Sync
         + 'static,
@@ -144,22 +144,22 @@ fn add_content_tools(server: &Server) -> toolwire::Result<()> {
         "test_simple_text",
         "Returns a simple text.",
         |_, _| {
-            Ok(ToolResult::text(
+            Ok(CallToolResult::from_text(
                 "This is a simple text response for testing.",
             ))
         },
     ))?;
     server.add_tool(tool("test_image_content", "Returns an image.", |_, _| {
-        Ok(ToolResult::content(vec![content::image(PNG, "image/png")]))
+        Ok(CallToolResult::new(vec![content::image(PNG, "image/png")]))
     }))?;
     server.add_tool(tool("test_audio_content", "Returns audio.", |_, _| {
-        Ok(ToolResult::content(vec![content::audio(WAV, "audio/wav")]))
+        Ok(CallToolResult::new(vec![content::audio(WAV, "audio/wav")]))
     }))?;
     server.add_tool(tool(
         "test_embedded_resource",
         "Returns an embedded resource.",
         |_, _| {
-            Ok(ToolResult::content(vec![content::resource(
+            Ok(CallToolResult::new(vec![content::resource(
                 content::text_contents(
                     "test://embedded-resource",
                     Some("text/plain"),
@@ -172,7 +172,7 @@ fn add_content_tools(server: &Server) -> toolwire::Result<()> {
         "test_multiple_content_types",
         "Returns text, an image and a resource.",
         |_, _| {
-            Ok(ToolResult::content(vec![
+            Ok(CallToolResult::new(vec![
                 content::text("Multiple content types test:"),
                 content::image(PNG, "image/png"),
                 content::resource(content::text_contents(
@@ -184,7 +184,7 @@ fn add_content_tools(server: &Server) -> toolwire::Result<()> {
         },
     ))?;
     server.add_tool(tool("test_error_handling", "Always fails.", |_, _| {
-        Ok(ToolResult::error(
+        Ok(CallToolResult::error(
             "This tool intentionally returns an error for testing",
         ))
     }))?;
@@ -205,7 +205,9 @@ fn add_content_tools(server: &Server) -> toolwire::Result<()> {
                 }
                 context.log(LogLevel::Info, None, json!(message));
             }
-            Ok(ToolResult::text("Tool with logging executed successfully"))
+            Ok(CallToolResult::from_text(
+                "Tool with logging executed successfully",
+            ))
         },
     ))?;
     server.add_tool(tool(
@@ -213,7 +215,7 @@ fn add_content_tools(server: &Server) -> toolwire::Result<()> {
         "Logs when the client asks for a level.",
         |context, _| {
             context.info("test_logging_tool ran");
-            Ok(ToolResult::text("Logging tool executed"))
+            Ok(CallToolResult::from_text("Logging tool executed"))
         },
     ))?;
     server.add_tool(tool(
@@ -228,7 +230,9 @@ fn add_content_tools(server: &Server) -> toolwire::Result<()> {
                     progress.report(step, Some(100.0), None);
                 }
             }
-            Ok(ToolResult::text("Progress tool executed successfully"))
+            Ok(CallToolResult::from_text(
+                "Progress tool executed successfully",
+            ))
         },
     ))?;
     server.add_tool(ServerTool::new(
@@ -257,7 +261,7 @@ fn add_content_tools(server: &Server) -> toolwire::Result<()> {
             "else": {"required": ["email"]},
             "additionalProperties": false
         }),
-        |_, args| Ok(ToolResult::text(format!("Received: {}", text_of(args)))),
+        |_, args| Ok(CallToolResult::from_text(format!("Received: {}", text_of(args)))),
     ))?;
     // SEP-2243: a parameter mirrored into the `Mcp-Param-Region` header, which the server
     // checks against the body before the tool runs.
@@ -267,7 +271,7 @@ fn add_content_tools(server: &Server) -> toolwire::Result<()> {
         json!({"type": "object", "required": ["region"], "properties": {
             "region": {"type": "string", "x-mcp-header": "Region"}}}),
         |_, args| {
-            Ok(ToolResult::text(format!(
+            Ok(CallToolResult::from_text(format!(
                 "region {}",
                 args["region"].as_str().unwrap_or_default()
             )))
@@ -278,7 +282,7 @@ fn add_content_tools(server: &Server) -> toolwire::Result<()> {
         "Greets someone by name.",
         json!({"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}),
         |_, args| {
-            Ok(ToolResult::text(format!(
+            Ok(CallToolResult::from_text(format!(
                 "Hello, {}!",
                 args["name"].as_str().unwrap_or("world")
             )))
@@ -293,11 +297,11 @@ fn add_content_tools(server: &Server) -> toolwire::Result<()> {
             if !changer.remove_tool(name) {
                 changer
                     .add_tool(tool(name, "Appears and disappears.", |_, _| {
-                        Ok(ToolResult::text("dynamic"))
+                        Ok(CallToolResult::from_text("dynamic"))
                     }))
                     .map_err(|error| HandlerError::internal(error.to_string()))?;
             }
-            Ok(ToolResult::text("Tool list changed"))
+            Ok(CallToolResult::from_text("Tool list changed"))
         },
     ))?;
     let changer = server.clone();
@@ -308,12 +312,14 @@ fn add_content_tools(server: &Server) -> toolwire::Result<()> {
             let name = "test_dynamic_prompt";
             if !changer.remove_prompt(name) {
                 changer
-                    .add_prompt(Prompt::new(name, "Appears and disappears.", |_, _| {
-                        Ok(PromptResult::new().user_text("dynamic"))
-                    }))
+                    .add_prompt(ServerPrompt::new(
+                        name,
+                        "Appears and disappears.",
+                        |_, _| Ok(PromptResult::new().user_text("dynamic")),
+                    ))
                     .map_err(|error| HandlerError::internal(error.to_string()))?;
             }
-            Ok(ToolResult::text("Prompt list changed"))
+            Ok(CallToolResult::from_text("Prompt list changed"))
         },
     ))?;
     Ok(())
@@ -344,7 +350,7 @@ fn add_client_tools(server: &Server) -> toolwire::Result<()> {
                        "maxTokens": 100}),
             )?;
             let text = answer["content"]["text"].as_str().unwrap_or("");
-            Ok(ToolResult::text(format!("LLM response: {text}")))
+            Ok(CallToolResult::from_text(format!("LLM response: {text}")))
         },
     ))?;
     server.add_tool(ServerTool::new(
@@ -366,7 +372,7 @@ fn add_client_tools(server: &Server) -> toolwire::Result<()> {
                     "required": ["username", "email"]
                 }}),
             )?;
-            Ok(ToolResult::text(format!(
+            Ok(CallToolResult::from_text(format!(
                 "User response: action={}, content={}",
                 answer["action"].as_str().unwrap_or("unknown"),
                 answer.get("content").map(text_of).unwrap_or_default()
@@ -387,7 +393,7 @@ fn add_client_tools(server: &Server) -> toolwire::Result<()> {
                 }
             }}),
         )?;
-        Ok(ToolResult::text(elicited(&answer)))
+        Ok(CallToolResult::from_text(elicited(&answer)))
     }))?;
     server.add_tool(tool("test_elicitation_sep1330_enums", "Asks with five kinds of enum.", |context, _| {
         let answer = context.elicit(
@@ -411,7 +417,7 @@ fn add_client_tools(server: &Server) -> toolwire::Result<()> {
                 }
             }}),
         )?;
-        Ok(ToolResult::text(elicited(&answer)))
+        Ok(CallToolResult::from_text(elicited(&answer)))
     }))?;
     server.add_tool(
         tool(
@@ -423,7 +429,7 @@ fn add_client_tools(server: &Server) -> toolwire::Result<()> {
                 json!({"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
                        "maxTokens": 10}),
             )?;
-                Ok(ToolResult::text(text_of(&answer)))
+                Ok(CallToolResult::from_text(text_of(&answer)))
             },
         )
         .requires("sampling"),
@@ -437,7 +443,7 @@ fn add_client_tools(server: &Server) -> toolwire::Result<()> {
                 json!({"message": "Continue?", "requestedSchema": {
                 "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}),
             )?;
-            Ok(ToolResult::text(elicited(&answer)))
+            Ok(CallToolResult::from_text(elicited(&answer)))
         },
     ))?;
     Ok(())
@@ -485,10 +491,10 @@ fn add_task_tools(server: &Server) -> toolwire::Result<()> {
                 let seconds = args["seconds"].as_f64().unwrap_or(1.0);
                 if sleep_unless_cancelled(context, seconds) {
                     // The task is cancelled already: this answer is dropped.
-                    return Ok(ToolResult::error("cancelled"));
+                    return Ok(CallToolResult::error("cancelled"));
                 }
                 let label = args["label"].as_str().unwrap_or("compute");
-                Ok(ToolResult::text(format!("{label}: done after {seconds} s")))
+                Ok(CallToolResult::from_text(format!("{label}: done after {seconds} s")))
             },
         )
         .task(TaskSupport::Optional)
@@ -500,7 +506,7 @@ fn add_task_tools(server: &Server) -> toolwire::Result<()> {
             "Fails as a tool after about a second (only as a task).",
             |context, _| {
                 sleep_unless_cancelled(context, 1.0);
-                Ok(ToolResult::error("the job failed, as it always does"))
+                Ok(CallToolResult::error("the job failed, as it always does"))
             },
         )
         .task(TaskSupport::Required),
@@ -533,7 +539,7 @@ fn add_task_tools(server: &Server) -> toolwire::Result<()> {
                 )?;
                 let confirmed =
                     answer["action"] == "accept" && answer["content"]["confirm"] == true;
-                Ok(ToolResult::text(if confirmed {
+                Ok(CallToolResult::from_text(if confirmed {
                     format!("{filename} deleted (not really)")
                 } else {
                     format!("{filename} kept")
@@ -556,7 +562,7 @@ fn add_task_tools(server: &Server) -> toolwire::Result<()> {
                         .elicit("second", name_schema("The second name?", "name"))
                         .into());
                 };
-                Ok(ToolResult::text(format!(
+                Ok(CallToolResult::from_text(format!(
                     "first: {}, second: {}",
                     accepted_field(first, "name").unwrap_or_default(),
                     accepted_field(second, "name").unwrap_or_default()
@@ -570,7 +576,7 @@ fn add_task_tools(server: &Server) -> toolwire::Result<()> {
             "test_tool_with_task",
             "Asks for a name in an input round, then greets in a task.",
             |_, args| {
-                Ok(ToolResult::text(format!(
+                Ok(CallToolResult::from_text(format!(
                     "Hello from the task, {}!",
                     args["user_name"].as_str().unwrap_or("")
                 )))
@@ -601,7 +607,7 @@ fn add_input_round_tools(server: &Server) -> toolwire::Result<()> {
             match context.input_response("user_name") {
                 None => Err(ask().into()),
                 Some(answer) => match accepted_field(answer, "name") {
-                    Some(name) => Ok(ToolResult::text(format!("Hello, {name}!"))),
+                    Some(name) => Ok(CallToolResult::from_text(format!("Hello, {name}!"))),
                     // An answer that is not an accepted name: ask again.
                     None if answer.is_object() => Err(ask().into()),
                     None => Err(HandlerError::invalid_params(
@@ -620,7 +626,7 @@ fn add_input_round_tools(server: &Server) -> toolwire::Result<()> {
                 json!({"messages": [{"role": "user", "content": {"type": "text",
                                  "text": "What is the capital of France?"}}], "maxTokens": 50}),
             )?;
-            Ok(ToolResult::text(format!(
+            Ok(CallToolResult::from_text(format!(
                 "The model answered: {}",
                 answer["content"]["text"].as_str().unwrap_or("")
             )))
@@ -632,13 +638,15 @@ fn add_input_round_tools(server: &Server) -> toolwire::Result<()> {
         |context, _| {
             let answer = context.list_roots("client_roots")?;
             let count = answer["roots"].as_array().map_or(0, Vec::len);
-            Ok(ToolResult::text(format!("The client has {count} root(s)")))
+            Ok(CallToolResult::from_text(format!(
+                "The client has {count} root(s)"
+            )))
         },
     ))?;
     server.add_tool(tool("test_input_required_result_request_state", "Round-trips its state.", |context, _| {
         match (context.request_state(), context.input_response("confirm")) {
             (Some(state), Some(_)) if state["step"] == 1 => {
-                Ok(ToolResult::text("state-ok: the request state came back intact"))
+                Ok(CallToolResult::from_text("state-ok: the request state came back intact"))
             }
             _ => Err(InputRequired::new()
                 .elicit("confirm", json!({"message": "Please confirm", "requestedSchema": {
@@ -654,7 +662,7 @@ fn add_input_round_tools(server: &Server) -> toolwire::Result<()> {
             let all = ["user_name", "greeting", "client_roots"];
             let answered = all.iter().all(|key| context.input_response(key).is_some());
             if answered && context.request_state().is_some() {
-                return Ok(ToolResult::text("All three inputs received"));
+                return Ok(CallToolResult::from_text("All three inputs received"));
             }
             Err(InputRequired::new()
                 .elicit("user_name", name_schema("What is your name?", "name"))
@@ -698,7 +706,7 @@ fn add_input_round_tools(server: &Server) -> toolwire::Result<()> {
                         .input_response("step2")
                         .and_then(|answer| accepted_field(answer, "color"))
                         .unwrap_or_default();
-                    Ok(ToolResult::text(format!("{name} likes {color}")))
+                    Ok(CallToolResult::from_text(format!("{name} likes {color}")))
                 }
                 _ => Err(InputRequired::new()
                     .elicit("step1", name_schema("Step 1: What is your name?", "name"))
@@ -709,7 +717,7 @@ fn add_input_round_tools(server: &Server) -> toolwire::Result<()> {
     ))?;
     server.add_tool(tool("test_input_required_result_tampered_state", "Signs its state.", |context, _| {
         match context.request_state() {
-            Some(_) => Ok(ToolResult::text("the state is intact")),
+            Some(_) => Ok(CallToolResult::from_text("the state is intact")),
             None => Err(InputRequired::new()
                 .elicit("confirm", json!({"message": "Please confirm", "requestedSchema": {
                     "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}))
@@ -725,7 +733,7 @@ fn add_input_round_tools(server: &Server) -> toolwire::Result<()> {
                 .input_responses()
                 .is_some_and(|answers| !answers.is_empty())
             {
-                return Ok(ToolResult::text("answered"));
+                return Ok(CallToolResult::from_text("answered"));
             }
             let input = if context.client_supports("elicitation") {
                 InputRequired::new().elicit("user_name", name_schema("What is your name?", "name"))
@@ -738,7 +746,7 @@ fn add_input_round_tools(server: &Server) -> toolwire::Result<()> {
             } else if context.client_supports("roots") {
                 InputRequired::new().list_roots("client_roots")
             } else {
-                return Ok(ToolResult::text("the client offers no input"));
+                return Ok(CallToolResult::from_text("the client offers no input"));
             };
             Err(input.into())
         },
@@ -748,7 +756,7 @@ fn add_input_round_tools(server: &Server) -> toolwire::Result<()> {
 
 fn add_resources(server: &Server) -> toolwire::Result<()> {
     server.add_resource(
-        Resource::new("test://static-text", "Static text", |_, uri| {
+        ServerResource::new("test://static-text", "Static text", |_, uri| {
             Ok(vec![content::text_contents(
                 uri,
                 Some("text/plain"),
@@ -759,14 +767,14 @@ fn add_resources(server: &Server) -> toolwire::Result<()> {
         .description("A static text resource"),
     )?;
     server.add_resource(
-        Resource::new("test://static-binary", "Static binary", |_, uri| {
+        ServerResource::new("test://static-binary", "Static binary", |_, uri| {
             Ok(vec![content::blob_contents(uri, Some("image/png"), PNG)])
         })
         .mime_type("image/png")
         .description("A static binary resource"),
     )?;
     server.add_resource(
-        Resource::new("test://watched-resource", "Watched", |_, uri| {
+        ServerResource::new("test://watched-resource", "Watched", |_, uri| {
             Ok(vec![content::text_contents(
                 uri,
                 Some("text/plain"),
@@ -777,7 +785,7 @@ fn add_resources(server: &Server) -> toolwire::Result<()> {
         .description("A resource to subscribe to"),
     )?;
     server.add_resource_template(
-        ResourceTemplate::new(
+        ServerResourceTemplate::new(
             "test://template/{id}/data",
             "Template",
             |_, uri, vars: &BTreeMap<String, String>| {
@@ -798,13 +806,13 @@ fn add_resources(server: &Server) -> toolwire::Result<()> {
 }
 
 fn add_prompts(server: &Server) -> toolwire::Result<()> {
-    server.add_prompt(Prompt::new(
+    server.add_prompt(ServerPrompt::new(
         "test_simple_prompt",
         "A simple prompt.",
         |_, _| Ok(PromptResult::new().user_text("This is a simple prompt for testing.")),
     ))?;
     server.add_prompt(
-        Prompt::new(
+        ServerPrompt::new(
             "test_prompt_with_arguments",
             "A prompt with arguments.",
             |_, args| {
@@ -825,7 +833,7 @@ fn add_prompts(server: &Server) -> toolwire::Result<()> {
         .argument("arg2", "Second test argument", true),
     )?;
     server.add_prompt(
-        Prompt::new(
+        ServerPrompt::new(
             "test_prompt_with_embedded_resource",
             "A prompt with an embedded resource.",
             |_, args| {
@@ -847,7 +855,7 @@ fn add_prompts(server: &Server) -> toolwire::Result<()> {
         )
         .argument("resourceUri", "URI of the resource to embed", true),
     )?;
-    server.add_prompt(Prompt::new(
+    server.add_prompt(ServerPrompt::new(
         "test_prompt_with_image",
         "A prompt with an image.",
         |_, _| {
@@ -856,7 +864,7 @@ fn add_prompts(server: &Server) -> toolwire::Result<()> {
                 .user_text("Please analyze the image above."))
         },
     ))?;
-    server.add_prompt(Prompt::new(
+    server.add_prompt(ServerPrompt::new(
         "test_input_required_result_prompt",
         "A prompt that asks for context first.",
         |context, _| {

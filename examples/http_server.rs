@@ -25,8 +25,8 @@ use toolwire::harness::{
     CancelFlag, LocalTool, ToolFailure, ToolOptions, ToolRegistry, ToolTimeout,
 };
 use toolwire::server::{
-    content, HttpServer, HttpServerConfig, Prompt, PromptResult, Resource, Server, ServerConfig,
-    ServerTool, ToolResult,
+    content, CallToolResult, HttpServer, HttpServerConfig, PromptResult, Server, ServerConfig,
+    ServerPrompt, ServerResource, ServerTool,
 };
 
 fn registry() -> toolwire::Result<ToolRegistry> {
@@ -94,7 +94,7 @@ fn server(workers: usize) -> toolwire::Result<Server> {
                     std::thread::sleep(pause);
                     if context.is_cancelled() {
                         eprintln!("http_server: count cancelled at step {step}");
-                        return Ok(ToolResult::error(format!("cancelled at step {step}")));
+                        return Ok(CallToolResult::error(format!("cancelled at step {step}")));
                     }
                     if let Some(progress) = context.progress() {
                         progress.report(
@@ -104,13 +104,13 @@ fn server(workers: usize) -> toolwire::Result<Server> {
                         );
                     }
                 }
-                Ok(ToolResult::text(format!("counted {steps}")))
+                Ok(CallToolResult::from_text(format!("counted {steps}")))
             },
         )
         .timeout(Duration::from_secs(600)),
     )?;
     server.add_resource(
-        Resource::new("memo://readme", "README", |_, uri| {
+        ServerResource::new("memo://readme", "README", |_, uri| {
             Ok(vec![content::text_contents(
                 uri,
                 Some("text/plain"),
@@ -121,7 +121,7 @@ fn server(workers: usize) -> toolwire::Result<Server> {
         .description("What this server is"),
     )?;
     server.add_prompt(
-        Prompt::new("greeting", "Greets someone.", |_, args| {
+        ServerPrompt::new("greeting", "Greets someone.", |_, args| {
             let name = args.get("name").and_then(|n| n.as_str()).unwrap_or("you");
             Ok(PromptResult::new().user_text(format!("Say hello to {name}.")))
         })
@@ -139,7 +139,7 @@ fn server(workers: usize) -> toolwire::Result<Server> {
                        "text": format!("Summarize: {text}")}}], "maxTokens": 100}),
             )?;
             let summary = answer["content"]["text"].as_str().unwrap_or_default();
-            Ok(ToolResult::text(format!("summary: {summary}")))
+            Ok(CallToolResult::from_text(format!("summary: {summary}")))
         },
     ))?;
     Ok(server)

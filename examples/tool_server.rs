@@ -100,8 +100,8 @@ use serde_json::{json, Value};
 use toolwire::jsonrpc::{ErrorCode, ErrorObject};
 use toolwire::mcp::ToolAnnotations;
 use toolwire::server::{
-    HandlerError, LogLevel, Method, RequestContext, Responder, Server, ServerConfig, ServerTool,
-    ToolResult,
+    CallToolResult, HandlerError, LogLevel, Method, RequestContext, Responder, Server,
+    ServerConfig, ServerTool,
 };
 
 /// How long `ask_client` waits for the client's response.
@@ -500,7 +500,7 @@ fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Re
         |name: &str,
          description: &str,
          schema: Value,
-         handler: fn(&RequestContext, &Value) -> Result<ToolResult, HandlerError>| {
+         handler: fn(&RequestContext, &Value) -> Result<CallToolResult, HandlerError>| {
             ServerTool::new(name, description, schema, handler).inline(true)
         };
     server.add_tool(
@@ -510,7 +510,7 @@ fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Re
             json!({"type": "object", "required": ["message"],
                     "properties": {"message": {"type": "string"}}}),
             |_, args| {
-                Ok(ToolResult::text(
+                Ok(CallToolResult::from_text(
                     args["message"].as_str().unwrap_or_default(),
                 ))
             },
@@ -525,7 +525,7 @@ fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Re
                     "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}),
             |_, args| {
                 let sum = json!({"sum": add(args).map_err(bad)?});
-                Ok(ToolResult::structured(sum))
+                Ok(CallToolResult::structured(sum))
             },
         )
         .annotations(pure())
@@ -541,7 +541,7 @@ fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Re
                                   "progress": {"type": "integer", "minimum": 0}}}),
             |context, args| {
                 let ms = sleep(context, args).map_err(bad)?;
-                Ok(ToolResult::text(format!("slept {ms} ms")))
+                Ok(CallToolResult::from_text(format!("slept {ms} ms")))
             },
         )
         .annotations(quiet())
@@ -551,7 +551,7 @@ fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Re
     server.add_tool(
         ServerTool::new("hang", "Never answers.", none.clone(), move |context, _| {
             lock(&hanging.hanging).push(context.defer());
-            Ok(ToolResult::text(""))
+            Ok(CallToolResult::from_text(""))
         })
         .annotations(quiet())
         .inline(true)
@@ -579,7 +579,7 @@ fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Re
                     "properties": {"bytes": {"type": "integer", "minimum": 0}}}),
             |_, args| {
                 let written = stderr_flood(req_u64(args, "bytes").map_err(bad)?);
-                Ok(ToolResult::text(format!("wrote {written} bytes")))
+                Ok(CallToolResult::from_text(format!("wrote {written} bytes")))
             },
         )
         .annotations(quiet()),
@@ -591,7 +591,7 @@ fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Re
             none,
             |_, _| {
                 write_stdout(|out| out.write_all(format!("{JUNK_LINE}\n").as_bytes()));
-                Ok(ToolResult::text("ok"))
+                Ok(CallToolResult::from_text("ok"))
             },
         )
         .annotations(quiet()),
@@ -603,7 +603,7 @@ fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Re
             json!({"type": "object", "properties": {"message": {"type": "string"}}}),
             |_, args| {
                 let message = opt_str(args, "message").map_err(bad)?;
-                Ok(ToolResult::error(message.unwrap_or("the tool failed")))
+                Ok(CallToolResult::error(message.unwrap_or("the tool failed")))
             },
         )
         .annotations(pure()),
@@ -617,7 +617,7 @@ fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Re
             |_, args| {
                 let bytes = usize::try_from(req_u64(args, "bytes").map_err(bad)?)
                     .map_err(|_| bad("'bytes' is too large"))?;
-                Ok(ToolResult::text("a".repeat(bytes)))
+                Ok(CallToolResult::from_text("a".repeat(bytes)))
             },
         )
         .annotations(pure()),
@@ -637,7 +637,7 @@ fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Re
 
 /// Runs the `hostile` tool: a log message, a progress report and a stderr line carrying
 /// [`HOSTILE`], then the answer `as` asks for.
-fn hostile_tool(context: &RequestContext, args: &Value) -> Result<ToolResult, HandlerError> {
+fn hostile_tool(context: &RequestContext, args: &Value) -> Result<CallToolResult, HandlerError> {
     context.log(
         LogLevel::Warning,
         Some("hostile"),
@@ -648,11 +648,11 @@ fn hostile_tool(context: &RequestContext, args: &Value) -> Result<ToolResult, Ha
     }
     eprintln!("tool_server: stderr {HOSTILE}");
     match opt_str(args, "as").map_err(bad)?.unwrap_or("text") {
-        "error" => Ok(ToolResult::error(format!("failed {HOSTILE}"))),
+        "error" => Ok(CallToolResult::error(format!("failed {HOSTILE}"))),
         "rpc_error" => Err(HandlerError::Rpc(ErrorObject::new(
             ErrorCode(-32000),
             format!("refused {HOSTILE}"),
         ))),
-        _ => Ok(ToolResult::text(format!("result {HOSTILE}"))),
+        _ => Ok(CallToolResult::from_text(format!("result {HOSTILE}"))),
     }
 }

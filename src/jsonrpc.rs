@@ -5,7 +5,8 @@
 
 pub use crate::client::{
     BatchEntry, CallEvent, CallHandle, CallOptions, CallSet, Client, ClientConfig, Dialect,
-    NotificationHandler, PlainJsonRpc, Progress, ProgressCallback, RequestHandler, Stats,
+    NotificationHandler, PeerRequests, PlainJsonRpc, Progress, ProgressCallback, RequestHandler,
+    RequestSink, Stats,
 };
 pub use crate::timer::{TimerKey, TimerTask, TimerWheel};
 pub use crate::wire::{

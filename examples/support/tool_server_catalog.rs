@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use toolwire::server::{
-    content, HandlerError, LogLevel, Prompt, PromptResult, RequestContext, Resource,
-    ResourceTemplate, Server, ServerTool, ToolResult,
+    content, CallToolResult, HandlerError, LogLevel, PromptResult, RequestContext, Server,
+    ServerPrompt, ServerResource, ServerResourceTemplate, ServerTool,
 };
 
 /// A 1×1 PNG.
@@ -29,7 +29,7 @@ const ASK_TIMEOUT: Duration = Duration::from_secs(60);
 /// Adds the catalog to `server`.
 pub fn add(server: &Server) -> toolwire::Result<()> {
     server.add_resource(
-        Resource::new("note://readme", "readme", |_, uri| {
+        ServerResource::new("note://readme", "readme", |_, uri| {
             Ok(vec![content::text_contents(
                 uri,
                 Some("text/plain"),
@@ -40,14 +40,14 @@ pub fn add(server: &Server) -> toolwire::Result<()> {
         .description("A short text."),
     )?;
     server.add_resource(
-        Resource::new("note://logo", "logo", |_, uri| {
+        ServerResource::new("note://logo", "logo", |_, uri| {
             Ok(vec![content::blob_contents(uri, Some("image/png"), PNG)])
         })
         .mime_type("image/png")
         .description("A tiny image."),
     )?;
     server.add_resource_template(
-        ResourceTemplate::new(
+        ServerResourceTemplate::new(
             "note://items/{id}",
             "item",
             |_, uri, vars: &BTreeMap<String, String>| {
@@ -62,7 +62,7 @@ pub fn add(server: &Server) -> toolwire::Result<()> {
         .description("One item by id."),
     )?;
     server.add_prompt(
-        Prompt::new("greet", "Greets someone.", |_, args| {
+        ServerPrompt::new("greet", "Greets someone.", |_, args| {
             let name = args.get("name").and_then(Value::as_str).unwrap_or("");
             let tone = args.get("tone").and_then(Value::as_str).unwrap_or("warm");
             Ok(PromptResult::new()
@@ -111,7 +111,7 @@ fn level(name: &str) -> LogLevel {
     }
 }
 
-fn log_tool(context: &RequestContext, args: &Value) -> Result<ToolResult, HandlerError> {
+fn log_tool(context: &RequestContext, args: &Value) -> Result<CallToolResult, HandlerError> {
     if let Some(name) = args.get("level").and_then(Value::as_str) {
         let message = args.get("message").and_then(Value::as_str).unwrap_or("");
         context.log(level(name), Some("catalog"), json!(message));
@@ -124,15 +124,15 @@ fn log_tool(context: &RequestContext, args: &Value) -> Result<ToolResult, Handle
             );
         }
     }
-    Ok(ToolResult::text("logged"))
+    Ok(CallToolResult::from_text("logged"))
 }
 
-fn ask_tool(context: &RequestContext, args: &Value) -> Result<ToolResult, HandlerError> {
+fn ask_tool(context: &RequestContext, args: &Value) -> Result<CallToolResult, HandlerError> {
     let method = args["method"].as_str().unwrap_or_default();
     let params = args.get("params").cloned().unwrap_or_else(|| json!({}));
     match context.request_with(method, params, ASK_TIMEOUT) {
-        Ok(result) => Ok(ToolResult::text(result.to_string())),
-        Err(toolwire::Error::Rpc(error)) => Ok(ToolResult::error(format!(
+        Ok(result) => Ok(CallToolResult::from_text(result.to_string())),
+        Err(toolwire::Error::Rpc(error)) => Ok(CallToolResult::error(format!(
             "the client refused {method}: {} {}",
             error.code.0, error.message
         ))),

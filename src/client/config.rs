@@ -22,18 +22,20 @@ pub type RequestHandler = Arc<dyn Fn(&Request) -> Result<Value, ErrorObject> + S
 /// and logged.
 pub type NotificationHandler = Arc<dyn Fn(&Notification) + Send + Sync>;
 
-/// The peer's requests, as they arrive: one, or the requests of one batch with the error
-/// responses for its invalid elements (answered together as one array).
-#[cfg_attr(not(feature = "server"), allow(dead_code))]
-pub(crate) enum PeerRequests {
+/// The peer's requests, as a request sink ([`ClientConfig::request_sink`]) gets them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PeerRequests {
+    /// One request.
     One(Request),
+    /// The requests of one batch, with the error responses for its invalid elements: every
+    /// answer of the batch goes back together as one array ([`super::Client::respond_batch`]).
     Batch(Vec<Request>, Vec<crate::wire::Response>),
 }
 
-/// Takes the peer's requests on the reader thread instead of the dispatch thread, for the
-/// layer above that runs them itself (the MCP server's worker pool) and answers through
-/// `Client::respond`. It must not block: it hands the work on or answers at once.
-pub(crate) type RequestSink = Arc<dyn Fn(PeerRequests) + Send + Sync>;
+/// Takes the peer's requests on the reader thread instead of the dispatch thread, for code
+/// that runs them itself (an MCP server's worker pool) and answers through
+/// [`super::Client::respond`]. It must not block: it hands the work on or answers at once.
+pub type RequestSink = Arc<dyn Fn(PeerRequests) + Send + Sync>;
 
 /// A progress callback: runs on the thread that waits for the call, once per report, in
 /// order. A panic is caught and logged, and the call goes on.
@@ -227,9 +229,15 @@ impl ClientConfig {
         self.notification_tap = Some(tap);
     }
 
-    #[cfg_attr(not(feature = "server"), allow(dead_code))]
-    pub(crate) fn set_request_sink(&mut self, sink: RequestSink) {
-        self.request_sink = Some(sink);
+    /// Hands the peer's requests to `sink` on the reader thread, as they arrive, instead of
+    /// to the request handler on the dispatch thread: for a server that runs them on its own
+    /// pool and answers each with [`super::Client::respond`] (a batch's, together, with
+    /// [`super::Client::respond_batch`]). The sink must not block: every later frame waits
+    /// for it. With it and no notification handler the client starts no dispatch thread.
+    /// Defaults to none.
+    pub fn request_sink(mut self, sink: impl Fn(PeerRequests) + Send + Sync + 'static) -> Self {
+        self.request_sink = Some(Arc::new(sink));
+        self
     }
 
     pub(crate) fn set_dialect(&mut self, dialect: Arc<dyn Dialect>) {

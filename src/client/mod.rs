@@ -33,9 +33,9 @@ mod slot;
 use pending::PendingTable;
 use slot::{CallSlot, Mailbox};
 
-pub(crate) use config::PeerRequests;
 pub use config::{
-    CallOptions, ClientConfig, NotificationHandler, Progress, ProgressCallback, RequestHandler,
+    CallOptions, ClientConfig, NotificationHandler, PeerRequests, Progress, ProgressCallback,
+    RequestHandler, RequestSink,
 };
 pub use dialect::{Dialect, PlainJsonRpc};
 pub use handle::{CallEvent, CallHandle};
@@ -509,16 +509,16 @@ impl Client {
         self.inner.transport.describe()
     }
 
-    /// Answers one of the peer's requests (taken by a request sink), without blocking past the
-    /// client's request timeout; a failure to send is logged, the request stays unanswered.
-    #[cfg_attr(not(feature = "server"), allow(dead_code))]
-    pub(crate) fn respond(&self, response: Response) {
+    /// Answers one of the peer's requests (taken by a request sink,
+    /// [`ClientConfig::request_sink`]), without blocking past the client's request timeout;
+    /// a failure to send is logged, and the request stays unanswered.
+    pub fn respond(&self, response: Response) {
         self.inner.reply(response);
     }
 
-    /// Answers the requests of one of the peer's batches, as one array.
-    #[cfg_attr(not(feature = "server"), allow(dead_code))]
-    pub(crate) fn respond_batch(&self, responses: Vec<Response>) {
+    /// Answers the requests of one of the peer's batches, as one array (see
+    /// [`Client::respond`]).
+    pub fn respond_batch(&self, responses: Vec<Response>) {
         self.inner.reply_batch(responses);
     }
 

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::harness::Admission;
 use crate::mcp::{methods, ElicitRequest, ElicitResult, McpClient, McpConfig, Root};
-use crate::server::context::FrontLink;
+use crate::server::BackChannel as FrontLink;
 use crate::wire::{ErrorCode, ErrorObject, Notification};
 
 /// What a backend's notifications the gateway acts on run (on the client's dispatch thread:

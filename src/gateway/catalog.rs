@@ -27,8 +27,8 @@ use crate::harness::{AuditEvent, AuditKind, SkippedTool, Status};
 use crate::mcp::{methods, McpClient, Prompt, Resource, ResourceTemplate, Tool};
 use crate::server::resources::{match_parts, parse_template};
 use crate::server::{
-    CatalogChange, CatalogKind, HandlerError, Prompt as FrontPrompt, PromptResult, Refused,
-    RequestContext, Resource as FrontResource, ResourceTemplate as FrontTemplate,
+    CatalogChange, CatalogKind, HandlerError, PromptResult, Refused, RequestContext, ServerPrompt,
+    ServerResource, ServerResourceTemplate,
 };
 use crate::wire::{ErrorCode, ErrorObject};
 
@@ -155,27 +155,19 @@ pub(crate) fn prepare(
         for resource in resources {
             let reader = Arc::clone(backend);
             let weak = Arc::downgrade(core);
-            change = change.add_resource(
-                FrontResource::new(
-                    resource.uri.clone(),
-                    resource.name.clone(),
-                    move |context, uri| read(&weak, &reader, context, uri),
-                )
-                .listed_as(resource.raw.clone()),
-            );
+            change = change.add_resource(ServerResource::from_listing(
+                resource.clone(),
+                move |context, uri| read(&weak, &reader, context, uri),
+            ));
             planned.resources.push(resource.uri.clone());
         }
         for template in templates {
             let reader = Arc::clone(backend);
             let weak = Arc::downgrade(core);
-            change = change.add_template(
-                FrontTemplate::new(
-                    template.uri_template.clone(),
-                    template.name.clone(),
-                    move |context, uri, _variables| read(&weak, &reader, context, uri),
-                )
-                .listed_as(template.raw.clone()),
-            );
+            change = change.add_template(ServerResourceTemplate::from_listing(
+                template.clone(),
+                move |context, uri, _variables| read(&weak, &reader, context, uri),
+            ));
             planned.templates.push(template.uri_template.clone());
         }
     } else {
@@ -191,25 +183,19 @@ pub(crate) fn prepare(
                 continue;
             }
             let front = core.policy.front_name(&backend.name, &prompt.name);
-            let mut raw = match &prompt.raw {
-                Value::Object(object) => object.clone(),
-                _ => Map::new(),
-            };
-            raw.insert("name".into(), Value::from(front.clone()));
+            let mut listing = prompt.clone();
+            listing.name.clone_from(&front);
             let getter = Arc::clone(backend);
             let remote = prompt.name.clone();
             let weak = Arc::downgrade(core);
             let named = front.clone();
             change = change.add_prompt(
-                FrontPrompt::new(
-                    front.clone(),
-                    prompt.description.clone().unwrap_or_default(),
-                    move |context, arguments| {
-                        let core = weak.upgrade().ok_or_else(closing)?;
-                        get_prompt(&core, &getter, (&named, &remote), context, arguments)
-                    },
-                )
-                .listed_as(Value::Object(raw)),
+                ServerPrompt::from_listing(listing, move |context, arguments| {
+                    let core = weak.upgrade().ok_or_else(closing)?;
+                    get_prompt(&core, &getter, (&named, &remote), context, arguments)
+                })
+                // The backend answers for its own prompt's arguments.
+                .check_arguments(false),
             );
             planned.prompts.push((front, prompt.name.clone()));
         }

@@ -6,7 +6,7 @@
 //! ([`crate::harness::Harness::call_imported`]). The gateway adds the front request's
 //! cancellation, progress and deadline, and routes the backend's requests to the client.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -14,11 +14,16 @@ use serde_json::Value;
 use super::backend::Backend;
 use super::Core;
 use crate::harness::{BudgetScope, CallSettings, ImportedTool, Outcome, Status};
-use crate::mcp::CallToolResult;
-use crate::server::{content, Era, RequestContext, ToolResult};
+use crate::mcp::{CallToolResult, Era};
+use crate::server::RequestContext;
 
 /// The key of the budget scope all 2026-07-28 front requests share (they have no session).
 const STATELESS_SCOPE: &str = "stateless";
+
+/// The number of a front connection's budget scope, kept in its connection state (0 until
+/// its first call).
+#[derive(Default)]
+struct SessionNumber(AtomicU32);
 
 /// A backend's tool as the gateway serves it: its imported tool, named with its front name.
 pub(crate) struct FrontTool {
@@ -32,19 +37,19 @@ pub(crate) fn call(
     tool: &FrontTool,
     context: &RequestContext,
     arguments: &Value,
-) -> ToolResult {
+) -> CallToolResult {
     let mut settings = CallSettings::new()
         .budget(session_scope(core, context))
         .cancel(context.cancel_flag().clone())
         .deadline(context.deadline());
     // Progress goes back only when the front client asked for it (sent a token).
-    if let Some(progress) = context.owned_progress() {
+    if let Some(progress) = context.progress().cloned() {
         settings = settings.on_progress(move |done, total, message| {
             progress.report(done, total, message);
         });
     }
     // While it runs, the backend's requests to the client go to this call's front client.
-    let entered = backend.enter(context.front_link());
+    let entered = backend.enter(context.back_channel());
     let outcome = core
         .harness
         .call_imported(&tool.imported, arguments.clone(), &settings);
@@ -62,9 +67,10 @@ pub(crate) fn call(
 /// request shares one (they carry no session).
 fn session_scope(core: &Core, context: &RequestContext) -> BudgetScope {
     let key = match context.era() {
-        Era::Stateless(_) => STATELESS_SCOPE.to_owned(),
-        Era::Handshake(_) => {
-            let slot = &context.session_calls;
+        Era::Stateless => STATELESS_SCOPE.to_owned(),
+        Era::Handshake => {
+            let session = context.connection_state().get::<SessionNumber>();
+            let slot = &session.0;
             let mut number = slot.load(Ordering::SeqCst);
             if number == 0 {
                 let fresh = core.next_session.fetch_add(1, Ordering::Relaxed) + 1;
@@ -80,28 +86,12 @@ fn session_scope(core: &Core, context: &RequestContext) -> BudgetScope {
 }
 
 /// The harness's outcome as the front client reads it: the backend's result as it sent it
-/// (within the result limit), or a tool error whose text is the status word and the detail
-/// (`"BUSY: …"`, `"BUDGET: …"`). The one place a harness outcome becomes a server result.
-fn front_result(outcome: Outcome) -> ToolResult {
-    match &outcome.mcp_result {
-        Some(result) => passed_on(result),
-        None => ToolResult::error(outcome.model_text()),
+/// (within the result limit; its `_meta`, annotations and unknown fields kept), or a tool
+/// error whose text is the status word and the detail (`"BUSY: …"`, `"BUDGET: …"`). The one
+/// place a harness outcome becomes the front answer.
+fn front_result(outcome: Outcome) -> CallToolResult {
+    match outcome.mcp_result {
+        Some(result) => *result,
+        None => CallToolResult::error(outcome.model_text()),
     }
-}
-
-/// A backend's result, block for block.
-fn passed_on(result: &CallToolResult) -> ToolResult {
-    let blocks = match result.raw.get("content") {
-        Some(Value::Array(blocks)) => blocks.clone(),
-        _ => result
-            .content
-            .iter()
-            .filter_map(|block| block.as_text().map(content::text))
-            .collect(),
-    };
-    let mut passed = ToolResult::content(blocks).with_error(result.is_error);
-    if let Some(structured) = &result.structured_content {
-        passed = passed.with_structured(structured.clone());
-    }
-    passed
 }

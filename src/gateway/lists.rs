@@ -359,7 +359,7 @@ fn plan_tools(
             input,
             move |context, arguments| {
                 let Some(core) = handler_core.upgrade() else {
-                    return Ok(crate::server::ToolResult::error("the gateway is closing"));
+                    return Ok(crate::mcp::CallToolResult::error("the gateway is closing"));
                 };
                 Ok(forward::call(
                     &core,
@@ -370,7 +370,7 @@ fn plan_tools(
                 ))
             },
         )
-        .unchecked()
+        .check_schemas(false)
         .annotations(tool.annotations)
         .timeout(options.timeout.duration() + FRONT_GRACE);
         if let Some(title) = &tool.title {

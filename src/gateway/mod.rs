@@ -546,10 +546,10 @@ impl Gateway {
         });
         let weak = Arc::downgrade(&core);
         core.server
-            .set_unknown_tool(Arc::new(move |name: &str| match weak.upgrade() {
+            .set_unknown_tool(move |name: &str| match weak.upgrade() {
                 Some(core) => core.unknown_tool(name),
                 None => format!("UNKNOWN_TOOL: {}", crate::json::quote(name)),
-            }));
+            });
         let weak = Arc::downgrade(&core);
         core.server.add_method(
             Method::new(STATS_METHOD, move |_context, _params| {
@@ -634,7 +634,7 @@ fn masked(error: &Error) -> String {
 /// Declares the kinds the started backends offer, and passes subscriptions and completion
 /// on to them.
 fn serve_catalog(core: &Arc<Core>) {
-    let mut declared = crate::server::catalog::Declared::default();
+    let (mut resources, mut subscribe, mut prompts) = (false, false, false);
     let mut completions = false;
     for backend in core.backends.read().values() {
         let Some(info) = backend
@@ -643,21 +643,26 @@ fn serve_catalog(core: &Arc<Core>) {
         else {
             continue;
         };
-        declared.resources |= info.has_capability("resources");
-        declared.subscribe |= info.capabilities["resources"]["subscribe"] == Value::Bool(true);
-        declared.prompts |= info.has_capability("prompts");
+        resources |= info.has_capability("resources");
+        subscribe |= info.capabilities["resources"]["subscribe"] == Value::Bool(true);
+        prompts |= info.has_capability("prompts");
         completions |= info.has_capability("completions");
     }
-    core.server.declare(declared);
-    if declared.subscribe {
+    core.server.declare(
+        crate::server::Declared::new()
+            .resources(resources)
+            .resource_subscriptions(subscribe)
+            .prompts(prompts),
+    );
+    if subscribe {
         let weak = Arc::downgrade(core);
         core.server
-            .set_subscribe(Arc::new(move |context, uri, on| match weak.upgrade() {
+            .set_subscribe(move |context, uri, on| match weak.upgrade() {
                 Some(core) => catalog::subscribe(&core, context, uri, on),
                 None => Err(crate::server::HandlerError::internal(
                     "the gateway is closing",
                 )),
-            }));
+            });
     }
     if completions {
         let weak = Arc::downgrade(core);

@@ -15,6 +15,7 @@ use super::shapes::{
 };
 use super::tool::{LocalTool, Served, ToolHandler, ToolOptions};
 use crate::error::{Error, RegistryErrorKind, Result};
+use crate::mcp::ToolAnnotations;
 use crate::schema::Schema;
 
 /// A registered tool as the registry describes it.
@@ -32,6 +33,12 @@ pub struct ToolInfo {
     pub timeout: Duration,
     /// For an MCP tool, the server's name for it; `None` for a local tool.
     pub remote_name: Option<String>,
+    /// The display title shown to MCP clients, when it has one.
+    pub title: Option<String>,
+    /// The behaviour hints shown to MCP clients.
+    pub annotations: ToolAnnotations,
+    /// The JSON Schema of its structured result, when it declares one.
+    pub output_schema: Option<Value>,
 }
 
 /// Where a registered tool runs.
@@ -48,16 +55,13 @@ pub(crate) struct RegisteredTool {
     pub(crate) idempotent: bool,
     pub(crate) backend: Backend,
     /// The title and hints shown when the registry is served.
-    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) served: Served,
     /// The result's schema, compiled (a local tool's, at registration) or as the server sent
     /// it (an imported tool's, which its MCP client checks itself).
-    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) output_schema: Option<OutputSchema>,
 }
 
 /// A tool's output schema.
-#[cfg_attr(not(feature = "server"), allow(dead_code))]
 pub(crate) enum OutputSchema {
     /// Compiled when the tool was registered; results are checked against it.
     Checked(Arc<Schema>),
@@ -65,7 +69,6 @@ pub(crate) enum OutputSchema {
     Remote(Value),
 }
 
-#[cfg_attr(not(feature = "server"), allow(dead_code))]
 impl OutputSchema {
     /// The schema as given.
     pub(crate) fn source(&self) -> &Value {
@@ -97,6 +100,12 @@ impl RegisteredTool {
                 Backend::Local(_) => None,
                 Backend::Remote(binding) => Some(binding.remote_name.clone()),
             },
+            title: self.served.title.clone(),
+            annotations: self.served.annotations,
+            output_schema: self
+                .output_schema
+                .as_ref()
+                .map(|schema| schema.source().clone()),
         }
     }
 }
@@ -318,7 +327,7 @@ impl ToolRegistry {
 
     /// Every tool's description, sorted by name.
     pub fn tools(&self) -> Vec<ToolInfo> {
-        self.tools.values().map(|tool| tool.info()).collect()
+        self.registered().map(|tool| tool.info()).collect()
     }
 
     /// The tools for the OpenAI API's `tools` parameter:
@@ -368,7 +377,6 @@ impl ToolRegistry {
     }
 
     /// Every registered tool, sorted by name.
-    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) fn registered(&self) -> impl Iterator<Item = &Arc<RegisteredTool>> {
         self.tools.values()
     }

@@ -10,9 +10,9 @@ use crossbeam_channel::Receiver;
 use serde_json::Value;
 
 use super::requests::{check_result_type, ResultType, Rounds};
+use super::result::CallToolResult;
 use super::session::refused_for_stateless;
 use super::tasks::{created_task, Task, TaskWait};
-use super::tool_types::CallToolResult;
 use super::{methods, McpClient, Session};
 use crate::client::{CallHandle, CallOptions};
 use crate::error::{Error, Result};

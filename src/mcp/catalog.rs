@@ -1,13 +1,32 @@
 //! Resources, resource templates, prompts and completions, typed like tools are: the fields a
 //! caller needs, and the whole object as `raw`, so nothing a server sends is dropped.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::tool_types::Content;
+use super::result::Content;
 use crate::error::{Error, Result};
 
 fn text(value: &Value, key: &str) -> Option<String> {
     value.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// `raw`'s object with the typed fields written over it: a field that is `None` is left out.
+fn overlay(raw: &Value, fields: &[(&str, Option<Value>)]) -> Value {
+    let mut object = match raw {
+        Value::Object(object) => object.clone(),
+        _ => Map::new(),
+    };
+    for (key, value) in fields {
+        match value {
+            Some(value) => object.insert((*key).into(), value.clone()),
+            None => object.remove(*key),
+        };
+    }
+    Value::Object(object)
+}
+
+fn some_text(value: &Option<String>) -> Option<Value> {
+    value.clone().map(Value::from)
 }
 
 fn required(value: &Value, key: &str, what: &str) -> Result<String> {
@@ -50,6 +69,53 @@ impl Resource {
             raw: value,
         })
     }
+
+    /// A resource at `uri` named `name`, with nothing else said about it yet.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Resource {
+        Resource {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+            raw: Value::Null,
+        }
+    }
+
+    /// Sets the display title.
+    pub fn title(mut self, title: impl Into<String>) -> Resource {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Resource {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the MIME type.
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Resource {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// The resource as `resources/list` carries it: the typed fields written over `raw`, so
+    /// what a server sent beyond them (`annotations`, `_meta`, `icons`, …) is kept.
+    pub fn to_value(&self) -> Value {
+        overlay(
+            &self.raw,
+            &[
+                ("uri", Some(Value::from(self.uri.clone()))),
+                ("name", Some(Value::from(self.name.clone()))),
+                ("title", some_text(&self.title)),
+                ("description", some_text(&self.description)),
+                ("mimeType", some_text(&self.mime_type)),
+                ("size", self.size.map(Value::from)),
+            ],
+        )
+    }
 }
 
 /// A resource template as `resources/templates/list` describes it.
@@ -84,6 +150,51 @@ impl ResourceTemplate {
             mime_type: text(&value, "mimeType"),
             raw: value,
         })
+    }
+
+    /// A template of URIs named `name`, with nothing else said about it yet.
+    pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> ResourceTemplate {
+        ResourceTemplate {
+            uri_template: uri_template.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            raw: Value::Null,
+        }
+    }
+
+    /// Sets the display title.
+    pub fn title(mut self, title: impl Into<String>) -> ResourceTemplate {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> ResourceTemplate {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the MIME type of the resources it makes.
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> ResourceTemplate {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// The template as `resources/templates/list` carries it: the typed fields written over
+    /// `raw`.
+    pub fn to_value(&self) -> Value {
+        overlay(
+            &self.raw,
+            &[
+                ("uriTemplate", Some(Value::from(self.uri_template.clone()))),
+                ("name", Some(Value::from(self.name.clone()))),
+                ("title", some_text(&self.title)),
+                ("description", some_text(&self.description)),
+                ("mimeType", some_text(&self.mime_type)),
+            ],
+        )
     }
 }
 
@@ -181,7 +292,18 @@ impl Prompt {
     /// argument has no string `name`.
     pub fn from_value(value: Value) -> Result<Prompt> {
         let name = required(&value, "name", "a prompt")?;
-        let arguments = match value.get("arguments") {
+        let arguments = Prompt::arguments_of(&name, &value)?;
+        Ok(Prompt {
+            title: text(&value, "title"),
+            description: text(&value, "description"),
+            name,
+            arguments,
+            raw: value,
+        })
+    }
+
+    fn arguments_of(name: &str, value: &Value) -> Result<Vec<PromptArgument>> {
+        Ok(match value.get("arguments") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(arguments)) => arguments
                 .iter()
@@ -205,14 +327,87 @@ impl Prompt {
                     "the `arguments` of prompt `{name}` are not an array"
                 )))
             }
-        };
-        Ok(Prompt {
-            title: text(&value, "title"),
-            description: text(&value, "description"),
-            name,
-            arguments,
-            raw: value,
         })
+    }
+
+    /// A prompt named `name`, with nothing else said about it yet.
+    pub fn new(name: impl Into<String>) -> Prompt {
+        Prompt {
+            name: name.into(),
+            title: None,
+            description: None,
+            arguments: Vec::new(),
+            raw: Value::Null,
+        }
+    }
+
+    /// Sets the display title.
+    pub fn title(mut self, title: impl Into<String>) -> Prompt {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Prompt {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Adds an argument.
+    pub fn argument(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        required: bool,
+    ) -> Prompt {
+        self.arguments.push(PromptArgument {
+            name: name.into(),
+            description: Some(description.into()),
+            required,
+        });
+        self
+    }
+
+    /// The prompt as `prompts/list` carries it: the typed fields written over `raw` (the
+    /// arguments as they were read while they are still what was read, so their other
+    /// fields are kept).
+    pub fn to_value(&self) -> Value {
+        let read = Prompt::arguments_of(&self.name, &self.raw).ok();
+        let arguments = if read.as_ref() == Some(&self.arguments) {
+            self.raw.get("arguments").cloned()
+        } else if self.arguments.is_empty() {
+            None
+        } else {
+            Some(Value::Array(
+                self.arguments
+                    .iter()
+                    .map(PromptArgument::to_value)
+                    .collect(),
+            ))
+        };
+        overlay(
+            &self.raw,
+            &[
+                ("name", Some(Value::from(self.name.clone()))),
+                ("title", some_text(&self.title)),
+                ("description", some_text(&self.description)),
+                ("arguments", arguments),
+            ],
+        )
+    }
+}
+
+impl PromptArgument {
+    /// The argument as `prompts/list` carries it.
+    pub fn to_value(&self) -> Value {
+        overlay(
+            &Value::Null,
+            &[
+                ("name", Some(Value::from(self.name.clone()))),
+                ("description", some_text(&self.description)),
+                ("required", Some(Value::Bool(self.required))),
+            ],
+        )
     }
 }
 

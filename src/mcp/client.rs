@@ -14,7 +14,8 @@ use super::catalog::{
 };
 use super::config::McpConfig;
 use super::requests::{check_result_type, ResultType};
-use super::tool_types::{CallToolResult, Tool};
+use super::result::CallToolResult;
+use super::tool_types::Tool;
 use super::types::{Era, SessionInfo};
 use super::{methods, McpClient, McpInner, Shared};
 use crate::client::{CallOptions, Client};

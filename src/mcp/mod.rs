@@ -37,6 +37,7 @@ pub(crate) mod headers;
 pub mod methods;
 mod paging;
 mod requests;
+mod result;
 mod session;
 mod skills;
 mod tasks;
@@ -56,12 +57,13 @@ pub use config::{
 };
 pub use dialect::McpDialect;
 pub use frontmatter::parse_frontmatter;
+pub use result::{CallToolResult, Content};
 pub use skills::{
     skill_digest, verify_file, verify_frontmatter, LoadedSkill, SkillEntry, SkillFile,
     SkillResources, SKILLS_EXTENSION, SKILL_MD,
 };
 pub use tasks::{Task, TaskStatus, TASKS_EXTENSION};
-pub use tool_types::{CallToolResult, Content, TaskSupport, Tool, ToolAnnotations};
+pub use tool_types::{TaskSupport, Tool, ToolAnnotations};
 pub use types::{ElicitRequest, ElicitResult, Era, Implementation, LogMessage, Root, SessionInfo};
 
 /// The `_meta` key carrying the protocol version on every 2026-07-28 request.

@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 
 use super::paging::item_text;
 use super::requests::ServerRequests;
-use super::tool_types::CallToolResult;
+use super::result::CallToolResult;
 use super::types::Era;
 use super::{methods, McpClient, McpInner, Session};
 use crate::client::CallOptions;

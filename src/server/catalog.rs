@@ -10,21 +10,25 @@ use serde_json::{Map, Value};
 
 use super::context::RequestContext;
 use super::tasks::{BeforeTaskFn, TaskSupport};
-use super::types::{HandlerError, PromptResult, ToolResult};
+use super::types::{HandlerError, PromptResult};
 use crate::error::{Error, RegistryErrorKind, Result};
 use crate::harness::{OutputSchema, RegisteredTool, ToolRegistry};
 use crate::mcp::headers::{designations, ParamHeader};
+use crate::mcp::CallToolResult;
 use crate::mcp::ToolAnnotations;
 use crate::schema::Schema;
 
 #[cfg(test)]
 use super::resources::{match_parts, parse_template};
-pub use super::resources::{Resource, ResourceTemplate};
+pub use super::resources::{ServerResource, ServerResourceTemplate};
+use crate::mcp::Prompt;
 
 /// A tool's code: the validated arguments (an object; `{}` when the client sent none) and the
 /// request's context.
 pub type ToolFn = Arc<
-    dyn Fn(&RequestContext, &Value) -> std::result::Result<ToolResult, HandlerError> + Send + Sync,
+    dyn Fn(&RequestContext, &Value) -> std::result::Result<CallToolResult, HandlerError>
+        + Send
+        + Sync,
 >;
 /// Reads a resource: its URI; returns its contents (see [`super::content::text_contents`]).
 pub type ReadFn = Arc<
@@ -105,8 +109,7 @@ pub struct ServerTool {
     pub(crate) inline: bool,
     pub(crate) requires: Vec<String>,
     pub(crate) handler: ToolFn,
-    /// False for a tool whose handler checks its own arguments (the gateway's forwarded
-    /// tools, whose schemas are another server's and are compiled on first use there).
+    /// False for a tool whose handler checks its own arguments ([`ServerTool::check_schemas`]).
     pub(crate) checked: bool,
     /// Whether calls run as tasks (2026-07-28 tasks extension), and what runs before.
     pub(crate) task: TaskSupport,
@@ -132,7 +135,7 @@ impl ServerTool {
         name: impl Into<String>,
         description: impl Into<String>,
         input_schema: Value,
-        handler: impl Fn(&RequestContext, &Value) -> std::result::Result<ToolResult, HandlerError>
+        handler: impl Fn(&RequestContext, &Value) -> std::result::Result<CallToolResult, HandlerError>
             + Send
             + Sync
             + 'static,
@@ -154,12 +157,13 @@ impl ServerTool {
         }
     }
 
-    /// Lists the schemas as given but checks nothing against them: the handler checks the
-    /// arguments itself (the gateway, with the harness's checks and status words), and a
-    /// schema that would not compile does not keep the tool from being served.
-    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) fn unchecked(mut self) -> Self {
-        self.checked = false;
+    /// Whether the schemas are compiled when the tool is added and the arguments and
+    /// structured result checked against them. False lists the schemas as given and checks
+    /// nothing: for a handler that checks the arguments itself (a proxy, whose upstream
+    /// server's schemas are its own), and a schema that would not compile does not keep the
+    /// tool from being served. Defaults to true.
+    pub fn check_schemas(mut self, check: bool) -> Self {
+        self.checked = check;
         self
     }
 
@@ -248,7 +252,7 @@ pub(crate) enum ToolEntry {
     Native {
         /// Boxed: a tool's settings are many, a registry entry's few.
         tool: Box<ServerTool>,
-        /// None for an unchecked tool ([`ServerTool::unchecked`]).
+        /// None for an unchecked tool ([`ServerTool::check_schemas`]).
         input: Option<Arc<Schema>>,
         output: Option<Arc<Schema>>,
         /// The parameters its input schema designates with `x-mcp-header`, found once.
@@ -429,24 +433,16 @@ impl ToolEntry {
     }
 }
 
-pub(crate) fn insert_some(object: &mut Map<String, Value>, key: &str, value: &Option<String>) {
-    if let Some(value) = value {
-        object.insert(key.into(), Value::from(value.clone()));
-    }
-}
-
-/// A prompt template.
-pub struct Prompt {
-    pub(crate) name: String,
-    pub(crate) title: Option<String>,
-    pub(crate) description: String,
-    pub(crate) arguments: Vec<(String, Option<String>, bool)>,
+/// A prompt template a server serves: its listing (the one [`crate::mcp::Prompt`] a client
+/// reads) and the function that fills it in.
+pub struct ServerPrompt {
+    pub(crate) prompt: Prompt,
     pub(crate) handler: PromptFn,
-    /// Listed as this object instead of from the fields (a gateway lists a backend's own).
-    pub(crate) listed: Option<Value>,
+    /// False when the handler checks the arguments itself.
+    pub(crate) checked: bool,
 }
 
-impl Prompt {
+impl ServerPrompt {
     /// A prompt named `name`, described, filled in by `handler`.
     pub fn new(
         name: impl Into<String>,
@@ -458,28 +454,32 @@ impl Prompt {
             + Send
             + Sync
             + 'static,
-    ) -> Prompt {
-        Prompt {
-            name: name.into(),
-            title: None,
-            description: description.into(),
-            arguments: Vec::new(),
-            handler: Arc::new(handler),
-            listed: None,
-        }
+    ) -> ServerPrompt {
+        ServerPrompt::from_listing(Prompt::new(name).description(description), handler)
     }
 
-    /// Lists it as `raw` (another server's listing under a front name, its arguments
-    /// included; they are checked by that server, not here).
-    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) fn listed_as(mut self, raw: Value) -> Self {
-        self.listed = Some(raw);
-        self
+    /// A prompt listed as `prompt` says, every field it holds kept (e.g. another server's
+    /// listing under a name of this server's, passed on by a proxy), filled in by `handler`.
+    pub fn from_listing(
+        prompt: Prompt,
+        handler: impl Fn(
+                &RequestContext,
+                &Map<String, Value>,
+            ) -> std::result::Result<PromptResult, HandlerError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> ServerPrompt {
+        ServerPrompt {
+            prompt,
+            handler: Arc::new(handler),
+            checked: true,
+        }
     }
 
     /// A display title. Defaults to none.
     pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
+        self.prompt.title = Some(title.into());
         self
     }
 
@@ -491,34 +491,26 @@ impl Prompt {
         description: impl Into<String>,
         required: bool,
     ) -> Self {
-        self.arguments
-            .push((name.into(), Some(description.into()), required));
+        self.prompt = self.prompt.argument(name, description, required);
         self
     }
 
-    fn listing(&self) -> Value {
-        if let Some(raw) = &self.listed {
-            return raw.clone();
-        }
-        let mut object = Map::new();
-        object.insert("name".into(), Value::from(self.name.clone()));
-        insert_some(&mut object, "title", &self.title);
-        object.insert("description".into(), Value::from(self.description.clone()));
-        if !self.arguments.is_empty() {
-            let arguments = self
-                .arguments
-                .iter()
-                .map(|(name, description, required)| {
-                    let mut argument = Map::new();
-                    argument.insert("name".into(), Value::from(name.clone()));
-                    insert_some(&mut argument, "description", description);
-                    argument.insert("required".into(), Value::Bool(*required));
-                    Value::Object(argument)
-                })
-                .collect();
-            object.insert("arguments".into(), Value::Array(arguments));
-        }
-        Value::Object(object)
+    /// Whether a `prompts/get` missing a required argument is refused (-32602) before the
+    /// handler runs. False for a handler that checks them itself (a proxy, whose upstream
+    /// server answers for its own prompt). Defaults to true.
+    pub fn check_arguments(mut self, check: bool) -> Self {
+        self.checked = check;
+        self
+    }
+
+    /// The listing.
+    pub fn listing(&self) -> &Prompt {
+        &self.prompt
+    }
+
+    /// The name it is got by.
+    pub(crate) fn name(&self) -> &str {
+        &self.prompt.name
     }
 }
 
@@ -625,9 +617,9 @@ impl<T> Ordered<T> {
 #[derive(Default)]
 pub(crate) struct Catalog {
     pub(crate) tools: Ordered<ToolEntry>,
-    pub(crate) resources: Ordered<Resource>,
-    pub(crate) templates: Ordered<ResourceTemplate>,
-    pub(crate) prompts: Ordered<Prompt>,
+    pub(crate) resources: Ordered<ServerResource>,
+    pub(crate) templates: Ordered<ServerResourceTemplate>,
+    pub(crate) prompts: Ordered<ServerPrompt>,
     pub(crate) methods: HashMap<String, Arc<Method>>,
     pub(crate) completion: Option<CompletionFn>,
     /// The text of a call to a tool not served (the gateway's UNKNOWN_TOOL).
@@ -640,12 +632,39 @@ pub(crate) struct Catalog {
     pub(crate) subscribe: Option<SubscribeFn>,
 }
 
-/// What [`Catalog::declared`] declares.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Declared {
+/// The kinds a server declares even while it serves none of them ([`super::Server::declare`]).
+/// `Default` declares nothing beyond what is served.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Declared {
     pub(crate) resources: bool,
     pub(crate) subscribe: bool,
     pub(crate) prompts: bool,
+}
+
+impl Declared {
+    /// Nothing beyond what is served.
+    pub fn new() -> Declared {
+        Declared::default()
+    }
+
+    /// Declares resources. Defaults to false.
+    pub fn resources(mut self, declare: bool) -> Declared {
+        self.resources = declare;
+        self
+    }
+
+    /// Declares resource subscriptions (read only while resources are declared or served,
+    /// and a subscribe hook is set, see [`super::Server::set_subscribe`]). Defaults to false.
+    pub fn resource_subscriptions(mut self, declare: bool) -> Declared {
+        self.subscribe = declare;
+        self
+    }
+
+    /// Declares prompts. Defaults to false.
+    pub fn prompts(mut self, declare: bool) -> Declared {
+        self.prompts = declare;
+        self
+    }
 }
 
 /// See [`Catalog::subscribe`].
@@ -689,21 +708,21 @@ impl Catalog {
             Listing::Resources => (
                 self.resources
                     .page(offset, size)
-                    .map(|r| r.listing())
+                    .map(|r| r.listing().to_value())
                     .collect(),
                 self.resources.len(),
             ),
             Listing::Templates => (
                 self.templates
                     .page(offset, size)
-                    .map(|t| t.listing())
+                    .map(|t| t.listing().to_value())
                     .collect(),
                 self.templates.len(),
             ),
             Listing::Prompts => (
                 self.prompts
                     .page(offset, size)
-                    .map(|p| p.listing())
+                    .map(|p| p.listing().to_value())
                     .collect(),
                 self.prompts.len(),
             ),

@@ -3,7 +3,7 @@
 //! changed, not once per item (a gateway re-listing a backend of 200 tools sends one
 //! `notifications/tools/list_changed`, not 400).
 
-use super::catalog::{Prompt, Resource, ResourceTemplate, ServerTool, ToolEntry};
+use super::catalog::{ServerPrompt, ServerResource, ServerResourceTemplate, ServerTool, ToolEntry};
 use super::Server;
 use crate::error::{Error, RegistryErrorKind};
 use crate::mcp::methods;
@@ -15,11 +15,11 @@ pub struct CatalogChange {
     remove_tools: Vec<String>,
     add_tools: Vec<ServerTool>,
     remove_resources: Vec<String>,
-    add_resources: Vec<Resource>,
+    add_resources: Vec<ServerResource>,
     remove_templates: Vec<String>,
-    add_templates: Vec<ResourceTemplate>,
+    add_templates: Vec<ServerResourceTemplate>,
     remove_prompts: Vec<String>,
-    add_prompts: Vec<Prompt>,
+    add_prompts: Vec<ServerPrompt>,
 }
 
 impl std::fmt::Debug for CatalogChange {
@@ -62,7 +62,7 @@ impl CatalogChange {
     }
 
     /// Adds a resource.
-    pub fn add_resource(mut self, resource: Resource) -> Self {
+    pub fn add_resource(mut self, resource: ServerResource) -> Self {
         self.add_resources.push(resource);
         self
     }
@@ -74,7 +74,7 @@ impl CatalogChange {
     }
 
     /// Adds a resource template.
-    pub fn add_template(mut self, template: ResourceTemplate) -> Self {
+    pub fn add_template(mut self, template: ServerResourceTemplate) -> Self {
         self.add_templates.push(template);
         self
     }
@@ -86,7 +86,7 @@ impl CatalogChange {
     }
 
     /// Adds a prompt.
-    pub fn add_prompt(mut self, prompt: Prompt) -> Self {
+    pub fn add_prompt(mut self, prompt: ServerPrompt) -> Self {
         self.add_prompts.push(prompt);
         self
     }
@@ -174,7 +174,7 @@ impl Server {
                 }
             }
             for resource in change.add_resources {
-                let uri = resource.uri.clone();
+                let uri = resource.uri().to_owned();
                 if catalog.resources.insert(uri.clone(), resource) {
                     resources_changed = true;
                 } else {
@@ -182,7 +182,7 @@ impl Server {
                 }
             }
             for template in change.add_templates {
-                let key = template.uri_template.clone();
+                let key = template.uri_template().to_owned();
                 if catalog.templates.insert(key.clone(), template) {
                     resources_changed = true;
                 } else {
@@ -190,7 +190,7 @@ impl Server {
                 }
             }
             for prompt in change.add_prompts {
-                let name = prompt.name.clone();
+                let name = prompt.name().to_owned();
                 if catalog.prompts.insert(name.clone(), prompt) {
                     prompts_changed = true;
                 } else {

@@ -3,7 +3,7 @@
 //! client cancelled it), and all of them given up when the connection ends.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -11,12 +11,14 @@ use parking_lot::{Condvar, Mutex};
 use serde_json::Value;
 
 use super::context::{
-    Call, Link, Peer, ProgressReporter, RequestContext, ABANDONED, ANSWERED, CANCELLED,
+    Call, ConnectionState, Link, Peer, ProgressReporter, RequestContext, ABANDONED, ANSWERED,
+    CANCELLED,
 };
 use super::dispatch::{self, Prepared, Rejection};
 use super::stateless;
-use super::types::{HandlerError, LogLevel, ToolResult, BUSY, REQUEST_TIMEOUT};
+use super::types::{HandlerError, LogLevel, BUSY, REQUEST_TIMEOUT};
 use super::Shared;
+use crate::mcp::{CallToolResult, Era};
 use crate::sys;
 use crate::wire::{ErrorObject, Notification, Request, RequestId, Response};
 
@@ -77,8 +79,8 @@ pub(crate) struct Connection {
     running: Mutex<usize>,
     idle: Condvar,
     closed: AtomicBool,
-    /// The tool calls a gateway admitted on this connection: its per-session budget.
-    session_calls: Arc<AtomicU32>,
+    /// What handlers keep for this connection ([`RequestContext::connection_state`]).
+    connection_state: Arc<ConnectionState>,
 }
 
 impl Connection {
@@ -100,7 +102,7 @@ impl Connection {
             running: Mutex::new(0),
             idle: Condvar::new(),
             closed: AtomicBool::new(false),
-            session_calls: Arc::new(AtomicU32::new(0)),
+            connection_state: Arc::default(),
         });
         if policy != EraPolicy::Stateless {
             connection.server.register(&connection);
@@ -159,6 +161,7 @@ impl Connection {
             method,
             target,
             era,
+            protocol_version,
             peer,
             log_level,
             progress_token,
@@ -176,7 +179,7 @@ impl Connection {
             token,
             call: Arc::clone(&call),
             link: Arc::clone(&link),
-            last: Mutex::new(None),
+            last: Arc::new(Mutex::new(None)),
             answer_cancelled: config.answer_cancelled,
         });
         let context = RequestContext {
@@ -184,6 +187,7 @@ impl Connection {
             method: method.clone(),
             deadline: Instant::now() + bound,
             era,
+            protocol_version,
             peer,
             log_level,
             progress,
@@ -192,9 +196,8 @@ impl Connection {
             client_request_timeout: config.client_request_timeout,
             answer_cancelled: config.answer_cancelled,
             deferred: Mutex::new(None),
-            session_calls: Arc::clone(&self.session_calls),
+            connection_state: Arc::clone(&self.connection_state),
         };
-        let is_stateless = stateless.is_some();
         let pending = Pending {
             conn: Arc::clone(self),
             call: Arc::clone(&call),
@@ -206,11 +209,11 @@ impl Connection {
         if inline {
             let outcome = guarded(&pending.method, || work(&context));
             if pending.finish_or_defer(&context, outcome) {
-                self.arm_timer(&call, timeout, is_stateless, &context.method, &link);
+                self.arm_timer(&call, timeout, era, &context.method, &link);
             }
             return;
         }
-        self.arm_timer(&call, timeout, is_stateless, &context.method, &link);
+        self.arm_timer(&call, timeout, era, &context.method, &link);
         *self.running.lock() += 1;
         let job_conn = Arc::clone(self);
         let admitted = self.server.pool.try_admit(Box::new(move |slot| {
@@ -233,7 +236,7 @@ impl Connection {
                          queued. Try again later"
                     ),
                 );
-                let status = if is_stateless { 503 } else { 200 };
+                let status = if era == Era::Stateless { 503 } else { 200 };
                 link.respond(Response::error(Some(call.id.clone()), error), status);
             }
         }
@@ -291,7 +294,7 @@ impl Connection {
         self: &Arc<Self>,
         call: &Arc<Call>,
         timeout: TimeoutAnswer,
-        stateless: bool,
+        era: Era,
         method: &str,
         link: &Arc<dyn Link>,
     ) {
@@ -309,7 +312,7 @@ impl Connection {
             Instant::now() + bound,
             Box::new(move || {
                 if let Some(conn) = conn.upgrade() {
-                    conn.abandon(&timed, timeout, stateless, &method, &link);
+                    conn.abandon(&timed, timeout, era, &method, &link);
                 }
             }),
         );
@@ -328,7 +331,7 @@ impl Connection {
         &self,
         call: &Arc<Call>,
         timeout: TimeoutAnswer,
-        stateless: bool,
+        era: Era,
         method: &str,
         link: &Arc<dyn Link>,
     ) {
@@ -350,8 +353,8 @@ impl Connection {
                     "the tool did not answer within {bound:?}; it may still be running, and a \
                      late result will be discarded"
                 );
-                let result = ToolResult::error(text).to_value();
-                let result = if stateless {
+                let result = CallToolResult::error(text).to_value();
+                let result = if era == Era::Stateless {
                     stateless::stamp(&self.server, method, result)
                 } else {
                     result

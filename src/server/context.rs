@@ -1,6 +1,8 @@
 //! What a handler gets with its request: the cancel flag, a progress reporter (only when the
 //! client sent a token), a logger, and blocking requests back to the client with deadlines.
 
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,7 +15,7 @@ use super::types::{HandlerError, InputRequired, LogLevel, MISSING_CAPABILITY};
 use crate::client::CallHandle;
 use crate::error::{Error, Result};
 use crate::harness::CancelFlag;
-use crate::mcp::{methods, Implementation};
+use crate::mcp::{methods, Era, Implementation};
 use crate::timer::TimerKey;
 use crate::wire::{ErrorObject, RequestId, Response};
 
@@ -81,16 +83,6 @@ pub(crate) trait Link: Send + Sync {
     fn respond_batch(&self, responses: Vec<Response>);
 }
 
-/// The protocol a request came in under.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Era {
-    /// The handshake protocol (2024-11-05 … 2025-11-25), at the negotiated revision (none
-    /// before `initialize`).
-    Handshake(Option<String>),
-    /// The 2026-07-28 stateless protocol: everything came in the request's `_meta`.
-    Stateless(String),
-}
-
 /// What the client told about itself.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Peer {
@@ -112,6 +104,9 @@ pub struct RequestContext {
     pub(crate) method: String,
     pub(crate) deadline: Instant,
     pub(crate) era: Era,
+    /// The revision beside the era: the handshake's negotiated one (none before
+    /// `initialize`), or the one a 2026-07-28 request's `_meta` named.
+    pub(crate) protocol_version: Option<String>,
     pub(crate) peer: Peer,
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) progress: Option<ProgressReporter>,
@@ -120,10 +115,40 @@ pub struct RequestContext {
     pub(crate) client_request_timeout: Duration,
     pub(crate) answer_cancelled: bool,
     pub(crate) deferred: Mutex<Option<Arc<Mutex<DeferSlot>>>>,
-    /// Shared by the requests of one connection (a stdio connection, a handshake-era HTTP
-    /// session, one stateless exchange): the gateway numbers the session's budget scope here.
-    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) session_calls: Arc<std::sync::atomic::AtomicU32>,
+    /// Shared by the requests of one connection.
+    pub(crate) connection_state: Arc<ConnectionState>,
+}
+
+/// What a server's handlers keep for one connection (a stdio or memory connection, a
+/// handshake-era HTTP session, one 2026-07-28 exchange), one value per type, made on first
+/// use and dropped with the connection: a count of calls, a caller's identity, a per-user
+/// catalog's choices. See [`RequestContext::connection_state`].
+#[derive(Default)]
+pub struct ConnectionState {
+    values: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+}
+
+impl std::fmt::Debug for ConnectionState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectionState")
+            .field("values", &self.values.lock().len())
+            .finish()
+    }
+}
+
+impl ConnectionState {
+    /// The connection's value of type `T`, made with `T::default()` the first time any of
+    /// its requests asks. Use a type of your own (a newtype) so no other code shares it.
+    pub fn get<T: Any + Send + Sync + Default>(&self) -> Arc<T> {
+        let mut values = self.values.lock();
+        let value = values
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Arc::new(T::default()));
+        // The entry under T's id holds a T: it was made just above, by this function.
+        Arc::clone(value)
+            .downcast::<T>()
+            .unwrap_or_else(|_| Arc::new(T::default()))
+    }
 }
 
 impl std::fmt::Debug for RequestContext {
@@ -148,9 +173,16 @@ impl RequestContext {
         &self.method
     }
 
-    /// The protocol the request came in under.
-    pub fn era(&self) -> &Era {
-        &self.era
+    /// The protocol era the request came in under: the handshake (2024-11-05 … 2025-11-25)
+    /// or the 2026-07-28 stateless protocol, everything in the request's `_meta`.
+    pub fn era(&self) -> Era {
+        self.era
+    }
+
+    /// The revision the request came in under: on the handshake protocol the negotiated one
+    /// (none before `initialize`), on 2026-07-28 the one its `_meta` names.
+    pub fn protocol_version(&self) -> Option<&str> {
+        self.protocol_version.as_deref()
     }
 
     /// True once the request is given up: the client cancelled it (`notifications/cancelled`,
@@ -189,9 +221,16 @@ impl RequestContext {
         self.peer.info.as_ref()
     }
 
-    /// The progress reporter, only when the client asked for progress (sent a token).
+    /// The progress reporter, only when the client asked for progress (sent a token). Clone
+    /// it to report from another thread (clones share the last value reported).
     pub fn progress(&self) -> Option<&ProgressReporter> {
         self.progress.as_ref()
+    }
+
+    /// The state this request's connection keeps across its requests (see
+    /// [`ConnectionState`]).
+    pub fn connection_state(&self) -> &ConnectionState {
+        &self.connection_state
     }
 
     /// Sends a log message (`notifications/message`) at `level` when the client wants that
@@ -324,11 +363,11 @@ impl RequestContext {
             return Err(missing_capability(capability));
         }
         match &self.era {
-            Era::Stateless(_) => match self.input_response(key) {
+            Era::Stateless => match self.input_response(key) {
                 Some(answer) => Ok(answer.clone()),
                 None => Err(InputRequired::new().request(key, method, params).into()),
             },
-            Era::Handshake(_) => Ok(self.request(method, params)?),
+            Era::Handshake => Ok(self.request(method, params)?),
         }
     }
 
@@ -383,11 +422,10 @@ fn ask_client(
 }
 
 /// A request's way back to its client, apart from its [`RequestContext`], for another
-/// thread to use while the handler waits (the gateway: a backend's requests to the client,
-/// forwarded to the front client whose call they serve).
+/// thread to use while the handler waits: a proxy forwarding an upstream server's requests
+/// (sampling, elicitation, roots) to the client whose call they serve. Cheap to clone.
 #[derive(Clone)]
-#[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-pub(crate) struct FrontLink {
+pub struct BackChannel {
     call: Arc<Call>,
     link: Arc<dyn Link>,
     deadline: Instant,
@@ -395,22 +433,34 @@ pub(crate) struct FrontLink {
     timeout: Duration,
 }
 
-#[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-impl FrontLink {
-    /// The request this link answers for.
-    pub(crate) fn id(&self) -> &RequestId {
+impl std::fmt::Debug for BackChannel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BackChannel")
+            .field("id", &self.call.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BackChannel {
+    /// The request this channel answers for.
+    pub fn id(&self) -> &RequestId {
         &self.call.id
     }
 
     /// True when the client declared `capability`.
-    pub(crate) fn supports(&self, capability: &str) -> bool {
+    pub fn supports(&self, capability: &str) -> bool {
         self.capabilities
             .get(capability)
             .is_some_and(|value| !value.is_null())
     }
 
-    /// As [`RequestContext::request`].
-    pub(crate) fn request(&self, method: &str, params: Value) -> Result<Value> {
+    /// As [`RequestContext::request`]: a request to the client, bounded by the server's
+    /// client request timeout and the request's own bound, cancelled with the request.
+    ///
+    /// # Errors
+    ///
+    /// As [`RequestContext::request_with`].
+    pub fn request(&self, method: &str, params: Value) -> Result<Value> {
         ask_client(
             &self.call,
             self.link.as_ref(),
@@ -422,28 +472,16 @@ impl FrontLink {
     }
 }
 
-#[cfg_attr(not(feature = "gateway"), allow(dead_code))]
 impl RequestContext {
-    /// This request's [`FrontLink`].
-    pub(crate) fn front_link(&self) -> FrontLink {
-        FrontLink {
+    /// This request's [`BackChannel`].
+    pub fn back_channel(&self) -> BackChannel {
+        BackChannel {
             call: Arc::clone(&self.call),
             link: Arc::clone(&self.link),
             deadline: self.deadline,
             capabilities: self.peer.capabilities.clone(),
             timeout: self.client_request_timeout,
         }
-    }
-
-    /// The progress reporter as an owned value, for a callback that must be `'static`.
-    pub(crate) fn owned_progress(&self) -> Option<ProgressReporter> {
-        self.progress.as_ref().map(|progress| ProgressReporter {
-            token: progress.token.clone(),
-            call: Arc::clone(&progress.call),
-            link: Arc::clone(&progress.link),
-            last: Mutex::new(*progress.last.lock()),
-            answer_cancelled: progress.answer_cancelled,
-        })
     }
 }
 
@@ -467,12 +505,14 @@ pub(crate) fn missing_capability(capability: &str) -> HandlerError {
 }
 
 /// Sends `notifications/progress` for one request. Reports must increase: one that does not
-/// is dropped (and logged at debug).
+/// is dropped (and logged at debug). Clones report for the same request and share the last
+/// value reported.
+#[derive(Clone)]
 pub struct ProgressReporter {
     pub(crate) token: Value,
     pub(crate) call: Arc<Call>,
     pub(crate) link: Arc<dyn Link>,
-    pub(crate) last: Mutex<Option<f64>>,
+    pub(crate) last: Arc<Mutex<Option<f64>>>,
     pub(crate) answer_cancelled: bool,
 }
 

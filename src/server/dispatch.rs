@@ -7,12 +7,13 @@ use serde_json::{json, Map, Value};
 
 use super::catalog::{CompletionRequest, Listing, ToolEntry};
 use super::conn::{Connection, Envelope, EraPolicy, TimeoutAnswer};
-use super::context::{missing_capability, Era, InputRound, Peer, RequestContext};
+use super::context::{missing_capability, InputRound, Peer, RequestContext};
 use super::state;
 use super::stateless::{self, has_protocol_meta};
 use super::tasks::{self, TaskSupport};
 use super::tools;
 use super::types::{HandlerError, LogLevel};
+use crate::mcp::Era;
 use crate::mcp::{methods, Implementation};
 use crate::wire::{ErrorCode, ErrorObject, Request};
 
@@ -25,17 +26,23 @@ pub(crate) struct Rejection {
 }
 
 impl Rejection {
-    fn new(code: ErrorCode, message: impl Into<String>, stateless: bool) -> Rejection {
+    /// A refusal of the envelope: over 2026-07-28 HTTP a 404 (an unknown method) or a 400.
+    fn new(code: ErrorCode, message: impl Into<String>, era: Era) -> Rejection {
         let error = ErrorObject::new(code, message);
-        let status = if stateless {
-            match code {
-                ErrorCode::METHOD_NOT_FOUND => 404,
-                _ => 400,
-            }
-        } else {
-            200
+        let status = match (era, code) {
+            (Era::Handshake, _) => 200,
+            (Era::Stateless, ErrorCode::METHOD_NOT_FOUND) => 404,
+            (Era::Stateless, _) => 400,
         };
         Rejection { error, status }
+    }
+
+    /// A refusal of what the request asks (its params), answered with a 200 in either era.
+    fn of_request(code: ErrorCode, message: impl Into<String>) -> Rejection {
+        Rejection {
+            error: ErrorObject::new(code, message),
+            status: 200,
+        }
     }
 }
 
@@ -47,6 +54,8 @@ pub(crate) struct Prepared {
     pub(crate) method: String,
     pub(crate) target: Option<String>,
     pub(crate) era: Era,
+    /// The revision beside the era (see [`RequestContext::protocol_version`]).
+    pub(crate) protocol_version: Option<String>,
     pub(crate) peer: Peer,
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) progress_token: Option<Value>,
@@ -73,15 +82,18 @@ pub(crate) fn prepare(
 ) -> Result<Prepared, Rejection> {
     let server = &conn.server;
     let Request { method, params, .. } = request;
-    let stateless = match conn.policy {
-        EraPolicy::Stateless => true,
-        EraPolicy::Handshake => false,
-        EraPolicy::Mixed => {
-            server.config.stateless
-                && (has_protocol_meta(&params) || method == methods::SERVER_DISCOVER)
+    let era = match conn.policy {
+        EraPolicy::Stateless => Era::Stateless,
+        EraPolicy::Handshake => Era::Handshake,
+        EraPolicy::Mixed
+            if server.config.stateless
+                && (has_protocol_meta(&params) || method == methods::SERVER_DISCOVER) =>
+        {
+            Era::Stateless
         }
+        EraPolicy::Mixed => Era::Handshake,
     };
-    let (era, peer, log_level) = if stateless {
+    let (protocol_version, peer, log_level) = if era == Era::Stateless {
         let meta = stateless::check_meta(server, &method, &params, envelope)?;
         if stateless::removed(&method) {
             return Err(Rejection::new(
@@ -90,18 +102,18 @@ pub(crate) fn prepare(
                     "Method not found: {method} (the {} protocol has no such method)",
                     meta.version
                 ),
-                true,
+                Era::Stateless,
             ));
         }
         let peer = Peer {
             capabilities: meta.capabilities,
             info: meta.client_info,
         };
-        (Era::Stateless(meta.version), peer, meta.log_level)
+        (Some(meta.version), peer, meta.log_level)
     } else {
         let handshake = conn.handshake.lock();
         (
-            Era::Handshake(handshake.version.clone()),
+            handshake.version.clone(),
             handshake.peer.clone(),
             handshake.log_level,
         )
@@ -113,8 +125,8 @@ pub(crate) fn prepare(
         .filter(|token| token.is_string() || token.is_i64() || token.is_u64())
         .cloned();
     let params = params.unwrap_or(Value::Null);
-    let route = route(conn, &method, &params, stateless, &peer.capabilities)?;
-    let input = if stateless
+    let route = route(conn, &method, &params, era, &peer.capabilities)?;
+    let input = if era == Era::Stateless
         && matches!(
             method.as_str(),
             methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
@@ -123,11 +135,12 @@ pub(crate) fn prepare(
     } else {
         None
     };
-    let capabilities = stateless.then(|| peer.capabilities.clone());
+    let capabilities = (era == Era::Stateless).then(|| peer.capabilities.clone());
     Ok(Prepared {
         method,
         target: route.target,
         era,
+        protocol_version,
         peer,
         log_level,
         progress_token,
@@ -205,10 +218,9 @@ fn inline(work: Work, bound: std::time::Duration) -> Route {
 /// the request's own fault, not its envelope's).
 fn string_param<'a>(params: &'a Value, key: &str) -> Result<&'a str, Rejection> {
     params.get(key).and_then(Value::as_str).ok_or_else(|| {
-        Rejection::new(
+        Rejection::of_request(
             ErrorCode::INVALID_PARAMS,
             format!("params.{key} must be a string"),
-            false,
         )
     })
 }
@@ -217,7 +229,7 @@ fn route(
     conn: &Arc<Connection>,
     method: &str,
     params: &Value,
-    stateless: bool,
+    era: Era,
     capabilities: &Value,
 ) -> Result<Route, Rejection> {
     let server = Arc::clone(&conn.server);
@@ -227,7 +239,7 @@ fn route(
         Rejection::new(
             ErrorCode::METHOD_NOT_FOUND,
             format!("Method not found: {method}"),
-            stateless,
+            era,
         )
     };
     let catalog = server.catalog.read();
@@ -244,7 +256,7 @@ fn route(
                 Rejection::new(
                     ErrorCode::INVALID_PARAMS,
                     format!("unknown log level {level:?}"),
-                    stateless,
+                    era,
                 )
             })?;
             let conn = Arc::clone(conn);
@@ -258,7 +270,7 @@ fn route(
                 bound,
             )
         }
-        super::subscriptions::LISTEN if stateless => {
+        super::subscriptions::LISTEN if era == Era::Stateless => {
             let server = Arc::clone(&server);
             let params = params.clone();
             Route {
@@ -271,7 +283,9 @@ fn route(
                 target: None,
             }
         }
-        methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL if stateless => {
+        methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL
+            if era == Era::Stateless =>
+        {
             if !tasks::declares_extension(capabilities) {
                 return Err(Rejection {
                     error: tasks::missing_extension(method),
@@ -286,7 +300,7 @@ fn route(
                 bound,
             )
         }
-        methods::SERVER_DISCOVER if stateless => {
+        methods::SERVER_DISCOVER if era == Era::Stateless => {
             let server = Arc::clone(&server);
             inline(Box::new(move |_| Ok(stateless::discover(&server))), bound)
         }
@@ -311,13 +325,12 @@ fn route(
             let offset = match params.get("cursor") {
                 None | Some(Value::Null) => 0,
                 Some(Value::String(cursor)) => state::read_cursor(cursor).ok_or_else(|| {
-                    Rejection::new(ErrorCode::INVALID_PARAMS, "invalid cursor", false)
+                    Rejection::of_request(ErrorCode::INVALID_PARAMS, "invalid cursor")
                 })?,
                 Some(_) => {
-                    return Err(Rejection::new(
+                    return Err(Rejection::of_request(
                         ErrorCode::INVALID_PARAMS,
                         "the cursor must be a string",
-                        false,
                     ))
                 }
             };
@@ -339,7 +352,7 @@ fn route(
                         .unwrap_or_else(|| format!("Unknown tool: {name}")),
                     None => format!("Unknown tool: {name}"),
                 };
-                let result = super::types::ToolResult::error(text);
+                let result = crate::mcp::CallToolResult::error(text);
                 return Ok(Route {
                     target: Some(name),
                     ..inline(Box::new(move |_| Ok(result.to_value())), bound)
@@ -351,7 +364,7 @@ fn route(
             };
             match entry.task_support() {
                 TaskSupport::Forbidden => {}
-                _ if stateless && tasks::declares_extension(capabilities) => {
+                _ if era == Era::Stateless && tasks::declares_extension(capabilities) => {
                     // Created on the reading thread, so the task exists before its id is sent;
                     // its handler runs on the pool.
                     let server = Arc::clone(&server);
@@ -367,7 +380,7 @@ fn route(
                 TaskSupport::Required => {
                     return Err(Rejection {
                         error: tasks::missing_extension(&format!("the tool {name:?}")),
-                        status: if stateless { 400 } else { 200 },
+                        status: if era == Era::Stateless { 400 } else { 200 },
                     });
                 }
                 _ => {}
@@ -414,29 +427,27 @@ fn route(
         methods::PROMPTS_GET => {
             let name = string_param(params, "name")?.to_owned();
             let Some(prompt) = catalog.prompts.get(&name).cloned() else {
-                return Err(Rejection::new(
+                return Err(Rejection::of_request(
                     ErrorCode::INVALID_PARAMS,
                     format!("Unknown prompt: {name}"),
-                    false,
                 ));
             };
             let arguments = match params.get("arguments") {
                 None | Some(Value::Null) => Map::new(),
                 Some(Value::Object(arguments)) => arguments.clone(),
                 Some(_) => {
-                    return Err(Rejection::new(
+                    return Err(Rejection::of_request(
                         ErrorCode::INVALID_PARAMS,
                         "params.arguments must be an object",
-                        false,
                     ))
                 }
             };
-            for (argument, _, required) in &prompt.arguments {
-                if *required && !arguments.contains_key(argument) {
-                    return Err(Rejection::new(
+            let declared = prompt.prompt.arguments.iter().filter(|_| prompt.checked);
+            for argument in declared {
+                if argument.required && !arguments.contains_key(&argument.name) {
+                    return Err(Rejection::of_request(
                         ErrorCode::INVALID_PARAMS,
-                        format!("prompt {name:?} needs the argument {argument:?}"),
-                        false,
+                        format!("prompt {name:?} needs the argument {:?}", argument.name),
                     ));
                 }
             }
@@ -554,7 +565,10 @@ fn initialize(conn: &Connection, params: &Value) -> Value {
     }
     let mut result = Map::new();
     result.insert("protocolVersion".into(), Value::from(version));
-    result.insert("capabilities".into(), conn.server.capabilities(false));
+    result.insert(
+        "capabilities".into(),
+        conn.server.capabilities(Era::Handshake),
+    );
     result.insert("serverInfo".into(), conn.server.server_info());
     if let Some(instructions) = &config.instructions {
         result.insert("instructions".into(), Value::from(instructions.clone()));

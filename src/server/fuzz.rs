@@ -12,7 +12,7 @@ use serde_json::json;
 use super::conn::EraPolicy;
 use super::http::request::{framing, read_body, read_head, Buffer, Head, Limits, ReadError};
 use super::{
-    content, Method, Prompt, PromptResult, Resource, Server, ServerConfig, ServerTool, ToolResult,
+    content, Method, PromptResult, Server, ServerConfig, ServerPrompt, ServerResource, ServerTool,
 };
 use crate::error::Result;
 use crate::transport::lines::{self, LineEvent};
@@ -92,7 +92,7 @@ fn server() -> &'static Server {
         server
             .add_tool(
                 ServerTool::new("echo", "Echoes.", object.clone(), |_, args| {
-                    Ok(ToolResult::structured(args.clone()))
+                    Ok(crate::mcp::CallToolResult::structured(args.clone()))
                 })
                 .inline(true),
             )
@@ -107,18 +107,18 @@ fn server() -> &'static Server {
                         progress.report(1.0, None, None);
                     }
                     let _ = context.elicit("x", json!({"message": "?"}));
-                    Ok(ToolResult::text(args.to_string()))
+                    Ok(crate::mcp::CallToolResult::from_text(args.to_string()))
                 },
             ))
             .expect("pooled");
         server
-            .add_resource(Resource::new("test://r", "r", |_, uri| {
+            .add_resource(ServerResource::new("test://r", "r", |_, uri| {
                 Ok(vec![content::text_contents(uri, None, "r")])
             }))
             .expect("resource");
         server
             .add_prompt(
-                Prompt::new("p", "A prompt.", |_, _| {
+                ServerPrompt::new("p", "A prompt.", |_, _| {
                     Ok(PromptResult::new().user_text("p"))
                 })
                 .argument("a", "A", true),

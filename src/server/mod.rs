@@ -10,9 +10,9 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolwire::server::{PeerTransport, Server, ServerConfig, ServerTool, ToolResult};
+//! use toolwire::server::{PeerTransport, Server, ServerConfig, ServerTool};
 //! use toolwire::transport::MemoryTransport;
-//! use toolwire::{McpClient, McpConfig, ProtocolMode};
+//! use toolwire::{CallToolResult, McpClient, McpConfig, ProtocolMode};
 //!
 //! let server = Server::new(ServerConfig::new("demo", "1.0"))?;
 //! server.add_tool(ServerTool::new(
@@ -20,7 +20,7 @@
 //!     "Adds two integers.",
 //!     json!({"type": "object", "required": ["a", "b"],
 //!            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}),
-//!     |_context, args| Ok(ToolResult::text((args["a"].as_i64().unwrap() + args["b"].as_i64().unwrap()).to_string())),
+//!     |_context, args| Ok(CallToolResult::from_text((args["a"].as_i64().unwrap() + args["b"].as_i64().unwrap()).to_string())),
 //! ))?;
 //! let (client_end, server_end) = MemoryTransport::pair();
 //! let connection = server.connect(PeerTransport::new(server_end))?;
@@ -136,13 +136,14 @@ mod tools;
 mod types;
 mod uri_template;
 
+pub use crate::mcp::Era;
 pub use catalog::{
-    CompletionFn, CompletionRequest, Method, MethodFn, Prompt, PromptFn, ReadFn, Resource,
-    ResourceTemplate, ServerTool, TemplateFn, ToolFn,
+    CompletionFn, CompletionRequest, Declared, Method, MethodFn, PromptFn, ReadFn, ServerPrompt,
+    ServerResource, ServerResourceTemplate, ServerTool, TemplateFn, ToolFn,
 };
 pub use change::{CatalogChange, CatalogKind, Refused};
 pub use config::ServerConfig;
-pub use context::{Era, ProgressReporter, RequestContext, Responder};
+pub use context::{BackChannel, ConnectionState, ProgressReporter, RequestContext, Responder};
 pub use http::{HttpServer, HttpServerConfig};
 pub use memory::PeerTransport;
 pub use serve::ServerConnection;
@@ -150,9 +151,17 @@ pub use skills::{SkillLimits, SkillSet};
 pub use stdio::StdioServer;
 pub use tasks::{BeforeTaskFn, TaskSupport};
 pub use types::{
-    content, HandlerError, InputRequired, LogLevel, PromptResult, ToolResult, BUSY,
-    HEADER_MISMATCH, MISSING_CAPABILITY, REQUEST_TIMEOUT, UNSUPPORTED_VERSION,
+    content, HandlerError, InputRequired, LogLevel, PromptResult, BUSY, HEADER_MISMATCH,
+    MISSING_CAPABILITY, REQUEST_TIMEOUT, UNSUPPORTED_VERSION,
 };
+
+pub use crate::mcp::{CallToolResult, Content};
+
+/// The result of a tool call: the one [`CallToolResult`] a client reads too.
+#[deprecated(
+    note = "use `toolwire::mcp::CallToolResult` (re-exported as `server::CallToolResult`)"
+)]
+pub type ToolResult = CallToolResult;
 
 use catalog::{Catalog, ToolEntry};
 use conn::{Connection, EraPolicy};
@@ -197,7 +206,7 @@ impl Shared {
     /// What this server declares, for `initialize` or `server/discover`: list-change
     /// notifications and resource subscriptions in both eras (the handshake era's on its
     /// connections, 2026-07-28's through `subscriptions/listen`).
-    pub(crate) fn capabilities(&self, stateless: bool) -> Value {
+    pub(crate) fn capabilities(&self, era: crate::mcp::Era) -> Value {
         let catalog = self.catalog.read();
         let mut capabilities = Map::new();
         if catalog.offers_tools() {
@@ -222,7 +231,7 @@ impl Shared {
         }
         let mut extensions = self.extensions.read().clone();
         // The tasks extension is a 2026-07-28 one: the handshake era's tasks are not served.
-        if stateless && catalog.offers_tasks() {
+        if era == crate::mcp::Era::Stateless && catalog.offers_tasks() {
             extensions.insert(crate::mcp::TASKS_EXTENSION.into(), json!({}));
         }
         if !extensions.is_empty() {
@@ -387,23 +396,35 @@ impl Server {
         Ok(())
     }
 
-    /// Answers calls of tools not served with `text(name)` as the tool error, instead of
-    /// `Unknown tool: NAME`.
-    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) fn set_unknown_tool(&self, text: UnknownToolFn) {
+    /// Answers a call of a tool that is not served with the tool error `text(name)` instead
+    /// of `Unknown tool: NAME`, and declares the tools capability even while no tool is
+    /// served (a proxy's tools come and go with its upstream servers). `text` runs while
+    /// the catalog is read: it must not call this server. Defaults to the plain answer.
+    pub fn set_unknown_tool(&self, text: impl Fn(&str) -> String + Send + Sync + 'static) {
+        let text: UnknownToolFn = Arc::new(text);
         self.shared.catalog.write().unknown_tool = Some(text);
     }
 
-    /// Declares resources and prompts (and resource subscriptions) even while none are
-    /// served: a gateway's come and go with its backends.
-    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) fn declare(&self, declared: catalog::Declared) {
+    /// Declares resources, resource subscriptions and prompts even while none are served (a
+    /// proxy's come and go with its upstream servers), in `initialize` and
+    /// `server/discover`. Defaults to declaring what is served.
+    pub fn declare(&self, declared: Declared) {
         self.shared.catalog.write().declared = declared;
     }
 
-    /// Runs `hook` on each `resources/subscribe` and `unsubscribe` before it is recorded.
-    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) fn set_subscribe(&self, hook: catalog::SubscribeFn) {
+    /// Runs `hook` on a worker for each `resources/subscribe` (`true`) and
+    /// `resources/unsubscribe` (`false`) before it is recorded; its error is the client's
+    /// answer, and nothing is recorded then (a proxy subscribes upstream first). Once set,
+    /// resource subscriptions are declared only when [`Server::declare`] says so. Defaults
+    /// to none: every subscription is recorded.
+    pub fn set_subscribe(
+        &self,
+        hook: impl Fn(&RequestContext, &str, bool) -> std::result::Result<(), HandlerError>
+            + Send
+            + Sync
+            + 'static,
+    ) {
+        let hook: catalog::SubscribeFn = Arc::new(hook);
         self.shared.catalog.write().subscribe = Some(hook);
     }
 
@@ -429,8 +450,8 @@ impl Server {
     /// # Errors
     ///
     /// [`Error::Config`] when its URI is already served.
-    pub fn add_resource(&self, resource: Resource) -> Result<()> {
-        let uri = resource.uri.clone();
+    pub fn add_resource(&self, resource: ServerResource) -> Result<()> {
+        let uri = resource.uri().to_owned();
         if !self
             .shared
             .catalog
@@ -451,8 +472,8 @@ impl Server {
     /// # Errors
     ///
     /// [`Error::Config`] when the template is already served.
-    pub fn add_resource_template(&self, template: ResourceTemplate) -> Result<()> {
-        let key = template.uri_template.clone();
+    pub fn add_resource_template(&self, template: ServerResourceTemplate) -> Result<()> {
+        let key = template.uri_template().to_owned();
         if !self
             .shared
             .catalog
@@ -473,8 +494,8 @@ impl Server {
     /// # Errors
     ///
     /// [`Error::Config`] when its name is already served.
-    pub fn add_prompt(&self, prompt: Prompt) -> Result<()> {
-        let name = prompt.name.clone();
+    pub fn add_prompt(&self, prompt: ServerPrompt) -> Result<()> {
+        let name = prompt.name().to_owned();
         if !self
             .shared
             .catalog

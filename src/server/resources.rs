@@ -3,26 +3,22 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::catalog::{insert_some, ReadFn, TemplateFn};
+use super::catalog::{ReadFn, TemplateFn};
 use super::context::RequestContext;
 use super::types::HandlerError;
 pub(crate) use super::uri_template::{match_parts, parse_template, TemplatePart};
+use crate::mcp::{Resource, ResourceTemplate};
 
-/// A resource with a fixed URI.
-pub struct Resource {
-    pub(crate) uri: String,
-    pub(crate) name: String,
-    pub(crate) title: Option<String>,
-    pub(crate) description: Option<String>,
-    pub(crate) mime_type: Option<String>,
+/// A resource with a fixed URI that a server serves: its listing (the one
+/// [`crate::mcp::Resource`] a client reads) and the function that reads it.
+pub struct ServerResource {
+    pub(crate) resource: Resource,
     pub(crate) handler: ReadFn,
-    /// Listed as this object instead of from the fields (a gateway lists a backend's own).
-    pub(crate) listed: Option<Value>,
 }
 
-impl Resource {
+impl ServerResource {
     /// A resource at `uri`, listed as `name`, read by `handler` (which returns its contents).
     pub fn new(
         uri: impl Into<String>,
@@ -31,73 +27,66 @@ impl Resource {
             + Send
             + Sync
             + 'static,
-    ) -> Resource {
-        Resource {
-            uri: uri.into(),
-            name: name.into(),
-            title: None,
-            description: None,
-            mime_type: None,
-            handler: Arc::new(handler),
-            listed: None,
-        }
+    ) -> ServerResource {
+        ServerResource::from_listing(Resource::new(uri, name), handler)
     }
 
-    /// Lists it as `raw` (another server's listing, every field kept).
-    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) fn listed_as(mut self, raw: Value) -> Self {
-        self.listed = Some(raw);
-        self
+    /// A resource listed as `resource` says, every field it holds kept (e.g. another server's
+    /// listing, passed on by a proxy), read by `handler`.
+    pub fn from_listing(
+        resource: Resource,
+        handler: impl Fn(&RequestContext, &str) -> std::result::Result<Vec<Value>, HandlerError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> ServerResource {
+        ServerResource {
+            resource,
+            handler: Arc::new(handler),
+        }
     }
 
     /// A display title. Defaults to none.
     pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
+        self.resource.title = Some(title.into());
         self
     }
 
     /// A description. Defaults to none.
     pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
+        self.resource.description = Some(description.into());
         self
     }
 
     /// The MIME type of its contents. Defaults to none.
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
+        self.resource.mime_type = Some(mime_type.into());
         self
     }
 
-    pub(crate) fn listing(&self) -> Value {
-        if let Some(raw) = &self.listed {
-            return raw.clone();
-        }
-        let mut object = Map::new();
-        object.insert("uri".into(), Value::from(self.uri.clone()));
-        object.insert("name".into(), Value::from(self.name.clone()));
-        insert_some(&mut object, "title", &self.title);
-        insert_some(&mut object, "description", &self.description);
-        insert_some(&mut object, "mimeType", &self.mime_type);
-        Value::Object(object)
+    /// The listing.
+    pub fn listing(&self) -> &Resource {
+        &self.resource
+    }
+
+    /// Its URI.
+    pub(crate) fn uri(&self) -> &str {
+        &self.resource.uri
     }
 }
 
 /// A family of resources whose URIs match an RFC 6570 template like
 /// `file:///logs/{day}.txt`, `file:///{+path}` or `search://{?q,lang}`: every operator, several
 /// variables per expression, values percent-decoded (a simple `{name}` matches one or more
-/// characters other than `/`; `{+name}` crosses `/`; `{?name}` may be left out).
-pub struct ResourceTemplate {
-    pub(crate) uri_template: String,
-    pub(crate) name: String,
-    pub(crate) description: Option<String>,
-    pub(crate) mime_type: Option<String>,
+/// characters other than `/`; `{+name}` crosses `/`; `{?name}` may be left out). Its listing
+/// is the one [`crate::mcp::ResourceTemplate`] a client reads.
+pub struct ServerResourceTemplate {
+    pub(crate) template: ResourceTemplate,
     pub(crate) parts: Vec<TemplatePart>,
     pub(crate) handler: TemplateFn,
-    /// Listed as this object instead of from the fields (a gateway lists a backend's own).
-    pub(crate) listed: Option<Value>,
 }
 
-impl ResourceTemplate {
+impl ServerResourceTemplate {
     /// A template listed as `name`, read by `handler` with the variables of the URI.
     pub fn new(
         uri_template: impl Into<String>,
@@ -110,49 +99,51 @@ impl ResourceTemplate {
             + Send
             + Sync
             + 'static,
-    ) -> ResourceTemplate {
-        let uri_template = uri_template.into();
-        let parts = parse_template(&uri_template);
-        ResourceTemplate {
-            uri_template,
-            name: name.into(),
-            description: None,
-            mime_type: None,
-            parts,
-            handler: Arc::new(handler),
-            listed: None,
-        }
+    ) -> ServerResourceTemplate {
+        ServerResourceTemplate::from_listing(ResourceTemplate::new(uri_template, name), handler)
     }
 
-    /// Lists it as `raw` (another server's listing, every field kept).
-    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) fn listed_as(mut self, raw: Value) -> Self {
-        self.listed = Some(raw);
-        self
+    /// A template listed as `template` says, every field it holds kept (e.g. another server's
+    /// listing, passed on by a proxy), read by `handler`.
+    pub fn from_listing(
+        template: ResourceTemplate,
+        handler: impl Fn(
+                &RequestContext,
+                &str,
+                &BTreeMap<String, String>,
+            ) -> std::result::Result<Vec<Value>, HandlerError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> ServerResourceTemplate {
+        let parts = parse_template(&template.uri_template);
+        ServerResourceTemplate {
+            template,
+            parts,
+            handler: Arc::new(handler),
+        }
     }
 
     /// A description. Defaults to none.
     pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
+        self.template.description = Some(description.into());
         self
     }
 
     /// The MIME type of its resources. Defaults to none.
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
+        self.template.mime_type = Some(mime_type.into());
         self
     }
 
-    pub(crate) fn listing(&self) -> Value {
-        if let Some(raw) = &self.listed {
-            return raw.clone();
-        }
-        let mut object = Map::new();
-        object.insert("uriTemplate".into(), Value::from(self.uri_template.clone()));
-        object.insert("name".into(), Value::from(self.name.clone()));
-        insert_some(&mut object, "description", &self.description);
-        insert_some(&mut object, "mimeType", &self.mime_type);
-        Value::Object(object)
+    /// The listing.
+    pub fn listing(&self) -> &ResourceTemplate {
+        &self.template
+    }
+
+    /// Its URI template.
+    pub(crate) fn uri_template(&self) -> &str {
+        &self.template.uri_template
     }
 
     /// The variables when `uri` matches.

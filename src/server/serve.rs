@@ -215,19 +215,19 @@ pub(crate) fn connect(
     policy: EraPolicy,
 ) -> Result<ServerConnection> {
     let slot: Arc<OnceLock<Weak<Connection>>> = Arc::new(OnceLock::new());
+    let sink_slot = Arc::clone(&slot);
     let mut config = ClientConfig::default()
         .dialect(McpDialect)
-        .request_timeout(shared.config.request_timeout);
-    let sink_slot = Arc::clone(&slot);
-    config.set_request_sink(Arc::new(move |requests| {
-        let Some(conn) = sink_slot.get().and_then(Weak::upgrade) else {
-            return;
-        };
-        match requests {
-            PeerRequests::One(request) => conn.handle(request, &Envelope::default()),
-            PeerRequests::Batch(requests, errors) => run_batch(&conn, requests, errors),
-        }
-    }));
+        .request_timeout(shared.config.request_timeout)
+        .request_sink(move |requests| {
+            let Some(conn) = sink_slot.get().and_then(Weak::upgrade) else {
+                return;
+            };
+            match requests {
+                PeerRequests::One(request) => conn.handle(request, &Envelope::default()),
+                PeerRequests::Batch(requests, errors) => run_batch(&conn, requests, errors),
+            }
+        });
     let tap_slot = Arc::clone(&slot);
     config.set_notification_tap(Arc::new(move |notification| {
         if let Some(conn) = tap_slot.get().and_then(Weak::upgrade) {

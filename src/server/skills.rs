@@ -20,7 +20,7 @@ use std::sync::Arc;
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
-use super::catalog::{Method, Resource};
+use super::catalog::{Method, ServerResource};
 pub use super::skill_tree::SkillLimits;
 use super::skill_tree::{read_tree, valid_segment};
 use super::state::{cursor, read_cursor};
@@ -252,7 +252,7 @@ impl SkillSet {
     /// [`Error::Config`] when one of those methods or resources is already served (two
     /// skills may share a file, a nested skill's, only with the same bytes).
     pub fn serve(self, server: &Server) -> Result<()> {
-        let mut resources: BTreeMap<String, (Arc<Vec<u8>>, Resource)> = BTreeMap::new();
+        let mut resources: BTreeMap<String, (Arc<Vec<u8>>, ServerResource)> = BTreeMap::new();
         for skill in &self.skills {
             for (file, bytes) in &skill.files {
                 let uri = file_uri(&skill.path, file);
@@ -390,7 +390,7 @@ fn file_resource(
     file: &str,
     bytes: Arc<Vec<u8>>,
     frontmatter: &Map<String, Value>,
-) -> Resource {
+) -> ServerResource {
     let text = std::str::from_utf8(&bytes).is_ok();
     let mime = mime_of(file, text);
     let read = move |_: &super::RequestContext, uri: &str| {
@@ -410,11 +410,11 @@ fn file_resource(
                 .and_then(Value::as_str)
                 .unwrap_or_default()
         };
-        Resource::new(uri, text("name"), read)
+        ServerResource::new(uri, text("name"), read)
             .description(text("description"))
             .mime_type(mime)
     } else {
-        Resource::new(uri, file, read).mime_type(mime)
+        ServerResource::new(uri, file, read).mime_type(mime)
     }
 }
 

@@ -458,7 +458,10 @@ pub(crate) fn discover(server: &Shared) -> Value {
         "supportedVersions".into(),
         json!(server.config.stateless_versions()),
     );
-    object.insert("capabilities".into(), server.capabilities(true));
+    object.insert(
+        "capabilities".into(),
+        server.capabilities(crate::mcp::Era::Stateless),
+    );
     if let Some(instructions) = &server.config.instructions {
         object.insert("instructions".into(), Value::from(instructions.clone()));
     }

@@ -24,7 +24,6 @@
 //! Expired tasks are swept out whenever a task is created or a `tasks/*` request arrives.
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -32,10 +31,12 @@ use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
 
 use super::catalog::ToolEntry;
-use super::context::{missing_capability, Call, Era, InputRound, Link, Peer, RequestContext};
-use super::types::{HandlerError, ToolResult, BUSY, MISSING_CAPABILITY};
+use super::context::{missing_capability, Call, InputRound, Link, Peer, RequestContext};
+use super::types::{HandlerError, BUSY, MISSING_CAPABILITY};
 use super::{tools, ServerConfig, Shared};
 use crate::error::Result;
+use crate::mcp::CallToolResult;
+use crate::mcp::Era;
 use crate::mcp::{methods, TASKS_EXTENSION};
 use crate::timer::{TimerKey, TimerWheel};
 use crate::wire::{ErrorCode, ErrorObject, RequestId, Response};
@@ -245,9 +246,9 @@ pub(crate) fn create(
         None => arguments,
     };
     let config = &server.config;
-    let version = match context.era() {
-        Era::Stateless(version) => version.clone(),
-        Era::Handshake(_) => crate::mcp::STATELESS_VERSION.to_owned(),
+    let version = match (context.era(), context.protocol_version()) {
+        (Era::Stateless, Some(version)) => version.to_owned(),
+        _ => crate::mcp::STATELESS_VERSION.to_owned(),
     };
     let bound = entry.timeout();
     let work: TaskWork = Arc::new(move |context| tools::call(&entry, context, arguments.clone()));
@@ -299,6 +300,9 @@ pub(crate) fn create(
     }
     let state = task.state.lock();
     let mut created = describe(&task, &state, config);
+    // A quick handler may be done already: the answer then carries its outcome as
+    // `tasks/get` would, so a client that reads a terminal status finds it here too.
+    inline_outcome(&mut created, &state);
     created.insert("resultType".into(), Value::from("task"));
     Ok(Value::Object(created))
 }
@@ -358,7 +362,7 @@ fn timed_out(task: &Task, run: u64, bound: Duration) {
     let text = format!(
         "the tool did not finish within {bound:?}; it was told to stop, and a late result is discarded"
     );
-    state.result = Some(complete(ToolResult::error(text).to_value()));
+    state.result = Some(complete(CallToolResult::error(text).to_value()));
     drop(state);
     task.call.cancel.cancel();
     log::warn!(target: super::LOG_TARGET, "task {} passed its bound of {bound:?}", task.id);
@@ -470,7 +474,8 @@ impl Task {
             call: Arc::clone(&self.call),
             method: methods::TOOLS_CALL.to_owned(),
             deadline: Instant::now() + self.bound,
-            era: Era::Stateless(self.version.clone()),
+            era: Era::Stateless,
+            protocol_version: Some(self.version.clone()),
             peer: self.peer.clone(),
             log_level: None,
             progress: None,
@@ -479,7 +484,7 @@ impl Task {
             client_request_timeout,
             answer_cancelled: false,
             deferred: Mutex::new(None),
-            session_calls: Arc::new(AtomicU32::new(0)),
+            connection_state: Arc::default(),
         }
     }
 }
@@ -517,6 +522,23 @@ fn describe(task: &Task, state: &TaskState, config: &ServerConfig) -> Map<String
     object
 }
 
+/// What a task's description inlines for its status: the result, the error, or the input
+/// requests it waits on.
+fn inline_outcome(object: &mut Map<String, Value>, state: &TaskState) {
+    match state.status {
+        Status::Completed => {
+            object.insert("result".into(), state.result.clone().unwrap_or_default());
+        }
+        Status::Failed => {
+            object.insert("error".into(), state.error.clone().unwrap_or_default());
+        }
+        Status::InputRequired => {
+            object.insert("inputRequests".into(), Value::Object(state.asked.clone()));
+        }
+        Status::Working | Status::Cancelled => {}
+    }
+}
+
 /// Answers `tasks/get`, `tasks/update` and `tasks/cancel` (the extension already checked).
 pub(crate) fn answer(
     server: &Shared,
@@ -534,18 +556,7 @@ pub(crate) fn answer(
         methods::TASKS_GET => {
             let state = task.state.lock();
             let mut object = describe(&task, &state, config);
-            match state.status {
-                Status::Completed => {
-                    object.insert("result".into(), state.result.clone().unwrap_or_default());
-                }
-                Status::Failed => {
-                    object.insert("error".into(), state.error.clone().unwrap_or_default());
-                }
-                Status::InputRequired => {
-                    object.insert("inputRequests".into(), Value::Object(state.asked.clone()));
-                }
-                Status::Working | Status::Cancelled => {}
-            }
+            inline_outcome(&mut object, &state);
             Ok(Value::Object(object))
         }
         methods::TASKS_UPDATE => {

@@ -9,10 +9,12 @@ use serde_json::{json, Value};
 
 use super::catalog::ToolEntry;
 use super::conn::Connection;
-use super::context::{Era, RequestContext};
-use super::types::{HandlerError, ToolResult};
+use super::context::RequestContext;
+use super::types::HandlerError;
 use crate::client::CallOptions;
 use crate::harness::{check_call, remote_error, run_local, value_text, Backend, Ran};
+use crate::mcp::CallToolResult;
+use crate::mcp::Era;
 use crate::schema::Schema;
 use crate::wire::{ErrorCode, ErrorObject};
 
@@ -41,7 +43,7 @@ pub(crate) fn call(
         ToolEntry::Registry { registry, tool, .. } => {
             let checked = match check_call(registry, &tool.name, &arguments, REPAIR_SCHEMA_CHARS) {
                 Ok(checked) => Arc::clone(checked),
-                Err(outcome) => return Ok(ToolResult::error(outcome.detail).to_value()),
+                Err(outcome) => return Ok(CallToolResult::error(outcome.detail).to_value()),
             };
             let ran = match &checked.backend {
                 Backend::Local(handler) => run_local(handler, &arguments, context.cancel_flag()),
@@ -56,7 +58,7 @@ pub(crate) fn call(
                     );
                     match answer {
                         // An MCP tool's result is passed on as its server sent it.
-                        Ok(result) => return Ok(result.raw),
+                        Ok(result) => return Ok(result.to_value()),
                         Err(error) => remote_error(error),
                     }
                 }
@@ -67,21 +69,21 @@ pub(crate) fn call(
 }
 
 /// The repair message as a tool error, when the arguments break the schema.
-fn check_arguments(name: &str, schema: &Schema, arguments: &Value) -> Option<ToolResult> {
+fn check_arguments(name: &str, schema: &Schema, arguments: &Value) -> Option<CallToolResult> {
     if !arguments.is_object() {
-        return Some(ToolResult::error(format!(
+        return Some(CallToolResult::error(format!(
             "the arguments of tool {name:?} must be a JSON object; nothing was run"
         )));
     }
     let violations = schema.validate(arguments).err()?;
     if let Some(budget) = violations.iter().find(|violation| violation.is_budget()) {
-        return Some(ToolResult::error(format!(
+        return Some(CallToolResult::error(format!(
             "the arguments of tool {name:?} could not be checked against its schema ({}); \
              nothing was run",
             budget.message
         )));
     }
-    Some(ToolResult::error(schema.repair_message(
+    Some(CallToolResult::error(schema.repair_message(
         name,
         &violations,
         REPAIR_SCHEMA_CHARS,
@@ -90,12 +92,13 @@ fn check_arguments(name: &str, schema: &Schema, arguments: &Value) -> Option<Too
 
 /// Checks structured content against the output schema; a result that breaks it is never
 /// sent.
-fn checked_output(entry: &ToolEntry, result: ToolResult) -> ToolResult {
-    let (Some(schema), Some(structured)) = (entry.checked_output(), result.structured_content())
+fn checked_output(entry: &ToolEntry, result: CallToolResult) -> CallToolResult {
+    let (Some(schema), Some(structured)) =
+        (entry.checked_output(), result.structured_content.as_ref())
     else {
         return result;
     };
-    if result.is_error() {
+    if result.is_error {
         return result;
     }
     match schema.validate(structured) {
@@ -112,7 +115,7 @@ fn checked_output(entry: &ToolEntry, result: ToolResult) -> ToolResult {
                 entry.name(),
                 details.join("; ")
             );
-            ToolResult::error(
+            CallToolResult::error(
                 "the tool's result does not match its declared output schema; it was not sent \
                  (the details were logged for the operator)",
             )
@@ -125,25 +128,25 @@ fn registry_result(
     entry: &ToolEntry,
     tool: &crate::harness::RegisteredTool,
     ran: Ran,
-) -> ToolResult {
+) -> CallToolResult {
     let limit = tool.options.result_limit;
     match ran {
         Ran::Result(value) => {
             let structured = value.is_object().then(|| value.clone());
             match limit.apply(value) {
                 Ok((shown, None)) => {
-                    let text = ToolResult::text(value_text(&shown));
+                    let text = CallToolResult::from_text(value_text(&shown));
                     match structured {
                         Some(structured) => checked_output(entry, text.with_structured(structured)),
                         None => text,
                     }
                 }
                 // Cut to the limit: the text says so, and no structured content goes with it.
-                Ok((shown, Some(_))) => ToolResult::text(value_text(&shown)),
-                Err(reason) => ToolResult::error(reason),
+                Ok((shown, Some(_))) => CallToolResult::from_text(value_text(&shown)),
+                Err(reason) => CallToolResult::error(reason),
             }
         }
-        Ran::NoResult => ToolResult::content(Vec::new()),
+        Ran::NoResult => CallToolResult::new(Vec::new()),
         Ran::Failed {
             public,
             answer,
@@ -161,13 +164,13 @@ fn registry_result(
                 Ok((shown, _)) => value_text(&shown),
                 Err(reason) => reason,
             };
-            ToolResult::error(text)
+            CallToolResult::error(text)
         }
         Ran::Transport(reason) => {
             log::warn!(target: super::LOG_TARGET, "tool {:?}: {reason}", tool.name);
-            ToolResult::error(GENERIC_FAILURE)
+            CallToolResult::error(GENERIC_FAILURE)
         }
-        Ran::Timeout { .. } => ToolResult::error(format!(
+        Ran::Timeout { .. } => CallToolResult::error(format!(
             "the tool did not answer within {:?}",
             tool.timeout()
         )),
@@ -200,8 +203,8 @@ pub(crate) fn read_resource(
         (None, Some((template, vars))) => (template.handler)(context, uri, &vars)?,
         (None, None) => {
             let code = match context.era() {
-                Era::Stateless(_) => ErrorCode::INVALID_PARAMS,
-                Era::Handshake(_) => ErrorCode::RESOURCE_NOT_FOUND,
+                Era::Stateless => ErrorCode::INVALID_PARAMS,
+                Era::Handshake => ErrorCode::RESOURCE_NOT_FOUND,
             };
             return Err(HandlerError::Rpc(
                 ErrorObject::new(code, format!("Resource not found: {uri}"))

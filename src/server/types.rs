@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde_json::{json, Map, Value};
 
-use crate::mcp::methods;
+use crate::mcp::{methods, Content};
 use crate::wire::{ErrorCode, ErrorObject};
 
 /// -32000: every worker is busy; nothing was queued. Try again later.
@@ -162,110 +162,40 @@ impl InputRequired {
     }
 }
 
-/// The result of a tool call: content blocks, optional structured content, and whether it is
-/// the tool's own failure (`isError`, read by the model; not a protocol error).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ToolResult {
-    content: Vec<Value>,
-    structured: Option<Value>,
-    is_error: bool,
-}
-
-impl ToolResult {
-    /// One text block.
-    pub fn text(text: impl Into<String>) -> ToolResult {
-        ToolResult::content(vec![content::text(text)])
-    }
-
-    /// A failure the model reads: one text block and `isError: true`.
-    pub fn error(text: impl Into<String>) -> ToolResult {
-        ToolResult::text(text).with_error(true)
-    }
-
-    /// These content blocks (see [`content`]).
-    pub fn content(blocks: Vec<Value>) -> ToolResult {
-        ToolResult {
-            content: blocks,
-            structured: None,
-            is_error: false,
-        }
-    }
-
-    /// A JSON object as `structuredContent`, with its compact text as the text block (for
-    /// clients that read only text).
-    pub fn structured(value: Value) -> ToolResult {
-        let text = value.to_string();
-        ToolResult::text(text).with_structured(value)
-    }
-
-    /// Adds a content block.
-    pub fn with(mut self, block: Value) -> ToolResult {
-        self.content.push(block);
-        self
-    }
-
-    /// Sets `structuredContent` (checked against the tool's output schema when it has one).
-    pub fn with_structured(mut self, value: Value) -> ToolResult {
-        self.structured = Some(value);
-        self
-    }
-
-    /// Sets `isError`.
-    pub fn with_error(mut self, is_error: bool) -> ToolResult {
-        self.is_error = is_error;
-        self
-    }
-
-    /// True when the result is the tool's own failure.
-    pub fn is_error(&self) -> bool {
-        self.is_error
-    }
-
-    /// The structured content, when set.
-    pub fn structured_content(&self) -> Option<&Value> {
-        self.structured.as_ref()
-    }
-
-    /// The result as the wire carries it.
-    pub fn to_value(&self) -> Value {
-        let mut object = Map::new();
-        object.insert("content".into(), Value::Array(self.content.clone()));
-        if let Some(structured) = &self.structured {
-            object.insert("structuredContent".into(), structured.clone());
-        }
-        object.insert("isError".into(), Value::Bool(self.is_error));
-        Value::Object(object)
-    }
-}
-
-/// Builders for MCP content blocks (tool results, prompt messages) and resource contents.
+/// Builders for MCP content blocks (tool results, prompt messages), as the one
+/// [`crate::mcp::Content`] type, and for resource contents.
 pub mod content {
-    use serde_json::{json, Map, Value};
+    use serde_json::{Map, Value};
 
-    /// A text block.
-    pub fn text(text: impl Into<String>) -> Value {
-        json!({"type": "text", "text": text.into()})
+    use crate::mcp::Content;
+
+    /// A text block ([`Content::text`]).
+    pub fn text(text: impl Into<String>) -> Content {
+        Content::text(text)
     }
 
-    /// An image block: base64 `data` and its MIME type.
-    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Value {
-        json!({"type": "image", "data": data.into(), "mimeType": mime_type.into()})
+    /// An image block: base64 `data` and its MIME type ([`Content::image`]).
+    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Content {
+        Content::image(data, mime_type)
     }
 
-    /// An audio block: base64 `data` and its MIME type.
-    pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Value {
-        json!({"type": "audio", "data": data.into(), "mimeType": mime_type.into()})
+    /// An audio block: base64 `data` and its MIME type ([`Content::audio`]).
+    pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Content {
+        Content::audio(data, mime_type)
     }
 
-    /// A link to a resource the client may read.
-    pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Value {
-        json!({"type": "resource_link", "uri": uri.into(), "name": name.into()})
+    /// A link to a resource the client may read ([`Content::resource_link`]).
+    pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Content {
+        Content::resource_link(uri, name)
     }
 
     /// An embedded resource block holding these contents (see [`text_contents`] and
     /// [`blob_contents`]).
-    pub fn resource(contents: Value) -> Value {
-        json!({"type": "resource", "resource": contents})
+    pub fn resource(contents: Value) -> Content {
+        let mut block = Map::new();
+        block.insert("type".into(), Value::from("resource"));
+        block.insert("resource".into(), contents);
+        Content::from_value(Value::Object(block))
     }
 
     /// A resource's contents as text.
@@ -319,15 +249,15 @@ impl PromptResult {
     }
 
     /// Adds a message with a role (`user` or `assistant`) and one content block.
-    pub fn message(mut self, role: &str, content: Value) -> PromptResult {
+    pub fn message(mut self, role: &str, content: Content) -> PromptResult {
         self.messages
-            .push(json!({"role": role, "content": content}));
+            .push(json!({"role": role, "content": content.to_value()}));
         self
     }
 
-    /// A result of another server's messages, as it sent them (a gateway passes them on).
-    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) fn from_messages(description: Option<String>, messages: Vec<Value>) -> PromptResult {
+    /// A result of these messages as they are (another server's, passed on by a proxy: each
+    /// an object with a `role` and a `content` block).
+    pub fn from_messages(description: Option<String>, messages: Vec<Value>) -> PromptResult {
         PromptResult {
             description,
             messages,
@@ -415,22 +345,6 @@ impl fmt::Display for LogLevel {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tool_results_have_their_wire_shape() {
-        assert_eq!(
-            ToolResult::text("hi").to_value(),
-            json!({"content": [{"type": "text", "text": "hi"}], "isError": false})
-        );
-        assert_eq!(
-            ToolResult::structured(json!({"sum": 3})).to_value(),
-            json!({"content": [{"type": "text", "text": "{\"sum\":3}"}],
-                   "structuredContent": {"sum": 3}, "isError": false})
-        );
-        assert!(ToolResult::error("no").to_value()["isError"]
-            .as_bool()
-            .unwrap());
-    }
 
     #[test]
     fn input_requests_name_their_methods_and_capabilities() {

@@ -6,4 +6,5 @@ mod support;
 mod agent_loop;
 mod demo;
 mod harness;
+mod proxy;
 mod smoke;

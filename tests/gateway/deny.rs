@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use support::{call, front, gateway, http_backend, status_count, tool_server_entry, url_entry};
-use toolwire::server::{Server, ServerConfig, ServerTool, ToolResult};
+use toolwire::server::{CallToolResult, Server, ServerConfig, ServerTool};
 
 /// A backend whose tools count the calls that reach them.
 fn counted_backend() -> (Server, Arc<AtomicUsize>) {
@@ -26,7 +26,7 @@ fn counted_backend() -> (Server, Arc<AtomicUsize>) {
                 json!({"type": "object", "properties": {}}),
                 move |_, _| {
                     calls.fetch_add(1, Ordering::SeqCst);
-                    Ok(ToolResult::text("ran"))
+                    Ok(CallToolResult::from_text("ran"))
                 },
             ))
             .unwrap();

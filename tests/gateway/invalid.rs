@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use support::{call, front, gateway, http_backend, tool_server_entry, url_entry};
-use toolwire::server::{Server, ServerConfig, ServerTool, ToolResult};
+use toolwire::server::{CallToolResult, Server, ServerConfig, ServerTool};
 
 #[test]
 fn arguments_that_break_the_schema_are_invalid_before_forwarding() {
@@ -55,7 +55,7 @@ fn an_integer_beyond_two_to_the_53_is_invalid_and_never_reaches_the_backend() {
             json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}),
             move |_, args| {
                 counted.fetch_add(1, Ordering::SeqCst);
-                Ok(ToolResult::text(args["n"].to_string()))
+                Ok(CallToolResult::from_text(args["n"].to_string()))
             },
         ))
         .unwrap();

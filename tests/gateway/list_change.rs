@@ -13,8 +13,8 @@ use serde_json::json;
 use support::{front_with, gateway_with, http_backend, url_entry, LONG};
 use toolwire::gateway::GatewayOptions;
 use toolwire::server::{
-    CatalogChange, CatalogKind, Prompt, PromptResult, Resource, Server, ServerConfig, ServerTool,
-    ToolResult,
+    CallToolResult, CatalogChange, CatalogKind, PromptResult, Server, ServerConfig, ServerPrompt,
+    ServerResource, ServerTool,
 };
 use toolwire::{McpClient, McpConfig, ProtocolMode};
 
@@ -23,12 +23,12 @@ fn tool(name: &'static str) -> ServerTool {
         name,
         "A tool.",
         json!({"type": "object", "properties": {}}),
-        move |_, _| Ok(ToolResult::text(name)),
+        move |_, _| Ok(CallToolResult::from_text(name)),
     )
 }
 
-fn prompt(name: &'static str) -> Prompt {
-    Prompt::new(name, "A prompt.", move |_, _| {
+fn prompt(name: &'static str) -> ServerPrompt {
+    ServerPrompt::new(name, "A prompt.", move |_, _| {
         Ok(PromptResult::new().user_text(name))
     })
 }
@@ -100,7 +100,7 @@ fn apply_changes_several_items_with_one_notification_per_kind() {
     server.add_tool(tool("old")).unwrap();
     server.add_prompt(prompt("kept")).unwrap();
     server
-        .add_resource(Resource::new("note://a", "a", |_, _| Ok(Vec::new())))
+        .add_resource(ServerResource::new("note://a", "a", |_, _| Ok(Vec::new())))
         .unwrap();
     let (config, notifications) = watching();
     let (client_end, server_end) = toolwire::transport::MemoryTransport::pair();
@@ -117,7 +117,7 @@ fn apply_changes_several_items_with_one_notification_per_kind() {
             .add_tool(tool("newer"))
             .add_tool(tool("new"))
             .remove_resource("note://a")
-            .add_resource(Resource::new("note://b", "b", |_, _| Ok(Vec::new()))),
+            .add_resource(ServerResource::new("note://b", "b", |_, _| Ok(Vec::new()))),
     );
     assert_eq!(refused.len(), 1, "{refused:?}");
     assert_eq!(refused[0].kind, CatalogKind::Tool);

@@ -16,7 +16,7 @@ use support::{
     url_entry, LONG,
 };
 use toolwire::gateway::GatewayOptions;
-use toolwire::server::{Server, ServerConfig, ServerTool, ToolResult};
+use toolwire::server::{CallToolResult, Server, ServerConfig, ServerTool};
 use toolwire::{CallOptions, McpConfig, ProtocolMode};
 
 #[test]
@@ -51,7 +51,7 @@ fn watching_backend(events: mpsc::Sender<&'static str>) -> Server {
             "Says whether progress was asked for.",
             json!({"type": "object", "properties": {}}),
             |context, _| {
-                Ok(ToolResult::text(if context.progress().is_some() {
+                Ok(CallToolResult::from_text(if context.progress().is_some() {
                     "token"
                 } else {
                     "none"
@@ -71,7 +71,7 @@ fn watching_backend(events: mpsc::Sender<&'static str>) -> Server {
                     std::thread::sleep(Duration::from_millis(5));
                 }
                 let _ = events.lock().unwrap().send("cancelled");
-                Ok(ToolResult::text("cancelled"))
+                Ok(CallToolResult::from_text("cancelled"))
             },
         ))
         .unwrap();
@@ -140,7 +140,7 @@ fn a_backends_sampling_request_goes_to_the_front_client_and_back() {
                         json!({"messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
                                "maxTokens": 5}),
                     )?;
-                    Ok(ToolResult::text(answer["content"]["text"].as_str().unwrap_or("?").to_owned()))
+                    Ok(CallToolResult::from_text(answer["content"]["text"].as_str().unwrap_or("?").to_owned()))
                 },
             )
             .requires("sampling"),
@@ -184,7 +184,7 @@ fn a_backends_list_change_becomes_the_gateways() {
             name,
             "A tool.",
             json!({"type": "object", "properties": {}}),
-            move |_, _| Ok(ToolResult::text(name)),
+            move |_, _| Ok(CallToolResult::from_text(name)),
         )
     };
     backend.add_tool(tool("first")).unwrap();

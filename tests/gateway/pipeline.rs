@@ -22,7 +22,7 @@ use toolwire::harness::{
     ResultLimit, RetryPolicy, Status, ToolOptions, Transcript,
 };
 use toolwire::server::{
-    HttpServer, Server, ServerConfig, ServerConnection, ServerTool, ToolResult,
+    CallToolResult, HttpServer, Server, ServerConfig, ServerConnection, ServerTool,
 };
 use toolwire::{Harness, HarnessConfig, McpClient, McpConfig, StdioConfig};
 
@@ -334,7 +334,7 @@ fn http_backend_with_tools() -> (Backend, Hold) {
             "Echoes.",
             object.clone(),
             |_, args| {
-                Ok(ToolResult::text(
+                Ok(CallToolResult::from_text(
                     args["message"].as_str().unwrap_or_default(),
                 ))
             },
@@ -350,7 +350,7 @@ fn http_backend_with_tools() -> (Backend, Hold) {
             move |_, _| {
                 let _ = entered_tx.send(());
                 let _ = release_rx.recv_timeout(LONG);
-                Ok(ToolResult::text("released"))
+                Ok(CallToolResult::from_text("released"))
             },
         ))
         .unwrap();
@@ -359,7 +359,7 @@ fn http_backend_with_tools() -> (Backend, Hold) {
     server
         .add_tool(
             ServerTool::new("report", "Reports.", object.clone(), move |_, _| {
-                Ok(ToolResult::text("a short summary").with_structured(report.clone()))
+                Ok(CallToolResult::from_text("a short summary").with_structured(report.clone()))
             })
             .output_schema(json!({"type": "object", "properties": {"rows": {"type": "string"}}})),
         )
@@ -369,12 +369,14 @@ fn http_backend_with_tools() -> (Backend, Hold) {
             "notes",
             "Notes.",
             object.clone(),
-            move |_, _| Ok(ToolResult::text("a short summary").with_structured(large.clone())),
+            move |_, _| {
+                Ok(CallToolResult::from_text("a short summary").with_structured(large.clone()))
+            },
         ))
         .unwrap();
     server
         .add_tool(ServerTool::new("long", "Long.", object, |_, _| {
-            Ok(ToolResult::text("x".repeat(3 * LIMIT)))
+            Ok(CallToolResult::from_text("x".repeat(3 * LIMIT)))
         }))
         .unwrap();
     let (http, url) = http_backend(&server);

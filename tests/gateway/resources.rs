@@ -15,7 +15,8 @@ use serde_json::{json, Value};
 use support::{front_with, gateway_with, http_backend, tool_server, url_entry, LONG};
 use toolwire::gateway::{Clash, GatewayOptions};
 use toolwire::server::{
-    content, Prompt, PromptResult, Resource, ResourceTemplate, Server, ServerConfig,
+    content, PromptResult, Server, ServerConfig, ServerPrompt, ServerResource,
+    ServerResourceTemplate,
 };
 use toolwire::{McpClient, McpConfig, ProtocolMode};
 
@@ -28,7 +29,7 @@ fn catalog_backend(tag: &'static str) -> Server {
     ] {
         server
             .add_resource(
-                Resource::new(uri, name, move |_, uri| {
+                ServerResource::new(uri, name, move |_, uri| {
                     Ok(vec![content::text_contents(
                         uri,
                         Some("text/plain"),
@@ -41,7 +42,7 @@ fn catalog_backend(tag: &'static str) -> Server {
     }
     server
         .add_resource_template(
-            ResourceTemplate::new(
+            ServerResourceTemplate::new(
                 format!("{tag}://items/{{id}}"),
                 "item",
                 move |_, uri, vars: &BTreeMap<String, String>| {
@@ -59,7 +60,7 @@ fn catalog_backend(tag: &'static str) -> Server {
     for name in ["greet", "secret"] {
         server
             .add_prompt(
-                Prompt::new(name, "Greets someone.", move |_, args| {
+                ServerPrompt::new(name, "Greets someone.", move |_, args| {
                     let who = args.get("name").and_then(Value::as_str).unwrap_or("");
                     Ok(PromptResult::new()
                         .description(format!("{name} of {tag}"))
@@ -270,7 +271,7 @@ fn a_backends_resource_and_prompt_list_changes_are_listed_again() {
     let (client, connection, notifications) = watched_front(&gateway);
     assert_eq!(client.list_prompts().unwrap().len(), 2);
     backend
-        .add_prompt(Prompt::new("later", "Added later.", |_, _| {
+        .add_prompt(ServerPrompt::new("later", "Added later.", |_, _| {
             Ok(PromptResult::new().user_text("later"))
         }))
         .unwrap();
@@ -295,7 +296,7 @@ fn a_backends_resource_and_prompt_list_changes_are_listed_again() {
         Some("later")
     );
     backend
-        .add_resource(Resource::new("moving://new", "new", |_, uri| {
+        .add_resource(ServerResource::new("moving://new", "new", |_, uri| {
             Ok(vec![content::text_contents(uri, None, "new")])
         }))
         .unwrap();

@@ -15,7 +15,7 @@ use support::{call, front, gateway_with, http_backend, tool_server, tool_server_
 use toolwire::gateway::GatewayOptions;
 use toolwire::harness::{AuditKind, Status, Transcript};
 use toolwire::jsonrpc::ErrorCode;
-use toolwire::server::{HandlerError, Resource, Server, ServerConfig};
+use toolwire::server::{HandlerError, Server, ServerConfig, ServerResource};
 
 #[test]
 fn decisions_and_forwarded_calls_are_in_the_transcript() {
@@ -170,7 +170,7 @@ fn a_backends_refused_read_is_its_response_status() {
     let transcript = Arc::new(Transcript::create(&path).unwrap());
     let backend = Server::new(ServerConfig::new("flaky", "1.0")).unwrap();
     backend
-        .add_resource(Resource::new("flaky://gone", "gone", |_, uri| {
+        .add_resource(ServerResource::new("flaky://gone", "gone", |_, uri| {
             Err(HandlerError::new(
                 ErrorCode(-32002),
                 format!("Resource not found: {uri}"),
@@ -178,7 +178,7 @@ fn a_backends_refused_read_is_its_response_status() {
         }))
         .unwrap();
     backend
-        .add_resource(Resource::new("flaky://broken", "broken", |_, _| {
+        .add_resource(ServerResource::new("flaky://broken", "broken", |_, _| {
             Err(HandlerError::internal("the disk is on fire"))
         }))
         .unwrap();

@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use serde_json::{json, Value};
 use toolwire::mcp::{skill_digest, SKILLS_EXTENSION};
 use toolwire::server::{
-    content, Method, PeerTransport, Resource, Server, ServerConfig, ServerConnection,
+    content, Method, PeerTransport, Server, ServerConfig, ServerConnection, ServerResource,
 };
 use toolwire::transport::MemoryTransport;
 use toolwire::{Error, McpClient, McpConfig};
@@ -49,7 +49,7 @@ fn fake(entry: Value, skill_md: &str, forms: &str, declared: bool) -> Fake {
     ] {
         let reads = reads.clone();
         server
-            .add_resource(Resource::new(uri, uri, move |_, uri| {
+            .add_resource(ServerResource::new(uri, uri, move |_, uri| {
                 reads.lock().push(uri.to_owned());
                 Ok(vec![content::text_contents(
                     uri,

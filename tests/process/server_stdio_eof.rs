@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolwire::server::{Method, Server, ServerConfig, ServerTool, StdioServer, ToolResult};
+use toolwire::server::{CallToolResult, Method, Server, ServerConfig, ServerTool, StdioServer};
 
 use support::{example, serial, threads_named, LONG};
 
@@ -38,7 +38,7 @@ fn end_of_input_ends_the_connection_and_cancels_what_runs() {
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 let _ = seen_tx.lock().unwrap().send(context.id().clone());
-                Ok(ToolResult::text("cancelled"))
+                Ok(CallToolResult::from_text("cancelled"))
             },
         ))
         .unwrap();

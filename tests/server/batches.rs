@@ -5,7 +5,7 @@ use crate::support::server as support;
 
 use serde_json::{json, Value};
 use toolwire::jsonrpc::BatchEntry;
-use toolwire::server::{Method, Server, ServerConfig, ServerTool, ToolResult};
+use toolwire::server::{CallToolResult, Method, Server, ServerConfig, ServerTool};
 use toolwire::CallOptions;
 
 use support::memory_client;
@@ -28,7 +28,7 @@ fn a_batch_is_answered_as_one_array() {
             json!({"type": "object"}),
             |_, _| {
                 std::thread::sleep(std::time::Duration::from_millis(20));
-                Ok(ToolResult::text("slow"))
+                Ok(CallToolResult::from_text("slow"))
             },
         ))
         .unwrap();

@@ -9,7 +9,7 @@ use crate::support::server as support;
 
 use serde_json::{json, Value};
 use toolwire::server::{
-    InputRequired, Server, ServerConfig, ServerTool, ToolResult, MISSING_CAPABILITY,
+    CallToolResult, InputRequired, Server, ServerConfig, ServerTool, MISSING_CAPABILITY,
     UNSUPPORTED_VERSION,
 };
 use toolwire::{Client, Error};
@@ -23,7 +23,7 @@ fn server() -> Server {
             "hello",
             "Says hello.",
             json!({"type": "object"}),
-            |_, _| Ok(ToolResult::text("hello")),
+            |_, _| Ok(CallToolResult::from_text("hello")),
         ))
         .unwrap();
     server
@@ -32,7 +32,7 @@ fn server() -> Server {
             "Asks for a name, with a state.",
             json!({"type": "object"}),
             |context, _| match (context.request_state(), context.input_response("name")) {
-                (Some(state), Some(answer)) => Ok(ToolResult::text(format!(
+                (Some(state), Some(answer)) => Ok(CallToolResult::from_text(format!(
                     "{} {}",
                     state["greeting"].as_str().unwrap_or(""),
                     answer["content"]["name"].as_str().unwrap_or("")
@@ -53,7 +53,7 @@ fn server() -> Server {
                 "needs",
                 "Needs sampling.",
                 json!({"type": "object"}),
-                |_, _| Ok(ToolResult::text("x")),
+                |_, _| Ok(CallToolResult::from_text("x")),
             )
             .requires("sampling"),
         )

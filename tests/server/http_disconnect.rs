@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolwire::server::{
-    HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool, ToolResult,
+    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
 };
 
 use support::{authority, stateless_headers, stateless_request, LONG};
@@ -34,7 +34,7 @@ fn server(seen: mpsc::Sender<&'static str>) -> Server {
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 let _ = seen.lock().unwrap().send("cancelled");
-                Ok(ToolResult::text("too late"))
+                Ok(CallToolResult::from_text("too late"))
             },
         ))
         .unwrap();

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use toolwire::server::{
-    HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool, ToolResult,
+    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
 };
 use toolwire::Error;
 
@@ -36,7 +36,7 @@ fn fixture() -> Fixture {
                 "note": {"type": "string"}}}),
             move |_, args| {
                 counted.fetch_add(1, Ordering::SeqCst);
-                Ok(ToolResult::text(format!("{}", args["region"])))
+                Ok(CallToolResult::from_text(format!("{}", args["region"])))
             },
         ))
         .unwrap();
@@ -161,7 +161,7 @@ fn a_tool_whose_designation_a_client_must_refuse_cannot_be_added() {
     ] {
         let error = server
             .add_tool(ServerTool::new("bad", "Bad.", schema.clone(), |_, _| {
-                Ok(ToolResult::text("never"))
+                Ok(CallToolResult::from_text("never"))
             }))
             .expect_err("an invalid designation");
         assert!(matches!(error, Error::Registry(_)), "{error:?}");

@@ -12,7 +12,7 @@ use std::net::TcpStream;
 use crossbeam_channel::{bounded, Receiver};
 use serde_json::{json, Value};
 use toolwire::server::{
-    HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool, ToolResult,
+    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
 };
 
 use support::{authority, read_response, LONG};
@@ -30,9 +30,9 @@ fn server(release: Receiver<()>) -> Server {
                 }
                 let _ = release.recv_timeout(LONG);
                 if context.is_cancelled() {
-                    return Ok(ToolResult::error("cancelled"));
+                    return Ok(CallToolResult::error("cancelled"));
                 }
-                Ok(ToolResult::text("finished"))
+                Ok(CallToolResult::from_text("finished"))
             },
         ))
         .unwrap();
@@ -187,7 +187,7 @@ fn the_get_stream_carries_what_belongs_to_no_request() {
             "new",
             "New.",
             json!({"type": "object"}),
-            |_, _| Ok(ToolResult::text("new")),
+            |_, _| Ok(CallToolResult::from_text("new")),
         ))
         .unwrap();
     let (_, data) = next_event(&mut reader);

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolwire::server::{
-    HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool, ToolResult,
+    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
 };
 
 use support::{authority, read_response, stateless_headers, stateless_request, LONG};
@@ -25,7 +25,7 @@ fn serve() -> (Server, HttpServer) {
             "hi",
             "Says hi.",
             json!({"type": "object"}),
-            |_, _| Ok(ToolResult::text("hi")),
+            |_, _| Ok(CallToolResult::from_text("hi")),
         ))
         .unwrap();
     let config = HttpServerConfig::new()

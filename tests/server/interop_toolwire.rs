@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use toolwire::mcp::Era as ClientEra;
 use toolwire::server::{
-    HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool, ToolResult,
+    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
 };
 use toolwire::{CallOptions, Error, HttpConfig, McpClient, McpConfig, ProtocolMode, StdioConfig};
 
@@ -30,7 +30,7 @@ fn server(cancelled: mpsc::Sender<()>) -> Server {
                        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}),
                 |_, args| {
                     let sum = args["a"].as_i64().unwrap() + args["b"].as_i64().unwrap();
-                    Ok(ToolResult::structured(json!({"sum": sum})))
+                    Ok(CallToolResult::structured(json!({"sum": sum})))
                 },
             )
             .output_schema(json!({"type": "object", "required": ["sum"],
@@ -48,7 +48,7 @@ fn server(cancelled: mpsc::Sender<()>) -> Server {
                         progress.report(f64::from(step), Some(3.0), None);
                     }
                 }
-                Ok(ToolResult::text("done"))
+                Ok(CallToolResult::from_text("done"))
             },
         ))
         .unwrap();
@@ -63,7 +63,7 @@ fn server(cancelled: mpsc::Sender<()>) -> Server {
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 let _ = seen.lock().unwrap().send(());
-                Ok(ToolResult::text("cancelled"))
+                Ok(CallToolResult::from_text("cancelled"))
             },
         ))
         .unwrap();
@@ -78,7 +78,7 @@ fn server(cancelled: mpsc::Sender<()>) -> Server {
                 json!({"messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
                        "maxTokens": 5}),
             )?;
-                Ok(ToolResult::text(format!(
+                Ok(CallToolResult::from_text(format!(
                     "model said {}",
                     answer["content"]["text"].as_str().unwrap_or("")
                 )))

@@ -11,8 +11,8 @@ use std::net::TcpStream;
 use serde_json::{json, Value};
 use toolwire::jsonrpc::Message;
 use toolwire::server::{
-    HttpServer, HttpServerConfig, PeerTransport, Prompt, PromptResult, Server, ServerConfig,
-    ServerTool, ToolResult,
+    CallToolResult, HttpServer, HttpServerConfig, PeerTransport, PromptResult, Server,
+    ServerConfig, ServerPrompt, ServerTool,
 };
 use toolwire::transport::MemoryTransport;
 
@@ -25,11 +25,11 @@ fn server() -> Server {
             "a",
             "A.",
             json!({"type": "object"}),
-            |_, _| Ok(ToolResult::text("a")),
+            |_, _| Ok(CallToolResult::from_text("a")),
         ))
         .unwrap();
     server
-        .add_prompt(Prompt::new("p", "P.", |_, _| {
+        .add_prompt(ServerPrompt::new("p", "P.", |_, _| {
             Ok(PromptResult::new().user_text("p"))
         }))
         .unwrap();
@@ -38,7 +38,7 @@ fn server() -> Server {
 
 fn tool(name: &str) -> ServerTool {
     ServerTool::new(name, "New.", json!({"type": "object"}), |_, _| {
-        Ok(ToolResult::text("new"))
+        Ok(CallToolResult::from_text("new"))
     })
 }
 
@@ -83,7 +83,7 @@ fn a_subscription_gets_what_it_asked_for_tagged_with_its_id() {
     let id = ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"].clone();
     assert!(id.is_i64(), "{ack}");
     server
-        .add_prompt(Prompt::new("q", "Q.", |_, _| {
+        .add_prompt(ServerPrompt::new("q", "Q.", |_, _| {
             Ok(PromptResult::new().user_text("q"))
         }))
         .unwrap();
@@ -153,7 +153,7 @@ fn over_http_a_subscription_is_a_stream_until_the_client_closes_it() {
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
     server.add_tool(tool("b")).unwrap();
     server
-        .add_prompt(Prompt::new("q", "Q.", |_, _| {
+        .add_prompt(ServerPrompt::new("q", "Q.", |_, _| {
             Ok(PromptResult::new().user_text("q"))
         }))
         .unwrap();

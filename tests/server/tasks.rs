@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use serde_json::{json, Value};
 use toolwire::server::{
-    HandlerError, InputRequired, RequestContext, Server, ServerConfig, ServerTool, TaskSupport,
-    ToolResult, BUSY, MISSING_CAPABILITY,
+    CallToolResult, HandlerError, InputRequired, RequestContext, Server, ServerConfig, ServerTool,
+    TaskSupport, BUSY, MISSING_CAPABILITY,
 };
 use toolwire::{Client, Error};
 
@@ -84,10 +84,10 @@ fn gated(name: &str, release: Receiver<()>, saw_cancel: Sender<()>) -> ServerToo
         move |context, _| loop {
             if context.is_cancelled() {
                 let _ = saw_cancel.send(());
-                return Ok(ToolResult::text("cancelled"));
+                return Ok(CallToolResult::from_text("cancelled"));
             }
             if release.recv_timeout(Duration::from_millis(5)).is_ok() {
-                return Ok(ToolResult::text("released"));
+                return Ok(CallToolResult::from_text("released"));
             }
         },
     )
@@ -96,7 +96,7 @@ fn gated(name: &str, release: Receiver<()>, saw_cancel: Sender<()>) -> ServerToo
 
 fn tool(
     name: &str,
-    handler: impl Fn(&RequestContext, &Value) -> Result<ToolResult, HandlerError>
+    handler: impl Fn(&RequestContext, &Value) -> Result<CallToolResult, HandlerError>
         + Send
         + Sync
         + 'static,
@@ -112,11 +112,13 @@ fn server_with(config: ServerConfig) -> (Server, Sender<()>, Receiver<()>) {
         .add_tool(gated("gated", release_rx, cancel_tx))
         .unwrap();
     server
-        .add_tool(tool("sync", |_, _| Ok(ToolResult::text("at once"))))
+        .add_tool(tool("sync", |_, _| {
+            Ok(CallToolResult::from_text("at once"))
+        }))
         .unwrap();
     server
         .add_tool(
-            tool("tool_error", |_, _| Ok(ToolResult::error("it broke")))
+            tool("tool_error", |_, _| Ok(CallToolResult::error("it broke")))
                 .task(TaskSupport::Optional),
         )
         .unwrap();
@@ -146,7 +148,7 @@ fn server_with(config: ServerConfig) -> (Server, Sender<()>, Receiver<()>) {
                         )
                         .into());
                 };
-                Ok(ToolResult::text(format!(
+                Ok(CallToolResult::from_text(format!(
                     "{} and {}",
                     first["content"]["v"], second["content"]["v"]
                 )))
@@ -157,7 +159,7 @@ fn server_with(config: ServerConfig) -> (Server, Sender<()>, Receiver<()>) {
     server
         .add_tool(
             tool("named", |_, args| {
-                Ok(ToolResult::text(format!(
+                Ok(CallToolResult::from_text(format!(
                     "task for {}",
                     args["who"].as_str().unwrap_or("?")
                 )))
@@ -507,7 +509,7 @@ fn a_task_past_its_run_bound_its_input_wait_or_its_result_size_ends() {
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 let _ = stopped_tx.send(());
-                Ok(ToolResult::text("late"))
+                Ok(CallToolResult::from_text("late"))
             })
             .task(TaskSupport::Optional)
             .timeout(Duration::from_millis(50)),
@@ -515,7 +517,10 @@ fn a_task_past_its_run_bound_its_input_wait_or_its_result_size_ends() {
         .unwrap();
     server
         .add_tool(
-            tool("big", |_, _| Ok(ToolResult::text("x".repeat(2000)))).task(TaskSupport::Optional),
+            tool("big", |_, _| {
+                Ok(CallToolResult::from_text("x".repeat(2000)))
+            })
+            .task(TaskSupport::Optional),
         )
         .unwrap();
     let (client, connection) = memory_client(&server);

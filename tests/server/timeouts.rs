@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crossbeam_channel::bounded;
 use serde_json::{json, Value};
-use toolwire::server::{Method, Server, ServerConfig, ServerTool, ToolResult, REQUEST_TIMEOUT};
+use toolwire::server::{CallToolResult, Method, Server, ServerConfig, ServerTool, REQUEST_TIMEOUT};
 use toolwire::Error;
 
 use support::{memory_client, LONG};
@@ -28,7 +28,7 @@ fn a_handler_past_its_bound_is_abandoned_but_keeps_its_worker() {
                 move |context, _| {
                     let _ = tool_release.recv_timeout(LONG);
                     let _ = tool_flag.send(context.is_cancelled());
-                    Ok(ToolResult::text("late"))
+                    Ok(CallToolResult::from_text("late"))
                 },
             )
             .timeout(Duration::from_millis(100)),
