@@ -710,16 +710,16 @@ impl Harness {
         self.inner.executor.wait_idle(limit)
     }
 
-    /// Numbers a call decided outside the harness (the gateway's unknown names, its reads),
-    /// so that its audit lines and the harness's share one sequence.
-    #[cfg(feature = "gateway")]
-    pub(crate) fn next_call_number(&self) -> u64 {
+    /// Numbers a call decided outside the harness (a proxy's answer to an unknown name, a
+    /// resource read it forwards), so that the audit lines its owner writes for it and the
+    /// harness's own share one sequence of call numbers.
+    pub fn next_call_number(&self) -> u64 {
         self.inner.next_call.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// How many calls were numbered so far.
-    #[cfg(feature = "gateway")]
-    pub(crate) fn calls_numbered(&self) -> u64 {
+    /// How many calls were numbered so far, by the harness and by
+    /// [`Harness::next_call_number`].
+    pub fn calls_numbered(&self) -> u64 {
         self.inner.next_call.load(Ordering::Relaxed)
     }
 
