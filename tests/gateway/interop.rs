@@ -252,13 +252,9 @@ fn exercise_inspector(peers: &mcp::Peers, target: &[&str]) {
     );
 }
 
-#[test]
-#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
-fn the_inspector_cli_host_over_stdio() {
-    let peers = mcp::peers("the_inspector_cli_host_over_stdio");
-    let folder = cli::scratch("gateway-inspector-stdio");
-    let config = write_config(&peers, &folder);
-    // A wrapper, so the Inspector does not read `serve --config` as its own options.
+/// A script in `folder` that runs `toolwire serve --config CONFIG`: the Inspector takes the
+/// command to start, and would read `serve --config` as its own options.
+fn gateway_wrapper(folder: &Path, config: &Path) -> PathBuf {
     let wrapper = folder.join("gateway.sh");
     std::fs::write(
         &wrapper,
@@ -272,6 +268,16 @@ fn the_inspector_cli_host_over_stdio() {
     let mut permissions = std::fs::metadata(&wrapper).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
     std::fs::set_permissions(&wrapper, permissions).unwrap();
+    wrapper
+}
+
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn the_inspector_cli_host_over_stdio() {
+    let peers = mcp::peers("the_inspector_cli_host_over_stdio");
+    let folder = cli::scratch("gateway-inspector-stdio");
+    let config = write_config(&peers, &folder);
+    let wrapper = gateway_wrapper(&folder, &config);
     exercise_inspector(&peers, &[wrapper.to_str().unwrap()]);
 }
 
@@ -355,19 +361,7 @@ fn the_inspector_cli_accepts_a_result_over_the_limit() {
     let peers = mcp::peers("the_inspector_cli_accepts_a_result_over_the_limit");
     let folder = cli::scratch("gateway-fs-inspector");
     let (config, large, small) = filesystem_config(&peers, &folder);
-    let wrapper = folder.join("gateway.sh");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\nexec '{}' serve --config '{}'\n",
-            cli::bin().display(),
-            config.display()
-        ),
-    )
-    .unwrap();
-    let mut permissions = std::fs::metadata(&wrapper).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-    std::fs::set_permissions(&wrapper, permissions).unwrap();
+    let wrapper = gateway_wrapper(&folder, &config);
     let read = |file: &Path| {
         let path = format!("path={}", file.display());
         inspector_run(
