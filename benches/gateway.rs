@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use support::scale;
 use toolwire::config::LoadOptions;
-use toolwire::gateway::{Gateway, GatewayOptions, Policy};
+use toolwire::gateway::{Gateway, GatewayConfig, Policy};
 use toolwire::server::{
     CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
 };
@@ -70,7 +70,7 @@ fn gateway_over(entry: serde_json::Value) -> Gateway {
     let text = json!({"mcpServers": {"backend": entry}}).to_string();
     let configs = ServerConfigs::parse(&text, &LoadOptions::new()).expect("config");
     let policy = Policy::parse(r#"{"calls_per_session": 1000000}"#).expect("policy");
-    let gateway = Gateway::start(&configs, policy, GatewayOptions::new()).expect("gateway");
+    let gateway = Gateway::start(&configs, policy, GatewayConfig::new()).expect("gateway");
     assert!(gateway.report().failed.is_empty(), "{:?}", gateway.report());
     gateway
 }

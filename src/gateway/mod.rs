@@ -2,7 +2,7 @@
 //! policy enforced on every call (`toolwire serve`).
 //!
 //! [`Gateway::start`] starts every backend of a [`ServerConfigs`] in parallel, each within
-//! [`GatewayOptions::start_timeout`]; one that fails to start (or to list its tools) is
+//! [`GatewayConfig::start_timeout`]; one that fails to start (or to list its tools) is
 //! reported in [`Gateway::report`] with its error, as `doctor` reports it, and left out,
 //! never holding up the others. The tools of the others (all pages) are served through a
 //! [`Server`] under their front names (`mcp__{server}__{tool}` by default,
@@ -47,12 +47,12 @@
 //!   (their counters are the tool calls').
 //!
 //! ```no_run
-//! use toolwire::gateway::{Gateway, GatewayOptions, Policy};
+//! use toolwire::gateway::{Gateway, GatewayConfig, Policy};
 //! use toolwire::ServerConfigs;
 //!
 //! # fn main() -> Result<(), toolwire::Error> {
 //! let configs = ServerConfigs::load("claude_desktop_config.json")?;
-//! let gateway = Gateway::start(&configs, Policy::load("policy.json")?, GatewayOptions::new())?;
+//! let gateway = Gateway::start(&configs, Policy::load("policy.json")?, GatewayConfig::new())?;
 //! for failed in &gateway.report().failed {
 //!     eprintln!("{}: {}", failed.name, failed.error);
 //! }
@@ -109,7 +109,7 @@
 //! so its backends' requests are declined too. Likewise a backend's list changes reach the
 //! gateway on a handshake-era session (stdio, or an HTTP session); the backends' client does
 //! not follow 2026-07-28 `subscriptions/listen`. A backend that dies is
-//! started again on its next call under [`GatewayOptions::restart`] (by default at most 5
+//! started again on its next call under [`GatewayConfig::restart`] (by default at most 5
 //! restarts in 60 s, waiting 100 ms, doubling to 5 s, between them), while the others
 //! serve; an idempotent tool's call that met the death is sent once more. The new process's
 //! tools, resources and prompts are then listed again and served in place of the old ones
@@ -118,7 +118,7 @@
 //!
 //! # Authorization
 //!
-//! With `GatewayOptions::token_store` (feature `oauth`; `toolwire serve` passes the tokens
+//! With `GatewayConfig::token_store` (feature `oauth`; `toolwire serve` passes the tokens
 //! file `toolwire login` writes), an HTTP backend that needs OAuth authorizes with the
 //! stored tokens, refreshing them as they expire, and its entry's OAuth fields. The gateway
 //! never asks anyone: a backend whose tokens are missing or refused is in
@@ -128,7 +128,7 @@
 //!
 //! # Observability
 //!
-//! With [`GatewayOptions::transcript`], every decision and every forwarded call is a line of
+//! With [`GatewayConfig::transcript`], every decision and every forwarded call is a line of
 //! the harness's JSONL transcript (`received`, `busy`, `request`, `response`, `retry`,
 //! `finished`: the harness writes them, with one sequence of call numbers), and each forwarded read, prompt get and completion a `request` and a
 //! `response` line whose `tool` is the method and what it names (`resources/read URI`,
@@ -208,9 +208,9 @@ const MAX_SESSION_BUDGETS: usize = 4096;
 /// How long past the start deadline the gateway waits for a starting thread's word.
 const START_GRACE: Duration = Duration::from_secs(1);
 
-/// How the gateway runs. `GatewayOptions::new()` spells out every default.
+/// How the gateway runs. `GatewayConfig::new()` spells out every default.
 #[derive(Clone)]
-pub struct GatewayOptions {
+pub struct GatewayConfig {
     name: String,
     version: String,
     start_timeout: Duration,
@@ -223,9 +223,14 @@ pub struct GatewayOptions {
     token_store: Option<Arc<dyn crate::auth::TokenStore>>,
 }
 
-impl std::fmt::Debug for GatewayOptions {
+/// The name [`GatewayConfig`] had before every configuration was a `*Config`; kept for one
+/// release.
+#[deprecated(note = "renamed to `GatewayConfig`")]
+pub type GatewayOptions = GatewayConfig;
+
+impl std::fmt::Debug for GatewayConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut debug = f.debug_struct("GatewayOptions");
+        let mut debug = f.debug_struct("GatewayConfig");
         debug
             .field("name", &self.name)
             .field("version", &self.version)
@@ -241,9 +246,9 @@ impl std::fmt::Debug for GatewayOptions {
     }
 }
 
-impl Default for GatewayOptions {
+impl Default for GatewayConfig {
     fn default() -> Self {
-        GatewayOptions {
+        GatewayConfig {
             name: "toolwire-gateway".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             start_timeout: Duration::from_secs(30),
@@ -258,10 +263,10 @@ impl Default for GatewayOptions {
     }
 }
 
-impl GatewayOptions {
+impl GatewayConfig {
     /// The defaults.
-    pub fn new() -> GatewayOptions {
-        GatewayOptions::default()
+    pub fn new() -> GatewayConfig {
+        GatewayConfig::default()
     }
 
     /// The `serverInfo` name. Defaults to `toolwire-gateway`.
@@ -459,7 +464,7 @@ impl Core {
 pub struct Gateway {
     core: Arc<Core>,
     report: Arc<StartReport>,
-    options: Arc<GatewayOptions>,
+    options: Arc<GatewayConfig>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -482,7 +487,7 @@ impl Gateway {
     pub fn start(
         configs: &ServerConfigs,
         policy: Policy,
-        options: GatewayOptions,
+        options: GatewayConfig,
     ) -> Result<Gateway> {
         crate::harness::check_bound("the gateway's start timeout", options.start_timeout)?;
         if !(1..=1024).contains(&options.workers) {
@@ -586,7 +591,7 @@ impl Gateway {
         self.core.server.serve_stdio()
     }
 
-    /// Serves Streamable HTTP at `addr` (with [`GatewayOptions::http`]'s other settings);
+    /// Serves Streamable HTTP at `addr` (with [`GatewayConfig::http`]'s other settings);
     /// returns the running server at once. A non-loopback address is served only when it is
     /// given explicitly: put a TLS proxy in front of it.
     ///

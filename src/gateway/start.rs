@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::backend::Backend;
 use super::catalog::{self, Listed};
-use super::{lists, masked, Core, FailedBackend, GatewayOptions, StartReport, FRONT_GRACE};
+use super::{lists, masked, Core, FailedBackend, GatewayConfig, StartReport, FRONT_GRACE};
 use super::{LOG_TARGET, START_GRACE};
 use crate::config::ServerConfigs;
 use crate::error::Error;
@@ -24,7 +24,7 @@ type Connected = (McpClient, Arc<Vec<Tool>>, Listed);
 pub(super) fn start_backends(
     core: &Arc<Core>,
     configs: &ServerConfigs,
-    options: &GatewayOptions,
+    options: &GatewayConfig,
 ) -> StartReport {
     let mut report = StartReport::default();
     for (name, error) in configs.rejected() {
@@ -128,7 +128,7 @@ pub(super) fn start_backends(
 }
 
 /// The MCP settings every backend's client starts from.
-fn backend_config(options: &GatewayOptions) -> McpConfig {
+fn backend_config(options: &GatewayConfig) -> McpConfig {
     let start = options.start_timeout;
     McpConfig::default()
         .mode(options.protocol)
@@ -182,7 +182,7 @@ fn login_command(configs: &ServerConfigs, name: &str) -> String {
 
 /// How a backend is reached: its entry's connector, or for an HTTP entry without its own
 /// `Authorization` header and with a token store, one that authorizes from the store.
-fn connector(configs: &ServerConfigs, name: &str, options: &GatewayOptions) -> Result<Connector> {
+fn connector(configs: &ServerConfigs, name: &str, options: &GatewayConfig) -> Result<Connector> {
     #[cfg(feature = "oauth")]
     if let Some(store) = &options.token_store {
         if let Some(crate::config::ServerEntry::Http { url, headers }) = configs.get(name) {

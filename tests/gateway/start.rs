@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use support::{call, front, gateway_with, tool_server_entry};
-use toolwire::gateway::GatewayOptions;
+use toolwire::gateway::GatewayConfig;
 
 #[test]
 fn a_backend_that_fails_to_start_is_reported_and_the_others_serve() {
@@ -25,7 +25,7 @@ fn a_backend_that_fails_to_start_is_reported_and_the_others_serve() {
             ("broken", json!({"command": 5})),
         ],
         "{}",
-        GatewayOptions::new().start_timeout(Duration::from_secs(2)),
+        GatewayConfig::new().start_timeout(Duration::from_secs(2)),
     );
     let report = gateway.report();
     let started: Vec<&str> = report
@@ -80,7 +80,7 @@ fn a_gateway_with_no_backend_that_starts_still_serves_its_stats() {
             json!({"command": "/nonexistent/toolwire-no-such-server"}),
         )],
         "{}",
-        GatewayOptions::new(),
+        GatewayConfig::new(),
     );
     assert!(gateway.report().started.is_empty());
     let (client, connection) = front(&gateway);
@@ -89,6 +89,19 @@ fn a_gateway_with_no_backend_that_starts_still_serves_its_stats() {
         .request("toolwire/stats", json!({}), toolwire::CallOptions::new())
         .unwrap();
     assert_eq!(stats["calls"], json!(0), "{stats}");
+    client.close().unwrap();
+    connection.wait();
+}
+
+/// Code written against the old name keeps building and starting a gateway for one release.
+#[test]
+#[allow(deprecated)]
+fn the_deprecated_gateway_options_name_still_configures_a_gateway() {
+    let options: toolwire::gateway::GatewayOptions =
+        toolwire::gateway::GatewayOptions::new().name("old-name");
+    let gateway = gateway_with(&[], "{}", options);
+    let (client, connection) = front(&gateway);
+    assert_eq!(client.session_info().unwrap().server.name, "old-name");
     client.close().unwrap();
     connection.wait();
 }
