@@ -140,7 +140,6 @@
 pub mod auth;
 #[cfg(feature = "server")]
 mod civil;
-mod client;
 pub mod config;
 pub mod error;
 #[doc(hidden)]
@@ -150,15 +149,16 @@ pub mod gateway;
 pub mod harness;
 mod json;
 pub mod jsonrpc;
+// The JSON-RPC layer's private modules live under `jsonrpc/`, where the source tree mirrors the
+// public module; the rest of the crate names them from the root as before.
+use jsonrpc::{client, timer, wire};
 mod mask;
 pub mod mcp;
 pub mod schema;
 #[cfg(feature = "server")]
 pub mod server;
 mod sys;
-mod timer;
 pub mod transport;
-mod wire;
 
 pub use crate::client::{CallHandle, CallOptions, Client, ClientConfig};
 pub use crate::config::ServerConfigs;
