@@ -109,8 +109,9 @@
 //!   the client opens (counted by the address that sent its `initialize`) and every
 //!   2026-07-28 request it sends count against that one budget, so a new session or a new
 //!   connection starts nothing over. Over stdio (and a connection in memory, through
-//!   [`Gateway::server`]), the connection: both eras' requests on it. Authenticated callers
-//!   are keyed by who they are once the front server authenticates them.
+//!   [`Gateway::server`]), the connection: both eras' requests on it. (The front server
+//!   authenticates no one yet; an authenticated caller's identity is meant to become the
+//!   key ahead of these, wherever it calls from.)
 //! * **The window**: a caller's window begins with the first call counted for it, and its
 //!   count starts over once the window has ended; so at most `calls_per_caller` sendings per
 //!   window, and at most twice that in any span of one window's length.
