@@ -123,8 +123,9 @@
 //!   callers share one overflow budget (the same limit and window) until a window ends. No
 //!   caller is forgotten with a count in its window, so none can start its own count over
 //!   by calling from many addresses.
-//! * **Behind a proxy or a load balancer** every client has the proxy's address and they
-//!   share one budget: set `calls_per_caller` for all of them together.
+//! * **One address, many clients**: clients behind one proxy, load balancer or NAT, and
+//!   all clients on the gateway's own host (loopback), have one address and share one
+//!   budget: set `calls_per_caller` for all of them together.
 //!
 //! # Pass-through
 //!
