@@ -71,12 +71,9 @@
 //! 2. The arguments are checked against the backend tool's input schema and the harness's
 //!    integer bound (±(2^53 − 1)): `INVALID` with the repair message, before anything is
 //!    forwarded.
-//! 3. The session's budget ([`Policy::calls_per_session`]), a harness budget scope
-//!    ([`crate::harness::BudgetScopes`]) counting each sending to a backend (a call sent
-//!    twice counts twice): `BUDGET` once spent. A session is a stdio connection or a
-//!    handshake-era HTTP session; 2026-07-28 requests have no session, and share one scope
-//!    for the gateway's life. At most 4,096 sessions' budgets are held; past that the one
-//!    used least recently is forgotten.
+//! 3. The caller's budget ([`Policy::calls_per_caller`] per [`Policy::budget_window`]), a
+//!    harness budget scope counting each sending to a backend: `BUDGET` once spent, until
+//!    the caller's window ends ([Budgets](#budgets) says who a caller is and what counts).
 //! 4. The backend's admission handle ([`crate::harness::Admission`], its concurrency
 //!    limit): `BUSY` at once when it has that many calls in flight; nothing is queued.
 //! 5. The call goes to the backend with the tool's timeout (its tier or duration); progress
@@ -94,6 +91,41 @@
 //!
 //! Each refusal is a tool result with `isError: true` whose text starts with the status
 //! word, as the harness answers a model: `"INVALID: …"`, `"BUSY: …"`, `"BUDGET: …"`.
+//!
+//! # Budgets
+//!
+//! A budget bounds how many calls one caller can make the gateway send to its backends in a
+//! window: [`Policy::calls_per_caller`] (default 1,000) per [`Policy::budget_window`]
+//! (default 60 s), one harness budget scope ([`crate::harness::BudgetScopes::with_window`])
+//! per caller.
+//!
+//! * **What counts**: each sending of a tool call to a backend, whatever its answer (`OK`, a
+//!   tool error, `TIMEOUT`); a call sent again (an idempotent tool's retry after its backend
+//!   died) counts each time. Refusals count nothing: `UNKNOWN_TOOL`, `INVALID`, `BUSY`,
+//!   `BUDGET` itself. Other requests (listings, reads of resources, prompts, pings) are not
+//!   tool calls and are not counted.
+//! * **Who a caller is**: over HTTP, the network the client calls from: its IPv4 address,
+//!   or its IPv6 address's /64 network (one host's usual share). Every handshake-era session
+//!   the client opens (counted by the address that sent its `initialize`) and every
+//!   2026-07-28 request it sends count against that one budget, so a new session or a new
+//!   connection starts nothing over. Over stdio (and a connection in memory, through
+//!   [`Gateway::server`]), the connection: both eras' requests on it. (The front server
+//!   authenticates no one yet; an authenticated caller's identity is meant to become the
+//!   key ahead of these, wherever it calls from.)
+//! * **The window**: a caller's window begins with the first call counted for it, and its
+//!   count starts over once the window has ended; so at most `calls_per_caller` sendings per
+//!   window, and at most twice that in any span of one window's length.
+//! * **At the bound**: the call is answered at once, nothing sent, with a tool error
+//!   (`isError: true`) whose text is `BUDGET: the attempt budget of 1000 per 60 s is spent
+//!   (it starts over in 12 s); nothing was run`; the transcript records the decision.
+//! * **How many callers**: the budgets of at most 4,096 callers are held. A caller whose
+//!   window has ended holds nothing and makes room; while all 4,096 hold a count, new
+//!   callers share one overflow budget (the same limit and window) until a window ends. No
+//!   caller is forgotten with a count in its window, so none can start its own count over
+//!   by calling from many addresses.
+//! * **One address, many clients**: clients behind one proxy, load balancer or NAT, and
+//!   all clients on the gateway's own host (loopback), have one address and share one
+//!   budget: set `calls_per_caller` for all of them together.
 //!
 //! # Pass-through
 //!
@@ -144,12 +176,12 @@
 //! tools. Two things to know:
 //!
 //! * 2026-07-28 requests are stateless (each carries its `_meta`): any instance may answer
-//!   any request, round robin is fine. Their budget is per instance.
+//!   any request, round robin is fine. Budgets are per instance (and the caller each
+//!   instance sees is the balancer's address, see [Budgets](#budgets)).
 //! * Handshake-era (2025-11-25 and older) sessions live in the instance that answered
 //!   `initialize`: route on the `Mcp-Session-Id` header (session affinity, "sticky
 //!   sessions" on that header); an instance that never saw the session answers 404 and the
-//!   client starts a new session, as the protocol says. Budgets are per session, so per
-//!   instance.
+//!   client starts a new session, as the protocol says. Budgets are per instance.
 //!
 //! Each instance starts its own copy of every stdio backend; a backend that is itself an
 //! HTTP service is shared by all of them, and its own limits apply on top of each
@@ -166,7 +198,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -202,9 +234,8 @@ pub const STATS_METHOD: &str = "toolwire/stats";
 /// How long past its own timeout the front server waits for a forwarded call, so the
 /// gateway's TIMEOUT answer, not the server's bound, is what the client reads.
 const FRONT_GRACE: Duration = Duration::from_secs(2);
-/// The most sessions whose budgets are held at once; past it the one used least recently is
-/// forgotten (and starts over if it calls again).
-const MAX_SESSION_BUDGETS: usize = 4096;
+/// The most callers whose budgets are held at once (see [Budgets](self#budgets)).
+const MAX_CALLER_BUDGETS: usize = 4096;
 /// How long past the start deadline the gateway waits for a starting thread's word.
 const START_GRACE: Duration = Duration::from_secs(1);
 
@@ -402,10 +433,11 @@ pub(crate) struct Core {
     audit: Audit,
     /// Every tool call runs through it; its call numbers are the transcript's.
     harness: Harness,
-    /// The front sessions' budgets.
+    /// The front callers' budgets.
     scopes: BudgetScopes,
-    /// The last number given to a front session (its budget scope's key).
-    next_session: AtomicU32,
+    /// The last number given to a front connection without an address (its budget scope's
+    /// key).
+    next_connection: AtomicU64,
     /// Front subscriptions to resources, by URI.
     subscriptions: catalog::Subscriptions,
 }
@@ -513,7 +545,7 @@ impl Gateway {
         // own handle: the harness's one worker never runs a gateway call.
         let mut harness_config = HarnessConfig::default()
             .workers(1)
-            .attempt_budget(policy.session_budget());
+            .attempt_budget(policy.caller_budget());
         harness_config.transcript = options.transcript.clone();
         // Each attempt sent to a backend is counted as its `request` line is written.
         let stats = Arc::new(stats::Stats::default());
@@ -532,7 +564,8 @@ impl Gateway {
             }
         });
         let harness = Harness::new(crate::harness::ToolRegistry::new(), harness_config)?;
-        let session_budget = policy.session_budget();
+        let scopes =
+            BudgetScopes::with_window(policy.caller_budget(), policy.window(), MAX_CALLER_BUDGETS);
         let core = Arc::new(Core {
             server,
             policy,
@@ -544,9 +577,9 @@ impl Gateway {
                 transcript: options.transcript.clone(),
                 observer: None,
             },
-            scopes: BudgetScopes::new(session_budget, MAX_SESSION_BUDGETS),
+            scopes,
             harness,
-            next_session: AtomicU32::new(0),
+            next_connection: AtomicU64::new(0),
             subscriptions: catalog::Subscriptions::default(),
         });
         let weak = Arc::downgrade(&core);

@@ -150,7 +150,8 @@ impl HarnessConfig {
     }
 
     /// The most budget scopes [`Harness::scope`] holds at once (1 to 1 Mi); a new key past
-    /// them forgets the scope used least recently (see [`BudgetScopes`]). Each scope's limit
+    /// them drops the scopes that hold nothing, else forgets the scope used least recently
+    /// (see [`BudgetScopes`]). Each scope's limit
     /// is [`HarnessConfig::attempt_budget`]. Defaults to 1,024.
     pub fn max_budget_scopes(mut self, scopes: usize) -> Self {
         self.max_budget_scopes = scopes;

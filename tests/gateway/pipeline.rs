@@ -168,7 +168,7 @@ impl Way {
                     .map(|tool| ((*tool).to_owned(), json!({"idempotent": true})))
                     .collect();
                 let policy = json!({
-                    "calls_per_session": setup.budget,
+                    "calls_per_caller": setup.budget,
                     "concurrency": setup.concurrency,
                     "result_chars": LIMIT,
                     "servers": {BACKEND: {"tools": tools}},

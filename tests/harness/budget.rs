@@ -180,3 +180,40 @@ fn racing_calls_never_overspend_the_budget() {
     assert_eq!(fx.harness.budget().used, 3);
     assert_eq!(fx.runs.load(Ordering::SeqCst), 3);
 }
+
+/// A scope with a window, measured on a clock the test moves: its count starts over once the
+/// window its first call began has ended, not before, and the BUDGET answer says when.
+#[test]
+fn a_scope_with_a_window_starts_over_when_its_window_ends() {
+    let fx = fixture(100);
+    let now = Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
+    let read = Arc::clone(&now);
+    let scopes = toolwire::harness::BudgetScopes::with_window(2, Duration::from_secs(60), 16)
+        .clock(move || *read.lock().unwrap());
+    let scope = scopes.scope("caller");
+    let call = || {
+        fx.harness
+            .call_in(&scopes.scope("caller"), "found", json!({}))
+    };
+    assert_eq!(call().status, Status::Ok);
+    *now.lock().unwrap() += Duration::from_secs(20);
+    assert_eq!(call().status, Status::Ok);
+    let spent = call();
+    assert_eq!(spent.status, Status::Budget);
+    assert_eq!(
+        spent.detail,
+        "the attempt budget of 2 per 60 s is spent (it starts over in 40 s); nothing was run"
+    );
+    // One millisecond before the window ends: still spent.
+    *now.lock().unwrap() += Duration::from_millis(39_999);
+    assert_eq!(call().status, Status::Budget);
+    assert_eq!(scope.resets_in(), Some(Duration::from_millis(1)));
+    *now.lock().unwrap() += Duration::from_millis(1);
+    assert_eq!(call().status, Status::Ok);
+    assert_eq!(scope.state().used, 1, "a new window, begun by this call");
+    assert_eq!(scope.resets_in(), Some(Duration::from_secs(60)));
+    // Only the scope's budget was spent, and only by admitted calls.
+    assert_eq!(fx.harness.budget().used, 0);
+    assert_eq!(fx.runs.load(Ordering::SeqCst), 3);
+    fx.harness.close();
+}
