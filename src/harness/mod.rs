@@ -2,7 +2,7 @@
 //!
 //! Files: `registry` (the allowlist), `tool` and `import` (local and MCP tools), `parse`
 //! (size, strict JSON, names), `shapes` (LLM shapes in and out, one call or a whole
-//! message), `run` (one call, end to end), `ran` (what an attempt produced), `batch` (the
+//! message), `export` (definitions per model API), `run` (one call, end to end), `ran` (what an attempt produced), `batch` (the
 //! calls of one message together), `executor` (admission), `budget`, `retry`, `outcome`,
 //! `audit`.
 
@@ -24,6 +24,7 @@ mod batch;
 mod budget;
 mod checks;
 pub(crate) mod executor;
+mod export;
 mod import;
 mod imported;
 mod outcome;
@@ -39,6 +40,7 @@ mod tool;
 pub use admission::Admission;
 pub use audit::{AuditEvent, AuditKind, AuditObserver, Transcript, HARNESS_LOG_TARGET};
 pub use budget::{BudgetScope, BudgetScopes, BudgetState};
+pub use export::{LeftOutTool, ToolExport};
 pub use import::{ImportReport, McpImport, Namespace, SkippedTool};
 pub use imported::{CallSettings, ImportedTool, ProgressSink};
 pub use outcome::{Outcome, Overflow, ResultLimit, Status};
