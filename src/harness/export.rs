@@ -83,7 +83,7 @@ impl CallShape {
     /// The reason, naming the API, the first character it refuses or the length, and the
     /// rule ([`CallShape::tool_name_rule`]).
     pub fn check_tool_name(self, name: &str) -> Result<(), String> {
-        let (max, first_ok, rest_ok): (usize, fn(char) -> bool, fn(char) -> bool) = match self {
+        let (max, first_ok, rest_ok): (usize, CharRule, CharRule) = match self {
             CallShape::Gemini => (128, gemini_first, gemini_rest),
             CallShape::Plain => (128, mcp_char, mcp_char),
             _ => (64, provider_char, provider_char),
@@ -114,6 +114,9 @@ impl CallShape {
         }
     }
 }
+
+/// Whether a character may stand at a place of a tool name.
+type CharRule = fn(char) -> bool;
 
 fn provider_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
