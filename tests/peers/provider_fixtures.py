@@ -14,7 +14,7 @@ for Gemini also `model_dump(mode="json", exclude_none=True)`, with the SDK's sna
 `tool_names.json` holds name cases and, per API, whether its tool definitions take each name
 (`NAME_RULES`, read against the pinned SDKs' own field docs where they state the rule).
 
-`validate` reads what toolwire answered and described (written by tests/shapes_providers.rs)
+`validate` reads what toolwire answered and described (written by tests/harness/providers.rs)
 and checks every piece against the SDKs' INPUT types: the tool-result message, the
 function_call_output / custom_tool_call_output item, the tool_result block, the
 functionResponse part, and each API's tool definitions (for the exports of the name cases
