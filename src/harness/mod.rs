@@ -629,46 +629,6 @@ impl Harness {
             .handle_message(shape, message, Some(deadline), &CallSettings::new())
     }
 
-    /// A new [`OpenAiDeltas`], to put together the tool calls of a streamed OpenAI Chat
-    /// Completions response for [`Harness::handle_all`], bounded by this harness's
-    /// [`HarnessConfig::max_calls_per_message`], [`HarnessConfig::max_input_chars`] (per
-    /// call) and [`HarnessConfig::max_message_chars`] (per chunk).
-    pub fn openai_deltas(&self) -> OpenAiDeltas {
-        let config = &self.inner.config;
-        OpenAiDeltas::new(
-            config.max_calls_per_message,
-            config.max_input_chars,
-            config.max_message_chars,
-        )
-    }
-
-    /// A new [`ResponsesEvents`], to put together the tool calls of a streamed OpenAI
-    /// Responses response, bounded as [`Harness::openai_deltas`] is (per event for per chunk).
-    pub fn responses_events(&self) -> ResponsesEvents {
-        ResponsesEvents::new(self.stream_bounds())
-    }
-
-    /// A new [`AnthropicEvents`], to put together the `tool_use` blocks of a streamed
-    /// Anthropic Messages response, bounded as [`Harness::openai_deltas`] is.
-    pub fn anthropic_events(&self) -> AnthropicEvents {
-        AnthropicEvents::new(self.stream_bounds())
-    }
-
-    /// A new [`GeminiChunks`], to gather the function calls of a streamed Gemini response,
-    /// bounded as [`Harness::openai_deltas`] is.
-    pub fn gemini_chunks(&self) -> GeminiChunks {
-        GeminiChunks::new(self.stream_bounds())
-    }
-
-    fn stream_bounds(&self) -> shapes::StreamBounds {
-        let config = &self.inner.config;
-        shapes::StreamBounds {
-            max_calls: config.max_calls_per_message,
-            max_chars: config.max_input_chars,
-            max_event_chars: config.max_message_chars,
-        }
-    }
-
     /// Calls a tool by name with arguments, from Rust: the name, registry, schema, budget and
     /// admission checks apply as for a raw call.
     pub fn call(&self, name: &str, arguments: Value) -> Outcome {
