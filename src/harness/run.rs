@@ -121,6 +121,11 @@ impl CallContext {
         let mut event = AuditEvent::new(self.call, kind);
         event.tool = self.tool.clone();
         event.call_id = self.call_id.clone();
+        event.scope = self
+            .settings
+            .budget
+            .as_ref()
+            .map(|scope| scope.key().to_owned());
         event
     }
 }
