@@ -404,6 +404,11 @@ fn run_connected(
                 .list_tools()
                 .map_err(|error| Failure::from_error("listing the tools", &error))?;
             output::print_tools(&tools, *json);
+            if !*json && !cli.options.quiet {
+                if let Some(note) = output::capability_note(&tools) {
+                    errln!("{note}");
+                }
+            }
             Ok(Exit::Ok)
         }
         Command::Ping { .. } => {
