@@ -17,6 +17,7 @@ mod hostile;
 mod human_output;
 mod interrupt;
 mod output_safety;
+mod peer_secrets;
 mod peers;
 mod peers_catalog;
 mod pty;
