@@ -460,6 +460,46 @@ mod tests {
     }
 
     #[test]
+    fn a_scrubber_learns_credentials_and_scrubs_json() {
+        let scrubber = Scrubber::new(Secrets::new("", ["fixed-secret"]));
+        scrubber.learn(1, ["Bearer token-one-111"]);
+        // The same generation again is known already.
+        scrubber.learn(1, ["Bearer token-two-222"]);
+        assert_eq!(scrubber.scrub("token-two-222"), "token-two-222");
+        let clone = scrubber.clone();
+        scrubber.learn(2, ["Bearer token-two-222"]);
+        // The earlier token is still taken out, and a clone sees what was learned later.
+        assert_eq!(
+            clone.scrub("a token-one-111 b token-two-222 c fixed-secret"),
+            "a *** b *** c ***"
+        );
+        let mut value = serde_json::json!({
+            "m": "say \"fixed-secret\"",
+            "fixed-secret": [1, "x token-one-111", {"url": "http://u:pw@h/"}],
+            "n": 5
+        });
+        scrubber.scrub_value(&mut value);
+        assert_eq!(
+            value,
+            serde_json::json!({"m": "say \"***\"", "***": [1, "x ***", {"url": "http://u:***@h/"}],
+                               "n": 5})
+        );
+        assert_eq!(format!("{scrubber:?}"), "Scrubber(5 masked)");
+    }
+
+    #[test]
+    fn a_scrubber_keeps_the_last_learned_values() {
+        let scrubber = Scrubber::default();
+        for generation in 1..=40u64 {
+            let value = format!("credential-{generation:03}");
+            scrubber.learn(generation, [value.as_str()]);
+        }
+        assert_eq!(scrubber.scrub("credential-001"), "credential-001");
+        assert_eq!(scrubber.scrub("credential-009"), "***");
+        assert_eq!(scrubber.scrub("credential-040"), "***");
+    }
+
+    #[test]
     fn headers_show_names_only() {
         let headers = vec![("Authorization".to_owned(), "Bearer x".to_owned())];
         assert_eq!(
