@@ -339,11 +339,7 @@ impl Scrubber {
     /// escaped in the text, never in the value).
     pub fn scrub_value(&self, value: &mut Value) {
         match value {
-            Value::String(text) => {
-                if self.needs_scrub(text) {
-                    *text = self.scrub(text);
-                }
-            }
+            Value::String(text) if self.needs_scrub(text) => *text = self.scrub(text),
             Value::Array(items) => items.iter_mut().for_each(|item| self.scrub_value(item)),
             Value::Object(object) => {
                 if object.keys().any(|key| self.needs_scrub(key)) {
