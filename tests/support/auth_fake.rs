@@ -660,6 +660,18 @@ fn mcp(req: &Req, reply: &mut Reply<'_>, base: &str, options: &Options, world: &
             json!({"resultType": "complete", "ttlMs": 0, "cacheScope": "private",
                    "tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}),
         ),
+        // A server that quotes the credentials it received, in a JSON-RPC error and in a
+        // tool's error text.
+        "tools/call" if req.json()["params"]["name"] == "quote" => json!({
+            "jsonrpc": "2.0", "id": req.id(),
+            "error": {"code": -32000, "message": format!("refused {authorization}"),
+                      "data": {"token": token}}
+        }),
+        "tools/call" if req.json()["params"]["name"] == "quote_text" => result(
+            req,
+            json!({"content": [{"type": "text", "text": format!("refused {authorization}")}],
+                   "isError": true}),
+        ),
         "tools/call" => text_result(req, "done"),
         "ping" => result(req, json!({})),
         _ => {
