@@ -283,7 +283,18 @@ fn an_http_server_quoting_its_headers_and_password_shows_them_nowhere() {
             let left = run_leak(
                 &dir,
                 &[
-                    "call", tool, "--url", &url, "-H", &bearer, "-H", &key, "--json",
+                    "call",
+                    tool,
+                    "--url",
+                    &url,
+                    "-H",
+                    &bearer,
+                    "-H",
+                    &key,
+                    "--json",
+                    // The fake speaks the handshake only.
+                    "--protocol",
+                    "legacy",
                 ],
                 level,
                 false,

@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use support::{front, gateway_with, tool_server};
 use toolwire::gateway::GatewayOptions;
 use toolwire::harness::Transcript;
+use toolwire::ProtocolMode;
 
 use super::secrets_masked::{capture_logs, records};
 
@@ -106,7 +107,10 @@ fn backends_quoting_their_credentials_show_them_nowhere_through_the_gateway() {
     let gateway = gateway_with(
         &[("local", local), ("remote", remote)],
         "{}",
-        GatewayOptions::new().transcript(transcript),
+        // The fake speaks the handshake only.
+        GatewayOptions::new()
+            .transcript(transcript)
+            .protocol(ProtocolMode::Legacy),
     );
     let (client, connection) = front(&gateway);
     // A backend's JSON-RPC error reaches the front as a TOOL_ERROR without its text (that is
