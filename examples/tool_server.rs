@@ -88,7 +88,8 @@
 //!   (`"error"`), or as JSON-RPC error -32000 (`"rpc_error"`).
 //! * With `--hostile` only, the tool `leak {name, as?}`, listed before `hostile`: a server
 //!   that quotes its credentials. The value of the environment variable `name` is in a
-//!   `notifications/message` warning, a stderr line and the answer: a text result (`as`
+//!   `notifications/message` warning, a progress report (with a progress token), a stderr
+//!   line and the answer: a text result (`as`
 //!   absent or `"text"`), a result with `isError` (`"error"`), or JSON-RPC error -32000 whose
 //!   message and `data` quote it (`"rpc_error"`).
 
@@ -659,6 +660,9 @@ fn leak_tool(context: &RequestContext, args: &Value) -> Result<CallToolResult, H
         Some("leak"),
         json!(format!("using {name}={value}")),
     );
+    if let Some(progress) = context.progress() {
+        progress.report(1.0, Some(1.0), Some(&format!("checking {value}")));
+    }
     eprintln!("tool_server: {name} is {value}");
     match opt_str(args, "as").map_err(bad)?.unwrap_or("text") {
         "error" => Ok(CallToolResult::error(format!(

@@ -206,7 +206,11 @@ impl Inner {
                 None => self.dispatch.request(request, self),
             },
             Incoming::Notification(notification) => {
-                if let Some((token, progress)) = self.config.dialect.read_progress(&notification) {
+                if let Some((token, mut progress)) =
+                    self.config.dialect.read_progress(&notification)
+                {
+                    // Its message is shown (the CLI's progress line, a log).
+                    progress.message = progress.message.map(|text| self.scrubber.scrub(&text));
                     self.on_progress(&token, progress);
                     return;
                 }

@@ -513,8 +513,8 @@ impl Client {
     }
 
     /// The connection's secrets ([`Transport::scrubber`]). The client has already taken them
-    /// out of every error object the peer sent ([`Error::Rpc`]'s message and data) and of
-    /// what it logs of the peer's frames; results are the caller's data and pass as sent, so
+    /// out of every error object the peer sent ([`Error::Rpc`]'s message and data), of the
+    /// message of its progress reports and of what it logs of the peer's frames; results are the caller's data and pass as sent, so
     /// a caller that shows or records text the peer sent in a result (a tool's `isError`
     /// text, say) takes it through this first.
     pub fn scrubber(&self) -> Scrubber {

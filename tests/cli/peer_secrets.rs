@@ -1,7 +1,8 @@
 //! A server that quotes its credentials puts them nowhere: the value of a variable given to a
 //! stdio server (`--env`, a config entry's `env` and `envFile`), and an HTTP connection's
 //! header values and URL password, quoted back in a JSON-RPC error's message and data, in a
-//! tool's `isError` text, in a log message and on the server's stderr, show as `***` on
+//! tool's `isError` text, in a log message, a progress report and on the server's stderr,
+//! show as `***` on
 //! stderr at every log level, in `--json` output and in the `--transcript` (whose received
 //! frames are masked too). A successful result is the caller's data: stdout shows it as
 //! sent, the transcript masked.
@@ -133,6 +134,13 @@ fn a_stdio_server_quoting_an_env_value_shows_it_nowhere_at_any_log_level() {
             "the server's log message: {}",
             refused.run.stderr
         );
+        if ["debug", "trace"].contains(&level) {
+            assert!(
+                refused.run.stderr.contains("checking ***"),
+                "the server's progress report: {}",
+                refused.run.stderr
+            );
+        }
         // The same as JSON.
         let json = run_leak(
             &dir,
