@@ -239,7 +239,6 @@ fn serve_shows_a_backends_quoted_env_value_nowhere() {
         json!("rejected credential ***"),
         "{failed}"
     );
-    drop(ask);
     drop(stdin);
     assert_eq!(cli::wait_bounded(&mut child, cli::LIMIT), 0);
     let stderr = stderr.join().unwrap();
