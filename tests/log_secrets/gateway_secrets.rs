@@ -14,7 +14,7 @@ use std::sync::Arc;
 use http_fake::{initialize_result, result, FakeServer, Reply, Req};
 use serde_json::{json, Value};
 use support::{front, gateway_with, tool_server};
-use toolwire::gateway::GatewayOptions;
+use toolwire::gateway::GatewayConfig;
 use toolwire::harness::Transcript;
 use toolwire::ProtocolMode;
 
@@ -108,7 +108,7 @@ fn backends_quoting_their_credentials_show_them_nowhere_through_the_gateway() {
         &[("local", local), ("remote", remote)],
         "{}",
         // The fake speaks the handshake only.
-        GatewayOptions::new()
+        GatewayConfig::new()
             .transcript(transcript)
             .protocol(ProtocolMode::Legacy),
     );
