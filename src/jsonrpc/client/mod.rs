@@ -470,6 +470,14 @@ impl Client {
         Ok(handles.into_iter().map(CallHandle::wait).collect())
     }
 
+    /// Waits until the handlers have seen every request and notification the peer sent before
+    /// this call (they run on the dispatch thread, behind the replies), at most `timeout`;
+    /// true when they have. A command that prints a server's log messages calls it before it
+    /// exits, so a message sent before the last reply is never lost to a busy machine.
+    pub fn settle(&self, timeout: Duration) -> bool {
+        self.inner.dispatch.settle(Instant::now() + timeout)
+    }
+
     /// Closes the connection: fails every pending call with [`Error::Closed`], closes the
     /// transport (for stdio: stdin closed, then SIGTERM, then SIGKILL, each after its grace),
     /// and stops the dispatch thread. Idempotent and bounded in time.
