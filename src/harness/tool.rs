@@ -284,7 +284,8 @@ impl fmt::Debug for LocalTool {
 }
 
 impl LocalTool {
-    /// A tool named `name` (checked against the registry's [`crate::harness::NameProfile`] when registered),
+    /// A tool named `name` (it must follow [`crate::mcp::TOOL_NAME_RULE`], checked when it is
+    /// registered),
     /// described for the model, with the JSON Schema of its arguments (an object schema,
     /// compiled once when registered) and its code.
     pub fn new(

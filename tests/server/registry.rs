@@ -150,3 +150,97 @@ fn a_registry_is_served_as_it_is() {
     client.close().unwrap();
     connection.wait();
 }
+
+/// Issue 21: one tool-name rule. `get_weather`, `test_simple_text` and `a.b` are served and
+/// called, whether added as server tools or from a harness registry; a name with `/` is not.
+#[test]
+fn provider_style_and_dotted_names_are_served_and_called() {
+    use toolwire::server::{CallToolResult, ServerTool};
+    let names = ["get_weather", "test_simple_text", "a.b"];
+    let native = Server::new(ServerConfig::new("native", "1")).unwrap();
+    let mut registry = ToolRegistry::new();
+    for name in names {
+        native
+            .add_tool(ServerTool::new(
+                name,
+                "Says its name.",
+                json!({"type": "object"}),
+                move |_, _| Ok(CallToolResult::from_text(name)),
+            ))
+            .unwrap();
+        registry
+            .register(LocalTool::new(
+                name,
+                "Says its name.",
+                json!({"type": "object"}),
+                move |_, _| Ok(Some(json!(name))),
+            ))
+            .unwrap();
+    }
+    let bad = ServerTool::new("a/b", "", json!({"type": "object"}), |_, _| {
+        Ok(CallToolResult::from_text(""))
+    });
+    let error = native.add_tool(bad).unwrap_err();
+    assert!(
+        error.to_string().contains("is not a valid tool name"),
+        "{error}"
+    );
+    let served = Server::new(ServerConfig::new("registry", "1")).unwrap();
+    served.add_registry(&registry).unwrap();
+    for server in [&native, &served] {
+        let (client, connection) = memory_client(server);
+        let listed = client.call("tools/list", Value::Null).unwrap();
+        let mut listed: Vec<&str> = listed["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap())
+            .collect();
+        listed.sort_unstable();
+        assert_eq!(listed, ["a.b", "get_weather", "test_simple_text"]);
+        for name in names {
+            let result = call(&client, name, json!({}));
+            assert_eq!(result["isError"], false, "{name}: {result}");
+            assert_eq!(text(&result), name);
+        }
+        client.close().unwrap();
+        connection.wait();
+    }
+}
+
+/// The served registry uses the harness's one result limit: text and `structuredContent`
+/// count together, and a result over the limit of a tool with an output schema is a tool
+/// error saying so (no `structuredContent`, which every client accepts), not a cut text.
+#[test]
+fn a_structured_result_over_the_limit_is_a_tool_error_naming_the_limit() {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(
+            LocalTool::new(
+                "report",
+                "A long report.",
+                json!({"type": "object"}),
+                |_, _| Ok(Some(json!({"body": "y".repeat(60)}))),
+            )
+            .output_schema(json!({"type": "object", "properties": {"body": {"type": "string"}}}))
+            .options(ToolOptions::new().result_limit(ResultLimit::new(100, Overflow::Truncate))),
+        )
+        .unwrap();
+    let server = Server::new(ServerConfig::new("limit", "1")).unwrap();
+    server.add_registry(&registry).unwrap();
+    let (client, connection) = memory_client(&server);
+    // 71 characters of text and 71 of structuredContent: each alone fits, together not.
+    let result = call(&client, "report", json!({}));
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    assert!(
+        text(&result).starts_with("TOOL_ERROR: the result is 142 characters long"),
+        "{result}"
+    );
+    assert!(
+        text(&result).contains("over this tool's limit of 100 characters"),
+        "{result}"
+    );
+    client.close().unwrap();
+    connection.wait();
+}
