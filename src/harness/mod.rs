@@ -23,6 +23,7 @@ mod audit;
 mod batch;
 mod budget;
 mod checks;
+mod context;
 pub(crate) mod executor;
 mod import;
 mod imported;
@@ -39,6 +40,7 @@ mod tool;
 pub use admission::Admission;
 pub use audit::{AuditEvent, AuditKind, AuditObserver, Transcript, HARNESS_LOG_TARGET};
 pub use budget::{BudgetScope, BudgetScopes, BudgetState};
+pub use context::{ToolContext, ToolFunction};
 pub use import::{ImportReport, McpImport, Namespace, SkippedTool};
 pub use imported::{CallSettings, ImportedTool, ProgressSink};
 pub use outcome::{Outcome, Overflow, ResultLimit, Status};
@@ -58,12 +60,14 @@ pub(crate) use checks::name_refusal;
 #[cfg(feature = "server")]
 pub(crate) use outcome::{limit_mcp_result, value_text};
 #[cfg(feature = "server")]
-pub(crate) use ran::{remote_error, run_local, Ran};
+pub(crate) use ran::{failure_ran, remote_error, run_function, run_local, Ran};
 #[cfg(feature = "server")]
 pub(crate) use registry::{Backend, OutputSchema, RegisteredTool};
 pub(crate) use shapes::read_raw;
 #[cfg(feature = "server")]
 pub(crate) use tool::check_bound;
+#[cfg(feature = "server")]
+pub(crate) use tool::LocalCode;
 
 pub(crate) use audit::Audit;
 use budget::Budget;

@@ -275,6 +275,7 @@ pub(crate) enum Limited {
     },
 }
 
+#[cfg(feature = "server")]
 impl Limited {
     /// The result to send, whatever the limit made of it.
     pub(crate) fn into_result(self) -> CallToolResult {

@@ -12,7 +12,7 @@ use super::retry::RetryPolicy;
 use super::shapes::{
     anthropic_definition, gemini_definitions, openai_definition, responses_definition,
 };
-use super::tool::{LocalTool, Served, ToolHandler, ToolOptions};
+use super::tool::{LocalCode, LocalTool, Served, ToolOptions};
 use crate::error::{Error, RegistryErrorKind, Result};
 use crate::mcp::{check_tool_name, ToolAnnotations};
 use crate::schema::Schema;
@@ -42,7 +42,7 @@ pub struct ToolInfo {
 
 /// Where a registered tool runs.
 pub(crate) enum Backend {
-    Local(ToolHandler),
+    Local(LocalCode),
     Remote(RemoteBinding),
 }
 

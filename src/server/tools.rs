@@ -13,7 +13,8 @@ use super::context::RequestContext;
 use super::types::HandlerError;
 use crate::client::CallOptions;
 use crate::harness::{
-    check_call, limit_mcp_result, remote_error, run_local, value_text, Backend, Ran,
+    check_call, failure_ran, limit_mcp_result, remote_error, run_function, run_local, value_text,
+    Backend, LocalCode, Ran,
 };
 use crate::mcp::CallToolResult;
 use crate::mcp::Era;
@@ -48,7 +49,27 @@ pub(crate) fn call(
                 Err(outcome) => return Ok(CallToolResult::error(outcome.detail).to_value()),
             };
             let ran = match &checked.backend {
-                Backend::Local(handler) => run_local(handler, &arguments, context.cancel_flag()),
+                Backend::Local(code @ LocalCode::Value(_)) => {
+                    run_local(code, &arguments, context).0
+                }
+                Backend::Local(LocalCode::Context(function)) => {
+                    match run_function(function, context, &arguments) {
+                        Ok(result) => {
+                            let result = checked_output(entry, result);
+                            let limit = &checked.options.result_limit;
+                            let declared = checked.output_schema.is_some();
+                            return Ok(limit_mcp_result(limit, result, declared)
+                                .into_result()
+                                .to_value());
+                        }
+                        // A request back to the client the server answers itself (an input
+                        // round, a missing capability) is answered as for its own tools.
+                        Err(failure) => match failure.carried::<HandlerError>() {
+                            Some(error) => return Err(error.clone()),
+                            None => failure_ran(&failure),
+                        },
+                    }
+                }
                 Backend::Remote(binding) => {
                     let timeout = context
                         .deadline()

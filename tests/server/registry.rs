@@ -244,3 +244,86 @@ fn a_structured_result_over_the_limit_is_a_tool_error_naming_the_limit() {
     client.close().unwrap();
     connection.wait();
 }
+
+/// Issue 21: a tool written once with the one handler signature is served by
+/// `Server::add_tool` with the request's context: progress and log messages reach the client,
+/// an input request is asked of it (a blocking request on the handshake era, an input round
+/// on 2026-07-28), an internal failure is withheld; the same kind of tool runs in a local
+/// harness in tests/harness/context.rs.
+#[test]
+fn a_tool_with_the_one_signature_is_served_with_the_request_context() {
+    use std::sync::{Arc, Mutex};
+    use toolwire::harness::ToolContext;
+    use toolwire::mcp::{ElicitResult, McpConfig};
+    use toolwire::server::CallToolResult;
+    use toolwire::{CallOptions, McpClient, ProtocolMode};
+
+    let server = Server::new(ServerConfig::new("context", "1")).unwrap();
+    server
+        .add_tool(LocalTool::with_context(
+            "get_weather",
+            "The weather, after asking for the city.",
+            json!({"type": "object", "properties": {"mode": {"type": "string"}}}),
+            |context: &dyn ToolContext, args: &Value| {
+                if args["mode"] == "secret" {
+                    return Err(ToolFailure::internal("password=hunter2"));
+                }
+                context.report_progress(1.0, Some(2.0), Some("asking"));
+                context.log_message(log::Level::Warn, "asking for the city");
+                let city = context.request_input(
+                    "city",
+                    "elicitation/create",
+                    json!({"message": "Which city?",
+                           "requestedSchema": {"type": "object",
+                                               "properties": {"city": {"type": "string"}}}}),
+                )?;
+                Ok(CallToolResult::from_text(format!(
+                    "clear in {}",
+                    city["content"]["city"].as_str().unwrap_or("?")
+                )))
+            },
+        ))
+        .unwrap();
+    for mode in [ProtocolMode::Legacy, ProtocolMode::Modern] {
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&logs);
+        let (client_end, server_end) = toolwire::transport::MemoryTransport::pair();
+        let connection = server
+            .connect(toolwire::server::PeerTransport::new(server_end))
+            .unwrap();
+        let config = McpConfig::default()
+            .mode(mode)
+            .elicitation(|_| ElicitResult::Accept(json!({"city": "Lima"})))
+            .on_log(move |message| sink.lock().unwrap().push(message.data.clone()));
+        let client = McpClient::connect(client_end, config).unwrap();
+        let progress = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&progress);
+        let result = client
+            .call_tool_with(
+                "get_weather",
+                json!({}),
+                CallOptions::new()
+                    .on_progress(move |report| seen.lock().unwrap().push(report.progress)),
+            )
+            .unwrap();
+        assert!(!result.is_error, "{mode:?}: {result:?}");
+        assert_eq!(result.text(), "clear in Lima", "{mode:?}");
+        assert!(
+            progress.lock().unwrap().contains(&1.0),
+            "{mode:?}: no progress"
+        );
+        if mode == ProtocolMode::Legacy {
+            assert!(
+                logs.lock().unwrap().contains(&json!("asking for the city")),
+                "{mode:?}: no log message"
+            );
+        }
+        let secret = client
+            .call_tool("get_weather", json!({"mode": "secret"}))
+            .unwrap();
+        assert!(secret.is_error);
+        assert!(!format!("{secret:?}").contains("hunter2"), "{secret:?}");
+        client.close().unwrap();
+        connection.wait();
+    }
+}
