@@ -262,6 +262,7 @@ impl ToolRegistry {
                     title: tool.title.clone(),
                     annotations: tool.annotations,
                     output_schema: None,
+                    ..Served::default()
                 },
                 output_schema: output.map(OutputSchema::Remote),
             });

@@ -14,7 +14,7 @@ use super::context::ToolFunction;
 use super::outcome::ResultLimit;
 use super::retry::RetryPolicy;
 use crate::error::{Error, Result};
-use crate::mcp::{CallToolResult, ToolAnnotations};
+use crate::mcp::{CallToolResult, TaskSupport, ToolAnnotations};
 
 /// Set when a call's time bound has passed (or the harness is closing). A tool may check it
 /// and stop early; nothing forces it to. Cheap to clone; clones share the flag.
@@ -335,6 +335,7 @@ pub(crate) struct Served {
     pub(crate) title: Option<String>,
     pub(crate) annotations: ToolAnnotations,
     pub(crate) output_schema: Option<Value>,
+    pub(crate) task: TaskSupport,
 }
 
 impl fmt::Debug for LocalTool {
@@ -443,6 +444,16 @@ impl LocalTool {
     /// `idempotentHint: true` unless this says otherwise.
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.served.annotations = annotations;
+        self
+    }
+
+    /// Whether a served call runs as a task of the 2026-07-28 tasks extension (see
+    /// `toolwire::server`): answered at once with the task, the code run on the server's
+    /// pool, an input request ([`super::ToolContext::request_input`]) answered with
+    /// `tasks/update`. A local harness runs every call within the call, whatever this says.
+    /// Defaults to [`TaskSupport::Forbidden`].
+    pub fn task(mut self, support: TaskSupport) -> Self {
+        self.served.task = support;
         self
     }
 

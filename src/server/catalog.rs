@@ -344,7 +344,7 @@ impl ToolEntry {
     pub(crate) fn task_support(&self) -> TaskSupport {
         match self {
             ToolEntry::Native { tool, .. } => tool.task,
-            ToolEntry::Registry { .. } => TaskSupport::Forbidden,
+            ToolEntry::Registry { tool, .. } => tool.served.task,
         }
     }
 
