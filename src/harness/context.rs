@@ -7,6 +7,7 @@
 //! client to ask), and is served by `toolwire::server` (the request's context: progress and
 //! log messages to the client, input requests to it, its cancellation).
 
+use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
@@ -58,6 +59,14 @@ pub trait ToolContext {
     /// it would its own (a 2026-07-28 first round becomes the `InputRequiredResult`, a client
     /// without the capability -32021).
     fn request_input(&self, key: &str, method: &str, params: Value) -> Result<Value, ToolFailure>;
+
+    /// The concrete context, for code that knows where it runs: served by `toolwire::server`
+    /// it is the request's `RequestContext` (reached with `RequestContext::of`: the
+    /// connection's state, the client's identity, a deferred answer). Defaults to none (a
+    /// local harness has nothing more to offer).
+    fn as_any(&self) -> Option<&dyn Any> {
+        None
+    }
 }
 
 /// What the model reads when a tool asks for input in a local harness.

@@ -658,4 +658,18 @@ impl ToolContext for RequestContext {
         };
         answer.map_err(|error| ToolFailure::internal(error.to_string()).carrying(error))
     }
+
+    fn as_any(&self) -> Option<&dyn Any> {
+        Some(self)
+    }
+}
+
+impl RequestContext {
+    /// The request's context behind a served tool's [`ToolContext`]
+    /// ([`crate::harness::LocalTool::with_context`]), for what only a server has (the
+    /// connection's state, the client's identity, [`RequestContext::defer`]); `None` when
+    /// the tool runs elsewhere (a local harness).
+    pub fn of(context: &dyn ToolContext) -> Option<&RequestContext> {
+        context.as_any()?.downcast_ref()
+    }
 }

@@ -31,6 +31,12 @@ fn weather() -> LocalTool {
                     )?;
                     Ok(CallToolResult::from_text(answer.to_string()))
                 }
+                Some("where") => Ok(CallToolResult::from_text(
+                    match toolwire::server::RequestContext::of(context) {
+                        Some(_) => "served",
+                        None => "local",
+                    },
+                )),
                 Some("error") => Ok(CallToolResult::error("no city named Atlantis")),
                 Some("secret") => Err(ToolFailure::internal("password=hunter2")),
                 Some("long") => Ok(CallToolResult::structured(json!({"sky": "y".repeat(200)}))),
@@ -67,6 +73,7 @@ fn a_tool_with_the_one_signature_runs_in_a_local_harness() {
         "the progress reached the caller's sink"
     );
     assert_eq!(call("text").result, json!("clear"));
+    assert_eq!(call("where").result, json!("local"));
     assert_eq!(call("nothing").status, Status::NotFound);
 
     // No client to ask in a local harness: a safe failure saying so.

@@ -268,6 +268,13 @@ fn a_tool_with_the_one_signature_is_served_with_the_request_context() {
                 if args["mode"] == "secret" {
                     return Err(ToolFailure::internal("password=hunter2"));
                 }
+                if args["mode"] == "who" {
+                    // What only a server has, through the request's own context.
+                    let request = toolwire::server::RequestContext::of(context)
+                        .expect("served: the request's context");
+                    let client = request.client_info().map(|info| info.name.clone());
+                    return Ok(CallToolResult::from_text(format!("{client:?}")));
+                }
                 context.report_progress(1.0, Some(2.0), Some("asking"));
                 context.log_message(log::Level::Warn, "asking for the city");
                 let city = context.request_input(
@@ -323,6 +330,11 @@ fn a_tool_with_the_one_signature_is_served_with_the_request_context() {
             .unwrap();
         assert!(secret.is_error);
         assert!(!format!("{secret:?}").contains("hunter2"), "{secret:?}");
+        let who = client
+            .call_tool("get_weather", json!({"mode": "who"}))
+            .unwrap();
+        assert!(!who.is_error, "{who:?}");
+        assert!(who.text().starts_with("Some("), "{who:?}");
         client.close().unwrap();
         connection.wait();
     }
