@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 
 mod admission;
 mod answer;
+mod attempt;
 mod audit;
 mod batch;
 mod budget;
