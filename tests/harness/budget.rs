@@ -315,10 +315,12 @@ fn conversations_are_bounded_and_their_ids_checked() {
     let first = harness.conversation("first").unwrap();
     assert_eq!(first.call("found", json!({})).status, Status::Ok);
     assert_eq!(first.id(), "first");
-    harness.conversation("second").unwrap();
+    let second = harness.conversation("second").unwrap();
+    assert_eq!(second.call("found", json!({})).status, Status::Ok);
     harness.conversation("third").unwrap();
-    // The harness holds two; the least recently used, "first", was forgotten, so it starts
-    // over when asked for again, while the handle still held keeps its count.
+    // The harness holds two, both spent (a scope that holds nothing would go first); the
+    // least recently used, "first", was forgotten, so it starts over when asked for again,
+    // while the handle still held keeps its count.
     assert_eq!(first.budget().used, 1);
     let fresh = harness.conversation("first").unwrap();
     assert_eq!(fresh.budget().used, 0);
