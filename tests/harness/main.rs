@@ -7,6 +7,7 @@ mod support;
 mod budget;
 mod checks;
 mod everything;
+mod metrics;
 mod numbers;
 mod outcomes;
 mod providers;
