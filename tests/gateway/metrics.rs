@@ -1,7 +1,7 @@
-//! `toolwire serve --metrics ADDR` scraped by a real Prometheus server (the distribution's
-//! `prometheus` package, which `.ci/run` installs): after N calls through the gateway, its
-//! query API counts at least N `tools/call` answers in
-//! `mcp_server_operation_duration_seconds_count`.
+//! `toolwire serve --metrics ADDR`: its `/metrics` counts the front server's answers and the
+//! harness's statuses, and a real Prometheus server (the distribution's `prometheus` package,
+//! which `.ci/run` installs) scraping it counts, after N calls through the gateway, at least N
+//! `tools/call` answers in `mcp_server_operation_duration_seconds_count`.
 #![cfg(feature = "cli")]
 
 use crate::support::gateway as support;
@@ -81,12 +81,11 @@ fn query(base: &str, query: &str) -> Option<f64> {
         .sum()
 }
 
-#[test]
-#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh), and prometheus"]
-fn prometheus_scrapes_the_operation_durations_of_toolwire_serve() {
-    let _peers = mcp::peers("prometheus_scrapes_the_operation_durations_of_toolwire_serve");
-    let program = prometheus();
-    let folder = cli::scratch("gateway-prometheus");
+/// Starts `toolwire serve` over HTTP with metrics: the child, its stderr, the MCP URL and
+/// the metrics URL.
+fn serve_with_metrics(
+    folder: &std::path::Path,
+) -> (Child, std::sync::mpsc::Receiver<String>, String, String) {
     let config = folder.join("servers.json");
     let servers = json!({"mcpServers": {"alpha": support::tool_server_entry()}});
     std::fs::write(&config, servers.to_string()).unwrap();
@@ -100,11 +99,67 @@ fn prometheus_scrapes_the_operation_durations_of_toolwire_serve() {
         "127.0.0.1:0",
     ]);
     command.stdin(Stdio::null());
-    let (mut child, lines) = cli::spawn_with_stderr_lines(command);
+    let (child, lines) = cli::spawn_with_stderr_lines(command);
     let seen = cli::read_until(&lines, |line| line.contains("listening on "));
     let metrics_url = after(&seen, "metrics at ");
-    let target = authority(&metrics_url).to_owned();
     let url = after(&seen, "listening on ");
+    (child, lines, url, metrics_url)
+}
+
+#[test]
+fn serve_counts_the_front_answers_and_the_harness_statuses() {
+    let folder = cli::scratch("gateway-metrics");
+    let (mut child, _lines, url, metrics_url) = serve_with_metrics(&folder);
+    let client = McpClient::connect_http(HttpConfig::new(url), McpConfig::default()).unwrap();
+    let echoed = client
+        .call_tool("mcp__alpha__echo", json!({"message": "secret-argument"}))
+        .unwrap();
+    assert_eq!(echoed.text(), "secret-argument");
+    let unknown = client.call_tool("mcp__alpha__made_up", json!({})).unwrap();
+    assert!(unknown.is_error);
+    client.close().unwrap();
+    let head = format!(
+        "GET /metrics HTTP/1.1\r\nHost: {}\r\n",
+        authority(&metrics_url)
+    );
+    let text = exchange(&metrics_url, &head, "").body;
+    let has = |needle: &str| text.lines().any(|line| line.starts_with(needle));
+    assert!(
+        has(
+            r#"mcp_server_operation_duration_seconds_count{gen_ai_tool_name="mcp__alpha__echo",mcp_method_name="tools/call"} 1"#
+        ),
+        "{text}"
+    );
+    assert!(
+        has(
+            r#"mcp_server_operation_duration_seconds_count{error_type="tool_error",mcp_method_name="tools/call"} 1"#
+        ),
+        "{text}"
+    );
+    assert!(
+        has(r#"toolwire_harness_calls_total{gen_ai_tool_name="mcp__alpha__echo",status="OK"} 1"#),
+        "{text}"
+    );
+    assert!(
+        has(r#"toolwire_harness_calls_total{status="UNKNOWN_TOOL"} 1"#),
+        "{text}"
+    );
+    assert!(
+        !text.contains("made_up") && !text.contains("secret-argument"),
+        "{text}"
+    );
+    cli::sigint(child.id());
+    assert_eq!(cli::wait_bounded(&mut child, cli::LIMIT), 0);
+}
+
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh), and prometheus"]
+fn prometheus_scrapes_the_operation_durations_of_toolwire_serve() {
+    let _peers = mcp::peers("prometheus_scrapes_the_operation_durations_of_toolwire_serve");
+    let program = prometheus();
+    let folder = cli::scratch("gateway-prometheus");
+    let (mut child, _lines, url, metrics_url) = serve_with_metrics(&folder);
+    let target = authority(&metrics_url).to_owned();
 
     // A port for Prometheus's own API, free a moment ago.
     let port = TcpListener::bind("127.0.0.1:0")
