@@ -154,6 +154,7 @@ pub mod jsonrpc;
 use jsonrpc::{client, timer, wire};
 mod mask;
 pub mod mcp;
+pub mod metrics;
 pub mod schema;
 #[cfg(feature = "server")]
 pub mod server;

@@ -254,6 +254,7 @@ pub struct GatewayConfig {
     protocol: ProtocolMode,
     transcript: Option<Arc<Transcript>>,
     http: HttpServerConfig,
+    metrics: Option<crate::metrics::Metrics>,
     #[cfg(feature = "oauth")]
     token_store: Option<Arc<dyn crate::auth::TokenStore>>,
 }
@@ -274,7 +275,8 @@ impl std::fmt::Debug for GatewayConfig {
             .field("workers", &self.workers)
             .field("protocol", &self.protocol)
             .field("transcript", &self.transcript.is_some())
-            .field("http", &self.http);
+            .field("http", &self.http)
+            .field("metrics", &self.metrics.is_some());
         #[cfg(feature = "oauth")]
         debug.field("token_store", &self.token_store.is_some());
         debug.finish()
@@ -292,6 +294,7 @@ impl Default for GatewayConfig {
             protocol: ProtocolMode::Auto,
             transcript: None,
             http: HttpServerConfig::new(),
+            metrics: None,
             #[cfg(feature = "oauth")]
             token_store: None,
         }
@@ -355,6 +358,13 @@ impl GatewayConfig {
     #[cfg(feature = "oauth")]
     pub fn token_store(mut self, store: Arc<dyn crate::auth::TokenStore>) -> Self {
         self.token_store = Some(store);
+        self
+    }
+
+    /// Records the front server's requests and the harness's calls into `metrics`, which
+    /// [`Gateway::serve_metrics`] serves ([`crate::metrics`]). Defaults to none.
+    pub fn metrics(mut self, metrics: crate::metrics::Metrics) -> Self {
+        self.metrics = Some(metrics);
         self
     }
 
@@ -532,11 +542,11 @@ impl Gateway {
                 options.workers
             )));
         }
-        let server = Server::new(
-            ServerConfig::new(options.name.clone(), options.version.clone())
-                .workers(options.workers)
-                .request_timeout(crate::harness::ToolTimeout::Long.duration() + FRONT_GRACE),
-        )?;
+        let mut server_config = ServerConfig::new(options.name.clone(), options.version.clone())
+            .workers(options.workers)
+            .request_timeout(crate::harness::ToolTimeout::Long.duration() + FRONT_GRACE);
+        server_config.metrics = options.metrics.clone();
+        let server = Server::new(server_config)?;
         for server_name in policy.servers() {
             if configs.get(server_name).is_none() {
                 log::warn!(
@@ -551,6 +561,7 @@ impl Gateway {
             .workers(1)
             .attempt_budget(policy.caller_budget());
         harness_config.transcript = options.transcript.clone();
+        harness_config.metrics = options.metrics.clone();
         // Each attempt sent to a backend is counted as its `request` line is written.
         let stats = Arc::new(stats::Stats::default());
         let owners: Owners = Arc::default();
@@ -580,6 +591,7 @@ impl Gateway {
             audit: Audit {
                 transcript: options.transcript.clone(),
                 observer: None,
+                metrics: options.metrics.clone(),
             },
             scopes,
             harness,
@@ -637,6 +649,18 @@ impl Gateway {
     /// When the address cannot be bound.
     pub fn serve_http(&self, addr: SocketAddr) -> Result<HttpServer> {
         HttpServer::bind(&self.core.server, self.options.http.clone().addr(addr))
+    }
+
+    /// Serves [`GatewayConfig::metrics`] as Prometheus text at `GET /metrics` on `addr` (with
+    /// [`GatewayConfig::http`]'s other settings, as [`Gateway::serve_http`] does); returns the
+    /// running listener at once.
+    ///
+    /// # Errors
+    ///
+    /// When the gateway records no metrics or the address cannot be bound.
+    pub fn serve_metrics(&self, addr: SocketAddr) -> Result<HttpServer> {
+        let config = self.options.http.clone().addr(addr).path("/metrics");
+        HttpServer::bind_metrics(&self.core.server, config)
     }
 
     /// The counters: `{"calls": n, "backends": {name: {"tools", "in_flight", "limit",

@@ -380,6 +380,7 @@ impl Transcript {
 pub(crate) struct Audit {
     pub(crate) transcript: Option<Arc<Transcript>>,
     pub(crate) observer: Option<AuditObserver>,
+    pub(crate) metrics: Option<crate::metrics::Metrics>,
 }
 
 impl Audit {
@@ -390,6 +391,7 @@ impl Audit {
     pub(crate) fn wanted(&self) -> bool {
         self.transcript.is_some()
             || self.observer.is_some()
+            || self.metrics.is_some()
             || log::log_enabled!(target: HARNESS_LOG_TARGET, log::Level::Warn)
     }
 
@@ -401,6 +403,26 @@ impl Audit {
         if let Some(observer) = &self.observer {
             observer(&event);
         }
+        if let Some(metrics) = &self.metrics {
+            record(metrics, &event);
+        }
+    }
+}
+
+/// Counts what the metrics keep of an event: finished calls by status, BUSY refusals,
+/// retries. The tool is a label only once the call got past the registry: the name of an
+/// `INVALID` or `UNKNOWN_TOOL` call is the model's, not the catalog's.
+fn record(metrics: &crate::metrics::Metrics, event: &AuditEvent) {
+    let known = !matches!(event.status, Some(Status::Invalid | Status::UnknownTool));
+    let tool = event.tool.as_deref().filter(|_| known);
+    match event.kind {
+        AuditKind::Finished => {
+            let status = event.status.map_or("_OTHER", Status::as_str);
+            metrics.harness_call(status, tool);
+        }
+        AuditKind::Busy => metrics.harness_busy(tool),
+        AuditKind::Retry => metrics.harness_retry(tool),
+        _ => {}
     }
 }
 

@@ -99,6 +99,7 @@ pub struct HarnessConfig {
     pub(crate) sleeper: Arc<dyn Sleeper>,
     pub(crate) transcript: Option<Arc<Transcript>>,
     pub(crate) observer: Option<AuditObserver>,
+    pub(crate) metrics: Option<crate::metrics::Metrics>,
 }
 
 impl Default for HarnessConfig {
@@ -117,6 +118,7 @@ impl Default for HarnessConfig {
             sleeper: Arc::new(ThreadSleeper),
             transcript: None,
             observer: None,
+            metrics: None,
         }
     }
 }
@@ -136,6 +138,7 @@ impl fmt::Debug for HarnessConfig {
             .field("close_grace", &self.close_grace)
             .field("transcript", &self.transcript.is_some())
             .field("observer", &self.observer.is_some())
+            .field("metrics", &self.metrics.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -234,6 +237,13 @@ impl HarnessConfig {
     /// Receives every audit event. Defaults to none.
     pub fn observer(mut self, observer: impl Fn(&AuditEvent) + Send + Sync + 'static) -> Self {
         self.observer = Some(Arc::new(observer));
+        self
+    }
+
+    /// Counts calls by status word, BUSY refusals and retries into `metrics`, and reports the
+    /// budget left there ([`crate::metrics`]). Defaults to none.
+    pub fn metrics(mut self, metrics: crate::metrics::Metrics) -> Self {
+        self.metrics = Some(metrics);
         self
     }
 
@@ -458,22 +468,30 @@ impl Harness {
         let audit = Arc::new(Audit {
             transcript: config.transcript.clone(),
             observer: config.observer.clone(),
+            metrics: config.metrics.clone(),
         });
-        Ok(Harness {
-            inner: Arc::new(Inner {
-                registry,
-                budget: Budget::new(config.attempt_budget),
-                scopes: BudgetScopes::new(config.attempt_budget, config.max_budget_scopes),
-                sleeper: Arc::clone(&config.sleeper),
-                config,
-                executor,
-                audit,
-                next_call: AtomicU64::new(0),
-                next_attempt: AtomicU64::new(0),
-                cancels: Arc::new(Mutex::new(HashMap::new())),
-                closed: AtomicBool::new(false),
-            }),
-        })
+        let inner = Arc::new(Inner {
+            registry,
+            budget: Budget::new(config.attempt_budget),
+            scopes: BudgetScopes::new(config.attempt_budget, config.max_budget_scopes),
+            sleeper: Arc::clone(&config.sleeper),
+            config,
+            executor,
+            audit,
+            next_call: AtomicU64::new(0),
+            next_attempt: AtomicU64::new(0),
+            cancels: Arc::new(Mutex::new(HashMap::new())),
+            closed: AtomicBool::new(false),
+        });
+        if let Some(metrics) = &inner.config.metrics {
+            let weak = Arc::downgrade(&inner);
+            metrics.gauge(
+                crate::metrics::HARNESS_BUDGET_REMAINING,
+                "Attempts left in the harness's own budget.",
+                move || Some(f64::from(weak.upgrade()?.budget.state().remaining())),
+            );
+        }
+        Ok(Harness { inner })
     }
 
     /// Takes one raw tool call in `shape` (the JSON text as the model produced it), runs

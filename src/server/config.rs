@@ -34,6 +34,7 @@ pub struct ServerConfig {
     pub(crate) task_poll_interval: Duration,
     pub(crate) task_input_timeout: Duration,
     pub(crate) max_task_result_bytes: usize,
+    pub(crate) metrics: Option<crate::metrics::Metrics>,
 }
 
 impl ServerConfig {
@@ -65,6 +66,7 @@ impl ServerConfig {
             task_poll_interval: Duration::from_millis(500),
             task_input_timeout: Duration::from_secs(600),
             max_task_result_bytes: 4 * 1024 * 1024,
+            metrics: None,
         }
     }
 
@@ -236,6 +238,14 @@ impl ServerConfig {
     /// instead of being held until the TTL. At least 1 KiB. Defaults to 4 MiB.
     pub fn max_task_result_bytes(mut self, bytes: usize) -> Self {
         self.max_task_result_bytes = bytes;
+        self
+    }
+
+    /// Records every request the server answers into `metrics`
+    /// (`mcp_server_operation_duration_seconds`, see [`crate::metrics`]), which
+    /// [`super::HttpServer::bind_metrics`] serves. Defaults to none: nothing is recorded.
+    pub fn metrics(mut self, metrics: crate::metrics::Metrics) -> Self {
+        self.metrics = Some(metrics);
         self
     }
 

@@ -139,6 +139,8 @@ impl Connection {
         link: Arc<dyn Link>,
     ) {
         let id = request.id.clone();
+        let link =
+            super::metered::wrap(&self.server, &request.method, request.params.as_ref(), link);
         let prepared = match dispatch::prepare(self, request, envelope) {
             Ok(prepared) => prepared,
             Err(Rejection { error, status }) => {

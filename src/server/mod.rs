@@ -123,6 +123,7 @@ mod dispatch;
 pub(crate) mod fuzz;
 pub(crate) mod http;
 mod memory;
+mod metered;
 pub(crate) mod resources;
 pub(crate) mod serve;
 mod skill_tree;

@@ -13,6 +13,7 @@ mod interop;
 mod invalid;
 mod list_change;
 mod listing;
+mod metrics;
 mod passthrough;
 mod pipeline;
 mod resources;

@@ -8,6 +8,7 @@ mod budget;
 mod checks;
 mod context;
 mod everything;
+mod metrics;
 mod numbers;
 mod outcomes;
 mod providers;

@@ -20,7 +20,7 @@ use crate::cli::{Cli, Protocol};
 use crate::transcript::Transcript;
 use crate::{Exit, Failure};
 
-/// `serve [--policy FILE] [--stdio | --http ADDR]`.
+/// `serve [--policy FILE] [--stdio | --http ADDR] [--metrics ADDR]`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// The policy file (JSON; see the docs of `toolwire::gateway::Policy`). Without it, the
@@ -33,6 +33,10 @@ pub struct ServeArgs {
     /// Serve Streamable HTTP at ADDR (e.g. 127.0.0.1:8931; the endpoint is /mcp).
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
+    /// Serve Prometheus metrics at ADDR (e.g. 127.0.0.1:9464; the endpoint is /metrics), on a
+    /// listener of its own. Off by default.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
 }
 
 /// Runs the gateway until stdin ends (stdio) or Ctrl-C.
@@ -63,6 +67,9 @@ pub fn run(
         })
         // HTTP servers that need OAuth use the tokens `toolwire login` stored.
         .token_store(crate::auth::store());
+    if args.metrics.is_some() {
+        options = options.metrics(toolwire::metrics::Metrics::new());
+    }
     if let Some(transcript) = transcript {
         let writer = IntoCliTranscript {
             transcript: Arc::clone(transcript),
@@ -116,12 +123,26 @@ pub fn run(
             }
         );
     }
+    let metrics = match args.metrics {
+        Some(addr) => {
+            let listener = gateway
+                .serve_metrics(addr)
+                .map_err(|error| Failure::from_error("serving metrics", &error))?;
+            errln!(
+                "toolwire: metrics at http://{}/metrics",
+                listener.local_addr()
+            );
+            Some(listener)
+        }
+        None => None,
+    };
     // Ctrl-C comes to this function through `interrupts`, not to the session handling.
     crate::interrupt::call_active(true);
     let outcome = match args.http {
         Some(addr) => serve_http(&gateway, addr, interrupts),
         None => serve_stdio(&gateway, interrupts),
     };
+    drop(metrics);
     gateway.close();
     errln!("toolwire: calls per server and status:");
     let table = gateway.stats_table();

@@ -14,7 +14,8 @@
 //!
 //! Files: `config`, `request` (reading a request), `response` (writing), `guard` (Host and
 //! Origin), `route` (POST, GET, DELETE), `stream` (a response stream), `session`, `slots`
-//! (who holds a connection slot).
+//! (who holds a connection slot). A metrics listener ([`HttpServer::bind_metrics`]) is the same
+//! server with one route: `GET` at its path answers Prometheus text.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -52,6 +53,9 @@ pub(crate) struct HttpInner {
     pub(crate) config: HttpServerConfig,
     pub(crate) sessions: Mutex<HashMap<String, Arc<Session>>>,
     pub(crate) stopping: AtomicBool,
+    /// Set for a metrics listener ([`HttpServer::bind_metrics`]): it answers `GET` at its path
+    /// with this recorder's text, and nothing else.
+    metrics: Option<crate::metrics::Metrics>,
     /// The open connections: closing the server ends their reads at once, and idle ones make
     /// room for newcomers.
     slots: Slots,
@@ -119,6 +123,35 @@ impl HttpServer {
     /// [`crate::Error::Config`] for a setting out of its bounds, [`crate::Error::Io`] when the address
     /// cannot be bound or a thread cannot start.
     pub fn bind(server: &Server, config: HttpServerConfig) -> Result<HttpServer> {
+        HttpServer::start(server, config, None)
+    }
+
+    /// Listens for Prometheus: `GET` at `config`'s path (give it `.path("/metrics")`, where
+    /// Prometheus looks by default) answers the text of the recorder of
+    /// [`crate::server::ServerConfig::metrics`]; any other path is 404, any other method 405.
+    /// Everything else of `config` applies as it does to [`HttpServer::bind`]: loopback by
+    /// default, the Host and Origin checks, the connection and head bounds and deadlines. It
+    /// serves no MCP; the server's own endpoint is another [`HttpServer::bind`].
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::Config`] when the server records no metrics or a setting is out of its
+    /// bounds, [`crate::Error::Io`] when the address cannot be bound or a thread cannot start.
+    pub fn bind_metrics(server: &Server, config: HttpServerConfig) -> Result<HttpServer> {
+        let Some(metrics) = server.config().metrics.clone() else {
+            return Err(crate::Error::Config(
+                "a metrics listener needs a server that records metrics (ServerConfig::metrics)"
+                    .into(),
+            ));
+        };
+        HttpServer::start(server, config, Some(metrics))
+    }
+
+    fn start(
+        server: &Server,
+        config: HttpServerConfig,
+        metrics: Option<crate::metrics::Metrics>,
+    ) -> Result<HttpServer> {
         config.check()?;
         let listener = TcpListener::bind(config.addr)?;
         let addr = listener.local_addr()?;
@@ -132,6 +165,7 @@ impl HttpServer {
             config,
             sessions: Mutex::new(HashMap::new()),
             stopping: AtomicBool::new(false),
+            metrics,
             slots,
             threads: Mutex::new(Vec::new()),
         });
@@ -439,6 +473,9 @@ fn handle(
         response::write_full(socket, status, Some("application/json"), &[], &body, false)?;
         return Ok(false);
     }
+    if let Some(metrics) = &inner.metrics {
+        return metrics_route(metrics, head, socket);
+    }
     match head.method.as_str() {
         "POST" => route::post(inner, head, body, socket),
         "GET" => route::get(inner, head, socket),
@@ -450,4 +487,22 @@ fn handle(
             Ok(true)
         }
     }
+}
+
+/// A request to a metrics listener: `GET` answers the recorder's text, anything else 405.
+fn metrics_route(
+    metrics: &crate::metrics::Metrics,
+    head: &request::Head,
+    socket: &mut TcpStream,
+) -> io::Result<bool> {
+    if head.method != "GET" {
+        let allow = [("Allow", "GET".to_owned())];
+        let body = b"Method Not Allowed\n";
+        response::write_full(socket, 405, Some("text/plain"), &allow, body, true)?;
+        return Ok(true);
+    }
+    let text = metrics.render();
+    let content_type = Some(crate::metrics::CONTENT_TYPE);
+    response::write_full(socket, 200, content_type, &[], text.as_bytes(), true)?;
+    Ok(true)
 }

@@ -1,0 +1,136 @@
+//! The server's side of [`crate::metrics`]: a request's answer, whoever gives it (its handler,
+//! a refusal, its deadline), is timed from the request's arrival by a link that wraps the
+//! connection's own, made only when the server has a recorder.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use serde_json::Value;
+
+use super::context::Link;
+use super::Shared;
+use crate::client::CallHandle;
+use crate::error::Result;
+use crate::mcp::methods;
+use crate::metrics::{Metrics, OTHER};
+use crate::wire::{RequestId, Response};
+
+/// The MCP requests a server may route: with the catalog's own methods, the only values the
+/// `mcp_method_name` label takes besides `_OTHER`.
+const REQUESTS: [&str; 21] = [
+    methods::INITIALIZE,
+    methods::SERVER_DISCOVER,
+    methods::PING,
+    methods::TOOLS_LIST,
+    methods::TOOLS_CALL,
+    methods::RESOURCES_LIST,
+    methods::RESOURCES_TEMPLATES_LIST,
+    methods::RESOURCES_READ,
+    methods::RESOURCES_SUBSCRIBE,
+    methods::RESOURCES_UNSUBSCRIBE,
+    methods::RESOURCES_DIRECTORY_READ,
+    methods::PROMPTS_LIST,
+    methods::PROMPTS_GET,
+    methods::COMPLETION_COMPLETE,
+    methods::LOGGING_SET_LEVEL,
+    methods::TASKS_GET,
+    methods::TASKS_RESULT,
+    methods::TASKS_CANCEL,
+    methods::TASKS_LIST,
+    methods::SKILLS_LIST,
+    methods::SKILLS_GET,
+];
+
+/// What is known of a request when it arrives, its labels already bounded.
+struct Measure {
+    metrics: Metrics,
+    method: String,
+    tool: Option<String>,
+    started: Instant,
+}
+
+/// A link that records the request's answer, once, then passes everything on.
+struct Metered {
+    inner: Arc<dyn Link>,
+    measure: Mutex<Option<Measure>>,
+}
+
+/// Wraps `link` so the answer to `method` (with `params`) is recorded, when `server` has a
+/// recorder; otherwise `link` itself.
+pub(crate) fn wrap(
+    server: &Shared,
+    method: &str,
+    params: Option<&Value>,
+    link: Arc<dyn Link>,
+) -> Arc<dyn Link> {
+    let Some(metrics) = &server.config.metrics else {
+        return link;
+    };
+    let catalog = server.catalog.read();
+    let method = if REQUESTS.contains(&method) || catalog.methods.contains_key(method) {
+        method.to_owned()
+    } else {
+        OTHER.to_owned()
+    };
+    // Only a tool the catalog has names a series: a name a client made up is not a label.
+    let tool = (method == methods::TOOLS_CALL)
+        .then(|| params?.get("name")?.as_str())
+        .flatten()
+        .filter(|name| catalog.tools.get(name).is_some())
+        .map(str::to_owned);
+    drop(catalog);
+    Arc::new(Metered {
+        inner: link,
+        measure: Mutex::new(Some(Measure {
+            metrics: metrics.clone(),
+            method,
+            tool,
+            started: Instant::now(),
+        })),
+    })
+}
+
+/// The conventions' `error.type` of an answer: the JSON-RPC code as a string, `tool_error`
+/// for a result with `isError`, none for a success.
+fn error_type(response: &Response) -> Option<String> {
+    match &response.payload {
+        Err(error) => Some(error.code.0.to_string()),
+        Ok(result) if result.get("isError").and_then(Value::as_bool) == Some(true) => {
+            Some("tool_error".to_owned())
+        }
+        Ok(_) => None,
+    }
+}
+
+impl Link for Metered {
+    fn notify(&self, related: Option<&RequestId>, method: &str, params: Value) -> Result<()> {
+        self.inner.notify(related, method, params)
+    }
+
+    fn request(
+        &self,
+        related: &RequestId,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Option<Result<CallHandle>> {
+        self.inner.request(related, method, params, timeout)
+    }
+
+    fn respond(&self, response: Response, status: u16) {
+        if let Some(measure) = self.measure.lock().take() {
+            measure.metrics.server_operation(
+                &measure.method,
+                measure.tool.as_deref(),
+                error_type(&response).as_deref(),
+                measure.started.elapsed(),
+            );
+        }
+        self.inner.respond(response, status);
+    }
+
+    fn respond_batch(&self, responses: Vec<Response>) {
+        self.inner.respond_batch(responses);
+    }
+}
