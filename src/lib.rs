@@ -155,6 +155,8 @@ pub mod mcp;
 pub mod schema;
 #[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "gateway")]
+mod suggest;
 mod sys;
 mod timer;
 pub mod transport;

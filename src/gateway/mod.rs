@@ -190,7 +190,7 @@ mod skills;
 mod start;
 mod stats;
 
-pub use policy::{Policy, MAX_POLICY_BYTES};
+pub use policy::{Policy, PolicyMismatch, UnknownName, MAX_POLICY_BYTES};
 
 use backend::Backend;
 
@@ -205,8 +205,6 @@ const FRONT_GRACE: Duration = Duration::from_secs(2);
 /// The most sessions whose budgets are held at once; past it the one used least recently is
 /// forgotten (and starts over if it calls again).
 const MAX_SESSION_BUDGETS: usize = 4096;
-/// How long past the start deadline the gateway waits for a starting thread's word.
-const START_GRACE: Duration = Duration::from_secs(1);
 
 /// How the gateway runs. `GatewayOptions::new()` spells out every default.
 #[derive(Clone)]
@@ -214,6 +212,7 @@ pub struct GatewayOptions {
     name: String,
     version: String,
     start_timeout: Duration,
+    connect_timeout: Duration,
     restart: RestartPolicy,
     workers: usize,
     protocol: ProtocolMode,
@@ -230,6 +229,7 @@ impl std::fmt::Debug for GatewayOptions {
             .field("name", &self.name)
             .field("version", &self.version)
             .field("start_timeout", &self.start_timeout)
+            .field("connect_timeout", &self.connect_timeout)
             .field("restart", &self.restart)
             .field("workers", &self.workers)
             .field("protocol", &self.protocol)
@@ -246,7 +246,8 @@ impl Default for GatewayOptions {
         GatewayOptions {
             name: "toolwire-gateway".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            start_timeout: Duration::from_secs(30),
+            start_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(30),
             restart: RestartPolicy::default(),
             workers: 64,
             protocol: ProtocolMode::Auto,
@@ -270,10 +271,21 @@ impl GatewayOptions {
         self
     }
 
-    /// How long each backend may take to start, finish its lifecycle and list its tools (1 ms
-    /// to 1 hour). Defaults to 30 s.
+    /// How long each backend may take to start, finish its lifecycle and list its tools,
+    /// resources and prompts (1 ms to 1 hour): one that has not by then is left out (and
+    /// reported once), while the others serve. It bounds the backends' requests that carry no
+    /// deadline of their own (listing again after a change) too. Defaults to 10 s.
     pub fn start_timeout(mut self, timeout: Duration) -> Self {
         self.start_timeout = timeout;
+        self
+    }
+
+    /// How long starting or reaching a backend and its handshake may take, each time it is
+    /// started (at the gateway's start, within [`GatewayOptions::start_timeout`] too, and
+    /// again after it died). Defaults to 30 s (so at the first start the start timeout is
+    /// the bound).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
         self
     }
 
@@ -335,8 +347,6 @@ pub struct StartedBackend {
     pub tools: Vec<String>,
     /// Its tools the gateway does not serve, and why (the policy, a bad name or schema).
     pub skipped: Vec<SkippedTool>,
-    /// Names on its allow list that it offers neither as a tool nor as a prompt.
-    pub missing: Vec<String>,
     /// The front names of its prompts.
     pub prompts: Vec<String>,
     /// Its prompts the gateway does not serve, and why (the policy).
@@ -370,14 +380,18 @@ pub struct FailedBackend {
     pub error: String,
 }
 
-/// What [`Gateway::start`] found.
+/// Where the backends are ([`Gateway::report`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StartReport {
     /// The backends served, in the config's order.
     pub started: Vec<StartedBackend>,
     /// The backends left out: a bad config entry, a start or list that failed or passed its
-    /// deadline.
+    /// deadline, or a listing the policy's names do not match ([`PolicyMismatch`]: kept
+    /// out until they match).
     pub failed: Vec<FailedBackend>,
+    /// The backends still starting (only after [`Gateway::launch`], within the start
+    /// timeout).
+    pub starting: Vec<String>,
 }
 
 /// The backend of each front tool name served.
@@ -403,6 +417,8 @@ pub(crate) struct Core {
     next_session: AtomicU32,
     /// Front subscriptions to resources, by URI.
     subscriptions: catalog::Subscriptions,
+    /// Where each backend is.
+    roster: start::Roster,
 }
 
 impl Core {
@@ -458,33 +474,70 @@ impl Core {
 #[derive(Clone)]
 pub struct Gateway {
     core: Arc<Core>,
-    report: Arc<StartReport>,
     options: Arc<GatewayOptions>,
 }
 
 impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gateway")
-            .field("report", &self.report)
+            .field("report", &self.report())
             .finish_non_exhaustive()
     }
 }
 
 impl Gateway {
     /// Starts every backend of `configs` in parallel (each within the start timeout), lists
-    /// their tools, and makes the front server; see the module documentation. Backends that
-    /// fail are in [`Gateway::report`]; the gateway starts even with none.
+    /// their lists, and makes the front server; returns once every backend has started or
+    /// been left out, and serves those started in the config's order. See the module
+    /// documentation. Backends that fail are in [`Gateway::report`]; the gateway starts even
+    /// with none.
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] for options out of their bounds; [`Error::Io`] when a thread cannot
+    /// [`Error::Config`] for options out of their bounds, or a policy naming a server the
+    /// config does not have ([`Policy::check_servers`]); [`Error::Io`] when a thread cannot
     /// be started.
     pub fn start(
         configs: &ServerConfigs,
         policy: Policy,
         options: GatewayOptions,
     ) -> Result<Gateway> {
+        Gateway::begin(configs, policy, options, true)
+    }
+
+    /// As [`Gateway::start`], but returns at once: the front server answers from the start
+    /// (`initialize` does not wait for any backend), and each backend joins when it is
+    /// ready, its front clients told the tool list changed. One not ready within the start
+    /// timeout is left out and reported once. [`Gateway::wait_started`] waits for them all.
+    ///
+    /// # Errors
+    ///
+    /// As [`Gateway::start`].
+    pub fn launch(
+        configs: &ServerConfigs,
+        policy: Policy,
+        options: GatewayOptions,
+    ) -> Result<Gateway> {
+        Gateway::begin(configs, policy, options, false)
+    }
+
+    /// Waits until every backend has started or been left out (at most the start timeout
+    /// from [`Gateway::launch`], and a little more for the last to be served); true when
+    /// they have. At once after [`Gateway::start`].
+    pub fn wait_started(&self) -> bool {
+        self.core
+            .roster
+            .wait(std::time::Instant::now() + self.options.start_timeout + FRONT_GRACE)
+    }
+
+    fn begin(
+        configs: &ServerConfigs,
+        policy: Policy,
+        options: GatewayOptions,
+        hold: bool,
+    ) -> Result<Gateway> {
         crate::harness::check_bound("the gateway's start timeout", options.start_timeout)?;
+        crate::harness::check_bound("the gateway's connect timeout", options.connect_timeout)?;
         if !(1..=1024).contains(&options.workers) {
             return Err(Error::Config(format!(
                 "the gateway's workers must be 1 to 1024, not {}",
@@ -496,14 +549,7 @@ impl Gateway {
                 .workers(options.workers)
                 .request_timeout(crate::harness::ToolTimeout::Long.duration() + FRONT_GRACE),
         )?;
-        for server_name in policy.servers() {
-            if configs.get(server_name).is_none() {
-                log::warn!(
-                    target: LOG_TARGET,
-                    "the policy names server {server_name:?}, which the config does not have"
-                );
-            }
-        }
+        policy.check_servers(configs)?;
         // Each backend's tools run on the front server's workers, admitted by the backend's
         // own handle: the harness's one worker never runs a gateway call.
         let mut harness_config = HarnessConfig::default()
@@ -543,6 +589,7 @@ impl Gateway {
             harness,
             next_session: AtomicU32::new(0),
             subscriptions: catalog::Subscriptions::default(),
+            roster: start::Roster::default(),
         });
         let weak = Arc::downgrade(&core);
         core.server
@@ -557,19 +604,18 @@ impl Gateway {
             })
             .inline(true),
         )?;
-        let mut report = start::start_backends(&core, configs, &options);
-        serve_catalog(&core);
-        skills::serve(&core, &mut report)?;
+        start::start_backends(&core, configs, &options, hold)?;
         Ok(Gateway {
             core,
-            report: Arc::new(report),
             options: Arc::new(options),
         })
     }
 
-    /// Which backends started and which are left out.
-    pub fn report(&self) -> &StartReport {
-        &self.report
+    /// Which backends are served, which are left out (and why), and which are still
+    /// starting, now: a backend that joins late, or that a list change puts out of or back
+    /// in line with the policy's names, moves.
+    pub fn report(&self) -> StartReport {
+        self.core.roster.report()
     }
 
     /// The front server (to serve it over another transport, or to add tools of its own).
@@ -612,6 +658,7 @@ impl Gateway {
     /// Closes every backend (stdio children are ended) and the harness (calls from then on
     /// are `BUSY`). Idempotent.
     pub fn close(&self) {
+        self.core.roster.close();
         for backend in self.core.backends.read().values() {
             backend.close();
         }
@@ -632,8 +679,8 @@ fn masked(error: &Error) -> String {
 }
 
 /// Declares the kinds the started backends offer, and passes subscriptions and completion
-/// on to them.
-fn serve_catalog(core: &Arc<Core>) {
+/// on to them (again when one joins late: for the front clients that start from then on).
+pub(super) fn serve_catalog(core: &Arc<Core>) {
     let (mut resources, mut subscribe, mut prompts) = (false, false, false);
     let mut completions = false;
     for backend in core.backends.read().values() {
