@@ -447,9 +447,19 @@ impl Core {
         event.tool = Some(name.chars().take(128).collect());
         event.status = Some(Status::UnknownTool);
         self.emit(event);
+        let starting = self.roster.starting();
+        let later = if starting.is_empty() {
+            String::new()
+        } else {
+            // A one-shot client that calls without listing may be early, not wrong.
+            format!(
+                " (servers still starting, whose tools are listed when they are ready: {})",
+                starting.join(", ")
+            )
+        };
         format!(
             "UNKNOWN_TOOL: this gateway serves no tool named {}; nothing was run. Call one of \
-             the tools it lists",
+             the tools it lists{later}",
             crate::json::quote(name)
         )
     }

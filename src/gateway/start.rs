@@ -87,6 +87,17 @@ impl Roster {
         }
     }
 
+    /// The backends still starting.
+    pub(super) fn starting(&self) -> Vec<String> {
+        let state = self.state.lock();
+        state
+            .order
+            .iter()
+            .filter(|(_, place)| matches!(place, Place::Starting))
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
     fn started_names(&self) -> Vec<String> {
         let state = self.state.lock();
         state
