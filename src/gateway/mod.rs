@@ -2,12 +2,40 @@
 //! policy enforced on every call (`toolwire serve`).
 //!
 //! [`Gateway::start`] starts every backend of a [`ServerConfigs`] in parallel, each within
-//! [`GatewayOptions::start_timeout`]; one that fails to start (or to list its tools) is
-//! reported in [`Gateway::report`] with its error, as `doctor` reports it, and left out,
-//! never holding up the others. The tools of the others (all pages) are served through a
-//! [`Server`] under their front names (`mcp__{server}__{tool}` by default,
-//! [`Policy::namespace`]), over stdio ([`Gateway::serve_stdio`]) or Streamable HTTP
-//! ([`Gateway::serve_http`], loopback unless told otherwise).
+//! [`GatewayOptions::start_timeout`] (10 s by default); one that fails to start (or to list
+//! its tools) is reported in [`Gateway::report`] with its error, as `doctor` reports it,
+//! logged once at `warn`, and left out, never holding up the others. The tools of the others
+//! (all pages) are served through a [`Server`] under their front names
+//! (`mcp__{server}__{tool}` by default, [`Policy::namespace`]), over stdio
+//! ([`Gateway::serve_stdio`]) or Streamable HTTP ([`Gateway::serve_http`], loopback unless
+//! told otherwise).
+//!
+//! # Starting without waiting
+//!
+//! [`Gateway::start`] returns once every backend has started or been left out.
+//! [`Gateway::launch`] (what `toolwire serve` runs) returns at once: the front server answers
+//! `initialize` and every request from the start, and each backend joins when it is ready,
+//! its lists served in one change, so the front clients get one `list_changed` per kind.
+//! [`StartReport::starting`] names those not ready yet (a call of a name the gateway does not
+//! serve says them too: a client that calls without listing may be early), and
+//! [`Gateway::wait_started`] waits for them. What the front server declares (resources,
+//! prompts, subscriptions, completion, skills) is what the backends ready so far offer: a
+//! front client that initialized before a backend joined is told its tools, resources and
+//! prompts changed, but keeps the capabilities it was given.
+//!
+//! # The policy fails closed
+//!
+//! A [`Policy`] naming a server the config lacks is an error of the start
+//! ([`Policy::check_servers`]: the config's names, with a "did you mean"). A backend whose
+//! listing the policy's `deny`, `allow` or `tools` names do not match (a name it lists as
+//! neither a tool nor a prompt, or a `tools` name that is not one of its tools; most likely a
+//! typo, whose rule would silently not apply) is kept out: none of its tools, prompts or
+//! resources are served, it is in [`StartReport::failed`] with a [`PolicyMismatch`] (the
+//! names, a "did you mean", what it lists), logged once at `warn`. Its listing is judged when
+//! it arrives at start, when the backend joins late, and on each of its list changes: a tool
+//! that appears later is served or not by the same names, and a backend whose listing comes to
+//! match them is served again (logged too). The policy is read once: a policy fixed on disk
+//! takes effect when the gateway is started again.
 //!
 //! # Resources and prompts
 //!
@@ -22,7 +50,8 @@
 //!   templates are listed as their backends list them. `resources/read` goes to the backend
 //!   that listed the URI, or whose template matches it (RFC 6570, every operator). A URI
 //!   or template that two backends list is served from the first in the config's order
-//!   ([`ServerConfigs::names`]); the clash is logged and in [`StartedBackend::clashes`].
+//!   ([`ServerConfigs::names`]) under [`Gateway::start`], and from the first to join under
+//!   [`Gateway::launch`]; the clash is logged and in [`StartedBackend::clashes`].
 //!   (A clash is settled when the second backend is listed: should the first drop the URI
 //!   later, the second serves it from its own next re-listing.)
 //!   The policy's lists do not apply to resources: they are data the host reads, never run.

@@ -13,6 +13,10 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::harness::{check_bound, Overflow, ResultLimit, ToolOptions, ToolTimeout};
 
+mod check;
+
+pub use check::{PolicyMismatch, UnknownName};
+
 /// The largest policy document read, in bytes.
 pub const MAX_POLICY_BYTES: usize = 256 * 1024;
 /// The most calls per session a policy may allow.
@@ -95,6 +99,10 @@ struct ServerRules {
 /// | `allow_large_integers` | top, server, tool | integers beyond ±(2^53 − 1) are passed on | false (INVALID) |
 ///
 /// A tool's setting is its own, else its server's, else the top level's, else the default.
+///
+/// Every name is checked: a server the config lacks stops the gateway's start
+/// ([`Policy::check_servers`]), and a `deny`, `allow` or `tools` name its backend does not
+/// list keeps that backend out ([`Policy::check_listing`]), each with a "did you mean".
 ///
 /// Prompts are named with `namespace` too (`{tool}` is the prompt's name) and filtered by
 /// `allow` and `deny` as tools are; the other keys are about calls and do not apply to
@@ -302,169 +310,6 @@ impl Policy {
             options,
             idempotent: rule.idempotent,
         }
-    }
-}
-
-/// The most of a backend's names a [`PolicyMismatch`] shows.
-const MAX_SHOWN: usize = 20;
-
-/// A name in a server's `deny`, `allow` or `tools` that its backend does not list.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownName {
-    /// The policy's list that has it: `deny`, `allow` or `tools`.
-    pub list: &'static str,
-    /// The name as the policy writes it.
-    pub name: String,
-    /// The backend's name closest to it, when one is close enough to be what was meant.
-    pub did_you_mean: Option<String>,
-}
-
-/// A backend's listing that the policy's names do not match: its `deny`, `allow` or `tools`
-/// names something the backend does not list (a typo, most likely), so the rules would not
-/// do what they say. The gateway keeps such a backend out until they match.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PolicyMismatch {
-    /// The server's name in the config.
-    pub server: String,
-    /// The names it does not list, in the policy's order of lists (`deny`, `allow`, `tools`).
-    pub unknown: Vec<UnknownName>,
-    /// What it lists (its tools, then its prompts), at most the first 20.
-    pub offered: Vec<String>,
-    /// How many it lists in all.
-    pub offered_count: usize,
-}
-
-impl std::fmt::Display for PolicyMismatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the policy names what server {} does not list: ",
-            crate::json::quote(&self.server)
-        )?;
-        for (at, unknown) in self.unknown.iter().enumerate() {
-            let comma = if at == 0 { "" } else { ", " };
-            write!(
-                f,
-                "{comma}{} {}",
-                unknown.list,
-                crate::json::quote(&unknown.name)
-            )?;
-            if let Some(known) = &unknown.did_you_mean {
-                write!(f, " (did you mean {}?)", crate::json::quote(known))?;
-            }
-        }
-        if self.offered.is_empty() {
-            return write!(f, "; it lists no tools or prompts");
-        }
-        let shown: Vec<String> = self
-            .offered
-            .iter()
-            .map(|name| crate::json::quote(name))
-            .collect();
-        write!(f, "; it lists {}", shown.join(", "))?;
-        if self.offered_count > self.offered.len() {
-            write!(f, " and {} more", self.offered_count - self.offered.len())?;
-        }
-        Ok(())
-    }
-}
-
-impl Policy {
-    /// Checks that every server the policy names is in `configs` (among its servers or its
-    /// rejected entries): a rule for a server that is not there is most likely a typo, and
-    /// the real server would be served without it.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Config`] naming each unknown server, with the config's names and a "did you
-    /// mean" where one is close.
-    pub fn check_servers(&self, configs: &crate::ServerConfigs) -> Result<()> {
-        let mut known: Vec<&str> = configs.names().collect();
-        known.extend(configs.rejected().map(|(name, _)| name));
-        let unknown: Vec<String> = self
-            .servers()
-            .filter(|server| !known.contains(server))
-            .map(|server| {
-                format!(
-                    "server {}{}",
-                    crate::json::quote(server),
-                    crate::suggest::did_you_mean(server, known.iter().copied())
-                )
-            })
-            .collect();
-        if unknown.is_empty() {
-            return Ok(());
-        }
-        known.sort_unstable();
-        let names: Vec<String> = known.iter().map(|name| crate::json::quote(name)).collect();
-        Err(Error::Config(format!(
-            "the policy names {}, which the config ({}) does not have; its servers are {}",
-            unknown.join(", "),
-            configs.source(),
-            if names.is_empty() {
-                "none".to_owned()
-            } else {
-                names.join(", ")
-            }
-        )))
-    }
-
-    /// Checks the policy's names for `server` against what its backend lists: each name of
-    /// its `deny` and `allow` must be one of its `tools` or `prompts`, and each name of its
-    /// `tools` section one of its `tools`.
-    ///
-    /// # Errors
-    ///
-    /// The [`PolicyMismatch`] naming each name it does not list, with a "did you mean"
-    /// where one of its names is close.
-    pub fn check_listing(
-        &self,
-        server: &str,
-        tools: &[&str],
-        prompts: &[&str],
-    ) -> std::result::Result<(), PolicyMismatch> {
-        let Some(rules) = self.servers.get(server) else {
-            return Ok(());
-        };
-        let mut unknown = Vec::new();
-        let either = || tools.iter().chain(prompts).copied();
-        let mut look = |list: &'static str, name: &String, tools_only: bool| {
-            let listed = if tools_only {
-                tools.contains(&name.as_str())
-            } else {
-                either().any(|known| known == name)
-            };
-            if !listed {
-                let did_you_mean = if tools_only {
-                    crate::suggest::closest(name, tools.iter().copied())
-                } else {
-                    crate::suggest::closest(name, either())
-                };
-                unknown.push(UnknownName {
-                    list,
-                    name: name.clone(),
-                    did_you_mean: did_you_mean.map(str::to_owned),
-                });
-            }
-        };
-        for name in &rules.deny {
-            look("deny", name, false);
-        }
-        for name in rules.allow.iter().flatten() {
-            look("allow", name, false);
-        }
-        for name in rules.tools.keys() {
-            look("tools", name, true);
-        }
-        if unknown.is_empty() {
-            return Ok(());
-        }
-        Err(PolicyMismatch {
-            server: server.to_owned(),
-            unknown,
-            offered: either().take(MAX_SHOWN).map(str::to_owned).collect(),
-            offered_count: tools.len() + prompts.len(),
-        })
     }
 }
 
