@@ -16,12 +16,16 @@
 //! [`Gateway::launch`] (what `toolwire serve` runs) returns at once: the front server answers
 //! `initialize` and every request from the start, and each backend joins when it is ready,
 //! its lists served in one change, so the front clients get one `list_changed` per kind.
-//! [`StartReport::starting`] names those not ready yet (a call of a name the gateway does not
-//! serve says them too: a client that calls without listing may be early), and
-//! [`Gateway::wait_started`] waits for them. What the front server declares (resources,
-//! prompts, subscriptions, completion, skills) is what the backends ready so far offer: a
-//! front client that initialized before a backend joined is told its tools, resources and
-//! prompts changed, but keeps the capabilities it was given.
+//! [`StartReport::starting`] names those not ready yet, and [`Gateway::wait_started`] waits
+//! for them. Meanwhile `tools/list`, and a call of a tool not served, wait (on a front worker,
+//! at most until the start timeout: [`Server::set_settling`]) until every backend has
+//! started or been left out, so a host that lists once, or calls without listing, sees every
+//! backend that starts in time. Since a front client may initialize before any backend is
+//! ready, the launched gateway declares tools, resources (with subscriptions), prompts and
+//! completion from the start (lists empty until a backend offers them; a subscription or
+//! completion a backend does not offer is refused or empty); the Skills extension is
+//! declared once every backend has started or been left out, for the front clients that
+//! initialize from then on. ([`Gateway::start`] declares what the started backends offer.)
 //!
 //! # The policy fails closed
 //!
@@ -636,6 +640,12 @@ impl Gateway {
                 Some(core) => core.unknown_tool(name),
                 None => format!("UNKNOWN_TOOL: {}", crate::json::quote(name)),
             });
+        // A host that lists the tools (or calls one) while backends start is answered once
+        // they have started or been left out: it sees every backend that starts in time.
+        let weak = Arc::downgrade(&core);
+        core.server.set_settling(move |deadline| {
+            weak.upgrade().is_none_or(|core| core.roster.wait(deadline))
+        });
         let weak = Arc::downgrade(&core);
         core.server.add_method(
             Method::new(STATS_METHOD, move |_context, _params| {
@@ -643,6 +653,11 @@ impl Gateway {
             })
             .inline(true),
         )?;
+        if !hold {
+            // Declared before any backend is ready: a front client initializing now learns
+            // of the kinds a backend that joins later offers.
+            serve_catalog(&core, true);
+        }
         start::start_backends(&core, configs, &options, hold)?;
         Ok(Gateway {
             core,
@@ -717,11 +732,11 @@ fn masked(error: &Error) -> String {
     crate::mask::mask_urls_in(&error.to_string()).into_owned()
 }
 
-/// Declares the kinds the started backends offer, and passes subscriptions and completion
-/// on to them (again when one joins late: for the front clients that start from then on).
-pub(super) fn serve_catalog(core: &Arc<Core>) {
-    let (mut resources, mut subscribe, mut prompts) = (false, false, false);
-    let mut completions = false;
+/// Declares the kinds the started backends offer (or, with `every`, every kind: backends
+/// that join later may offer any), and passes subscriptions and completion on to them.
+pub(super) fn serve_catalog(core: &Arc<Core>, every: bool) {
+    let (mut resources, mut subscribe, mut prompts) = (every, every, every);
+    let mut completions = every;
     for backend in core.backends.read().values() {
         let Some(info) = backend
             .client()

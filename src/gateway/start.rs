@@ -294,7 +294,9 @@ impl Joining {
         let Some(core) = self.core.upgrade() else {
             return;
         };
-        super::serve_catalog(&core);
+        if self.hold {
+            super::serve_catalog(&core, false);
+        }
         match super::skills::serve(&core, core.roster.started_names()) {
             Ok(clashes) => {
                 for (name, clash) in clashes {
@@ -335,10 +337,6 @@ impl Joining {
         let joined = lists::serve_started(&core, backend, &tools, &listed);
         core.roster.place(&backend.name, joined);
         lists::after_start(&core, backend);
-        if !self.hold {
-            // Declared for the front clients that start from now on.
-            super::serve_catalog(&core);
-        }
     }
 }
 

@@ -181,16 +181,34 @@ fn initialize_is_answered_while_a_backend_hangs_and_a_slow_one_joins_when_ready(
     for name in ["hung", "slow"] {
         assert!(report.starting.iter().any(|n| n == name), "{report:?}");
     }
-    release(&latch);
-    // The slow backend joins: the front client is told, and its tools are listed.
-    let mut names = tool_names(&client);
-    while !names.iter().any(|name| name == "mcp__slow__echo") {
+    std::thread::scope(|scope| {
+        // A call of a tool not served yet waits for the backends still starting.
+        let early = scope.spawn(|| call(&client, "mcp__slow__echo", json!({"message": "early"})));
+        release(&latch);
+        // The slow backend joins: the front client is told (the good one's joining may have
+        // told it first).
         let told = notifications
             .recv_timeout(support::LONG)
             .expect("the front client was told the tools changed");
         assert_eq!(told, "notifications/tools/list_changed");
-        names = tool_names(&client);
+        assert_eq!(early.join().unwrap().text(), "early");
+    });
+    assert!(
+        support::eventually(support::LONG, || gateway
+            .report()
+            .started
+            .iter()
+            .any(|backend| backend.name == "slow")),
+        "{:?}",
+        gateway.report()
+    );
+    // A listing waits for the backends still starting (the hung one, until its deadline):
+    // a host that lists once sees every backend that started in time.
+    let names = tool_names(&client);
+    for wanted in ["mcp__good__echo", "mcp__slow__echo"] {
+        assert!(names.iter().any(|name| name == wanted), "{names:?}");
     }
+    assert!(gateway.report().starting.is_empty());
     assert_eq!(
         call(&client, "mcp__slow__echo", json!({"message": "late"})).text(),
         "late"
