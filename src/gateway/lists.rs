@@ -118,14 +118,8 @@ fn relist(core: &Arc<Core>, backend: &Arc<Backend>, mut kinds: u8) {
     } else {
         Listed::default()
     };
-    for error in &listed.errors {
-        log::warn!(
-            target: LOG_TARGET,
-            "server {:?} changed its lists, but {error}",
-            backend.name
-        );
-    }
     if kept_out {
+        // Served in full, or still kept out (its lists' errors are logged there).
         if let Some(tools) = &tools {
             let joined = serve_started(core, backend, tools, &listed);
             core.roster.place(&backend.name, joined);
@@ -134,6 +128,13 @@ fn relist(core: &Arc<Core>, backend: &Arc<Backend>, mut kinds: u8) {
             resubscribe(core, backend, client);
         }
         return;
+    }
+    for error in &listed.errors {
+        log::warn!(
+            target: LOG_TARGET,
+            "server {:?} changed its lists, but {error}",
+            backend.name
+        );
     }
     let (served, outcome, mismatch) =
         serve(core, backend, tools.as_deref().map(Vec::as_slice), &listed);
