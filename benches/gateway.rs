@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use support::scale;
 use toolwire::config::LoadOptions;
-use toolwire::gateway::{Gateway, GatewayOptions, Policy};
+use toolwire::gateway::{Gateway, GatewayConfig, Policy};
 use toolwire::server::{
     CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
 };
@@ -69,8 +69,8 @@ fn per_call(client: &McpClient, tool: &str, calls: usize) -> Duration {
 fn gateway_over(entry: serde_json::Value) -> Gateway {
     let text = json!({"mcpServers": {"backend": entry}}).to_string();
     let configs = ServerConfigs::parse(&text, &LoadOptions::new()).expect("config");
-    let policy = Policy::parse(r#"{"calls_per_session": 1000000}"#).expect("policy");
-    let gateway = Gateway::start(&configs, policy, GatewayOptions::new()).expect("gateway");
+    let policy = Policy::parse(r#"{"calls_per_caller": 1000000}"#).expect("policy");
+    let gateway = Gateway::start(&configs, policy, GatewayConfig::new()).expect("gateway");
     assert!(gateway.report().failed.is_empty(), "{:?}", gateway.report());
     gateway
 }
@@ -93,7 +93,7 @@ fn stdio(calls: usize) -> Row {
     std::fs::create_dir_all(&folder).expect("scratch");
     let file = folder.join("claude_desktop_config.json");
     let text = json!({"mcpServers": {"backend": {"command": tool_server, "args": []}},
-                      "toolwire": {"calls_per_session": 1000000}});
+                      "toolwire": {"calls_per_caller": 1000000}});
     std::fs::write(&file, text.to_string()).expect("config");
     let through = McpClient::connect_stdio(
         StdioConfig::new(&toolwire)

@@ -10,7 +10,11 @@ use crate::wire::{ErrorObject, ParseError};
 /// Local failures ([`Error::Timeout`], [`Error::Closed`], [`Error::Busy`], [`Error::Cancelled`])
 /// never carry a JSON-RPC code: only [`Error::Rpc`] holds an error object, and only when the
 /// peer sent one.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Debug` is the derived one except for [`Error::Spawn`], whose `Debug` is its message: a
+/// `main` that returns the error with `?` prints `Error: could not start …` rather than the
+/// operating system's error structure.
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The peer answered with a JSON-RPC error object.
@@ -48,8 +52,10 @@ pub enum Error {
     /// A frame could not be parsed.
     #[error("invalid message: {0}")]
     Parse(#[from] ParseError),
-    /// The child process could not be started.
-    #[error("could not start `{command}`: {source}")]
+    /// The child process could not be started. Its message says why in words: no such file
+    /// at a path (taken from the working folder when relative), no such program in `PATH`,
+    /// or not executable.
+    #[error("could not start `{command}`: {}", spawn_reason(command, source))]
     Spawn {
         /// The program that failed to start.
         command: String,
@@ -93,6 +99,56 @@ pub enum Error {
     /// An I/O error outside the cases above.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// Why a program did not start, in words a newcomer can act on.
+fn spawn_reason(command: &str, source: &std::io::Error) -> String {
+    let program = command.split(' ').next().unwrap_or(command);
+    match source.kind() {
+        std::io::ErrorKind::NotFound if program.contains('/') => format!(
+            "there is no file `{program}` (a relative path is taken from the working folder: \
+             is it built, and is the path right from there?)"
+        ),
+        std::io::ErrorKind::NotFound => {
+            format!("there is no program `{program}` in PATH (install it, or give its full path)")
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            format!("`{program}` may not be run (is it an executable file?)")
+        }
+        _ => source.to_string(),
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Rpc(error) => f.debug_tuple("Rpc").field(error).finish(),
+            Error::Timeout { method, after } => f
+                .debug_struct("Timeout")
+                .field("method", method)
+                .field("after", after)
+                .finish(),
+            Error::Cancelled { method } => {
+                f.debug_struct("Cancelled").field("method", method).finish()
+            }
+            Error::Closed(closed) => f.debug_tuple("Closed").field(closed).finish(),
+            Error::Busy { limit } => f.debug_struct("Busy").field("limit", limit).finish(),
+            Error::Protocol(text) => f.debug_tuple("Protocol").field(text).finish(),
+            Error::Parse(error) => f.debug_tuple("Parse").field(error).finish(),
+            Error::Spawn { .. } => write!(f, "{self}"),
+            Error::Schema(error) => f.debug_tuple("Schema").field(error).finish(),
+            Error::Http(error) => f.debug_tuple("Http").field(error).finish(),
+            Error::Auth(error) => f.debug_tuple("Auth").field(error).finish(),
+            Error::Config(text) => f.debug_tuple("Config").field(text).finish(),
+            Error::Registry(error) => f.debug_tuple("Registry").field(error).finish(),
+            Error::Import { server, source } => f
+                .debug_struct("Import")
+                .field("server", server)
+                .field("source", source)
+                .finish(),
+            Error::Io(error) => f.debug_tuple("Io").field(error).finish(),
+        }
+    }
 }
 
 impl Error {
@@ -347,12 +403,77 @@ impl fmt::Display for HttpError {
             "HTTP {} for `{}` from {}",
             self.status, self.what, self.url
         )?;
-        let excerpt = self.body_excerpt.trim();
+        let excerpt = shown_excerpt(self.content_type.as_deref(), &self.body_excerpt);
         if !excerpt.is_empty() {
             write!(f, ": {excerpt}")?;
         }
+        if self.status == 404 {
+            if let Some(hint) = endpoint_hint(&self.url) {
+                write!(f, " (no MCP endpoint at this path? {hint})")?;
+            }
+        }
         Ok(())
     }
+}
+
+/// The most characters of an HTML page's text shown in an error.
+const HTML_EXCERPT_CHARS: usize = 160;
+
+/// The body as an error shows it: a web page (a server's HTML error page, a proxy's) as its
+/// title, or else its text without markup, whitespace folded, at most [`HTML_EXCERPT_CHARS`]
+/// characters; any other body as it came (already bounded and scrubbed by the transport).
+fn shown_excerpt(content_type: Option<&str>, body: &str) -> String {
+    let body = body.trim();
+    let html = content_type.is_some_and(|kind| kind.to_ascii_lowercase().contains("html"))
+        || body.starts_with('<');
+    if !html {
+        return body.to_owned();
+    }
+    let lower = body.to_ascii_lowercase();
+    let title = lower.find("<title").and_then(|start| {
+        let open = start + lower[start..].find('>')? + 1;
+        let close = open + lower[open..].find("</title")?;
+        Some(&body[open..close])
+    });
+    let mut text = String::new();
+    let mut in_tag = false;
+    for character in title.unwrap_or(body).chars() {
+        match character {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                text.push(' ');
+            }
+            _ if in_tag => {}
+            _ => text.push(character),
+        }
+    }
+    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut shown: String = folded.chars().take(HTML_EXCERPT_CHARS).collect();
+    if folded.chars().count() > HTML_EXCERPT_CHARS {
+        shown.push('…');
+    }
+    if shown.is_empty() {
+        "an HTML page".into()
+    } else {
+        format!("an HTML page: {shown}")
+    }
+}
+
+/// For a 404: the endpoint most servers use, when the URL's path is not it already.
+fn endpoint_hint(url: &str) -> Option<String> {
+    let after_scheme = url.find("://")? + 3;
+    let path_start = url[after_scheme..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |at| after_scheme + at);
+    let path = url[path_start..].split(['?', '#']).next().unwrap_or("");
+    if path.trim_end_matches('/').ends_with("/mcp") {
+        return None;
+    }
+    Some(format!(
+        "the endpoint is usually `/mcp`: try {}/mcp",
+        &url[..path_start]
+    ))
 }
 
 /// A value that failed its JSON Schema, with every violation found (up to a bound).
@@ -380,6 +501,98 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_html_error_page_is_one_short_line_and_a_404_names_the_usual_endpoint() {
+        let page = format!(
+            "<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head>\n<body>{}</body></html>",
+            "<p>The page you asked for is not here.</p>".repeat(50)
+        );
+        let error = HttpError::new(
+            404,
+            "initialize",
+            "http://127.0.0.1:3911/",
+            Some("text/html; charset=utf-8".into()),
+            page,
+        );
+        assert_eq!(
+            error.to_string(),
+            "HTTP 404 for `initialize` from http://127.0.0.1:3911/: an HTML page: 404 Not Found \
+             (no MCP endpoint at this path? the endpoint is usually `/mcp`: try \
+             http://127.0.0.1:3911/mcp)"
+        );
+        // No title: the page's text, folded and cut short.
+        let untitled = HttpError::new(
+            502,
+            "tools/list",
+            "http://h/mcp",
+            None,
+            format!(
+                "<html><body><h1>Bad gateway</h1>{}</body></html>",
+                "x ".repeat(400)
+            ),
+        )
+        .to_string();
+        assert!(
+            untitled.starts_with(
+                "HTTP 502 for `tools/list` from http://h/mcp: an HTML page: Bad gateway x x"
+            ),
+            "{untitled}"
+        );
+        assert!(
+            untitled.ends_with('…') && untitled.len() < 260,
+            "{untitled}"
+        );
+        // A 404 at `/mcp` itself gets no suggestion; JSON bodies are shown as they came.
+        let at_mcp = HttpError::new(
+            404,
+            "initialize",
+            "http://h:1/mcp",
+            Some("application/json".into()),
+            r#"{"error":"no session"}"#.into(),
+        );
+        assert_eq!(
+            at_mcp.to_string(),
+            r#"HTTP 404 for `initialize` from http://h:1/mcp: {"error":"no session"}"#
+        );
+    }
+
+    #[test]
+    fn a_program_that_does_not_start_is_said_in_words_by_display_and_debug() {
+        let spawn = |command: &str, kind: std::io::ErrorKind| Error::Spawn {
+            command: command.into(),
+            source: std::io::Error::from(kind),
+        };
+        let missing = spawn(
+            "target/debug/examples/tool_server --catalog",
+            std::io::ErrorKind::NotFound,
+        );
+        let expected = "could not start `target/debug/examples/tool_server --catalog`: there is \
+                        no file `target/debug/examples/tool_server` (a relative path is taken \
+                        from the working folder: is it built, and is the path right from there?)";
+        assert_eq!(missing.to_string(), expected);
+        // What `fn main() -> Result<(), Error>` prints: the same words, no `Os { code: 2 … }`.
+        assert_eq!(format!("{missing:?}"), expected);
+        let unknown = spawn("mcp-nosuch", std::io::ErrorKind::NotFound);
+        assert!(
+            format!("{unknown:?}").ends_with(
+                "there is no program `mcp-nosuch` in PATH (install it, or give its full path)"
+            ),
+            "{unknown:?}"
+        );
+        let denied = spawn("./notes.txt", std::io::ErrorKind::PermissionDenied);
+        assert!(
+            denied
+                .to_string()
+                .ends_with("`./notes.txt` may not be run (is it an executable file?)"),
+            "{denied}"
+        );
+        // Every other variant keeps its derived form.
+        assert_eq!(
+            format!("{:?}", Error::Busy { limit: 3 }),
+            "Busy { limit: 3 }"
+        );
+    }
 
     #[test]
     fn error_stays_small() {

@@ -140,7 +140,6 @@
 pub mod auth;
 #[cfg(feature = "server")]
 mod civil;
-mod client;
 pub mod config;
 pub mod error;
 #[doc(hidden)]
@@ -150,6 +149,9 @@ pub mod gateway;
 pub mod harness;
 mod json;
 pub mod jsonrpc;
+// The JSON-RPC layer's private modules live under `jsonrpc/`, where the source tree mirrors the
+// public module; the rest of the crate names them from the root as before.
+use jsonrpc::{client, timer, wire};
 mod mask;
 pub mod mcp;
 pub mod schema;
@@ -158,9 +160,7 @@ pub mod server;
 #[cfg(feature = "gateway")]
 mod suggest;
 mod sys;
-mod timer;
 pub mod transport;
-mod wire;
 
 pub use crate::client::{CallHandle, CallOptions, Client, ClientConfig};
 pub use crate::config::ServerConfigs;

@@ -640,7 +640,13 @@ fn detect_format(path: Option<&Path>, document: &Value) -> ConfigFormat {
         ConfigFormat::VsCode
     } else if folder == ".cursor" {
         ConfigFormat::Cursor
-    } else if file == "claude_desktop_config.json" {
+    } else if file == "claude_desktop_config.json"
+        || (path.is_some()
+            && !matches!(file, ".mcp.json" | ".claude.json")
+            && desktop_style(document))
+    {
+        // A file under another name (a `servers.json` written for `toolwire serve`) that
+        // uses nothing of Claude Code's: read the same either way, so named as what it is.
         ConfigFormat::ClaudeDesktop
     } else {
         // `.mcp.json` and anything else with `mcpServers`: Claude Code's rules are a superset
@@ -649,9 +655,45 @@ fn detect_format(path: Option<&Path>, document: &Value) -> ConfigFormat {
     }
 }
 
+/// Whether an `mcpServers` document is written the way Claude Desktop's file is: no entry
+/// with a `type`, and no `${…}` anywhere (so Claude Code's rules would read it the same).
+fn desktop_style(document: &Value) -> bool {
+    let Some(servers) = document.get("mcpServers").and_then(Value::as_object) else {
+        return false;
+    };
+    servers.values().all(|entry| {
+        entry
+            .as_object()
+            .is_some_and(|entry| !entry.contains_key("type"))
+    }) && !document.to_string().contains("${")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_desktop_style_file_under_another_name_is_named_claude_desktop() {
+        let desktop =
+            serde_json::json!({"mcpServers": {"files": {"command": "npx", "args": ["-y", "x"]}}});
+        let named = |name: &str, document: &Value| detect_format(Some(Path::new(name)), document);
+        assert_eq!(
+            named("/etc/toolwire/servers.json", &desktop),
+            ConfigFormat::ClaudeDesktop
+        );
+        assert_eq!(
+            named("claude_desktop_config.json", &desktop),
+            ConfigFormat::ClaudeDesktop
+        );
+        // Claude Code's own file, and anything using its `type` or `${VAR}`, stays Claude Code.
+        assert_eq!(named("/p/.mcp.json", &desktop), ConfigFormat::ClaudeCode);
+        let typed =
+            serde_json::json!({"mcpServers": {"api": {"type": "http", "url": "http://h/mcp"}}});
+        assert_eq!(named("servers.json", &typed), ConfigFormat::ClaudeCode);
+        let expanded = serde_json::json!({"mcpServers": {"x": {"command": "${TOOL}"}}});
+        assert_eq!(named("servers.json", &expanded), ConfigFormat::ClaudeCode);
+        assert_eq!(detect_format(None, &desktop), ConfigFormat::ClaudeCode);
+    }
 
     #[test]
     fn the_workspace_of_a_relative_path_is_absolute_and_real() {

@@ -1,12 +1,13 @@
 //! One front call of a backend's tool, through the gateway's harness: a backend's tool is an
 //! [`ImportedTool`] whose run is the forwarded call, so the checks (the arguments against the
-//! backend's schema, the integer bound), the session's budget scope, the backend's
+//! backend's schema, the integer bound), the caller's budget scope, the backend's
 //! admission handle (`BUSY`), the retries of an idempotent tool, the result limit (text,
 //! blocks and `structuredContent` together) and the audit are the harness's
 //! ([`crate::harness::Harness::call_imported`]). The gateway adds the front request's
 //! cancellation, progress and deadline, and routes the backend's requests to the client.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::net::{IpAddr, Ipv6Addr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -14,16 +15,52 @@ use serde_json::Value;
 use super::backend::Backend;
 use super::Core;
 use crate::harness::{BudgetScope, CallSettings, ImportedTool, Outcome, Status};
-use crate::mcp::{CallToolResult, Era};
+use crate::mcp::CallToolResult;
 use crate::server::RequestContext;
 
-/// The key of the budget scope all 2026-07-28 front requests share (they have no session).
-const STATELESS_SCOPE: &str = "stateless";
-
-/// The number of a front connection's budget scope, kept in its connection state (0 until
-/// its first call).
+/// The number of a front connection without an address (stdio, in memory), kept in its
+/// connection state (0 until its first call).
 #[derive(Default)]
-struct SessionNumber(AtomicU32);
+struct ConnectionNumber(AtomicU64);
+
+/// Who a front call is counted against: the key of its budget scope. The authorization
+/// issue adds an authenticated caller ahead of these (a token's subject, whatever address
+/// or connection it comes from).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Caller {
+    /// A client over HTTP, by the network it calls from: an IPv4 address, or an IPv6
+    /// address's /64 network (one host's usual share, so that rotating addresses inside it
+    /// starts nothing over). Every session and request from there counts here.
+    Network(IpAddr),
+    /// A front connection without an address (the stdio connection, one in memory): both
+    /// eras' requests on it.
+    Connection(u64),
+}
+
+impl Caller {
+    /// The caller of a call from `address`.
+    fn at(address: IpAddr) -> Caller {
+        Caller::Network(match address {
+            IpAddr::V4(v4) => IpAddr::V4(v4),
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                // A dual-stack listener sees IPv4 clients as ::ffff:a.b.c.d.
+                Some(v4) => IpAddr::V4(v4),
+                None => {
+                    let network = u128::from(v6) & !((1u128 << 64) - 1);
+                    IpAddr::V6(Ipv6Addr::from(network))
+                }
+            },
+        })
+    }
+
+    fn key(&self) -> String {
+        match self {
+            Caller::Network(IpAddr::V4(v4)) => format!("address {v4}"),
+            Caller::Network(IpAddr::V6(v6)) => format!("network {v6}/64"),
+            Caller::Connection(number) => format!("connection {number}"),
+        }
+    }
+}
 
 /// A backend's tool as the gateway serves it: its imported tool, named with its front name.
 pub(crate) struct FrontTool {
@@ -39,7 +76,7 @@ pub(crate) fn call(
     arguments: &Value,
 ) -> CallToolResult {
     let mut settings = CallSettings::new()
-        .budget(session_scope(core, context))
+        .budget(caller_scope(core, context))
         .cancel(context.cancel_flag().clone())
         .deadline(context.deadline());
     // Progress goes back only when the front client asked for it (sent a token).
@@ -62,27 +99,29 @@ pub(crate) fn call(
     front_result(outcome)
 }
 
-/// The budget scope of the front request's session: one per handshake-era session (a stdio
-/// connection, an HTTP session), numbered on the session's first call; every 2026-07-28
-/// request shares one (they carry no session).
-fn session_scope(core: &Core, context: &RequestContext) -> BudgetScope {
-    let key = match context.era() {
-        Era::Stateless => STATELESS_SCOPE.to_owned(),
-        Era::Handshake => {
-            let session = context.connection_state().get::<SessionNumber>();
-            let slot = &session.0;
-            let mut number = slot.load(Ordering::SeqCst);
-            if number == 0 {
-                let fresh = core.next_session.fetch_add(1, Ordering::Relaxed) + 1;
-                number = match slot.compare_exchange(0, fresh, Ordering::SeqCst, Ordering::SeqCst) {
-                    Ok(_) => fresh,
-                    Err(taken) => taken,
-                };
-            }
-            format!("session-{number}")
-        }
-    };
-    core.scopes.scope(&key)
+/// The budget scope of the front request's caller.
+fn caller_scope(core: &Core, context: &RequestContext) -> BudgetScope {
+    core.scopes.scope(&caller(core, context).key())
+}
+
+/// Who the front request is counted against: over HTTP the network it came from (for a
+/// handshake-era session, the one that opened it), so that no new session or connection
+/// starts a count over; else its connection, numbered on its first call.
+fn caller(core: &Core, context: &RequestContext) -> Caller {
+    if let Some(address) = context.peer_address() {
+        return Caller::at(address.ip());
+    }
+    let connection = context.connection_state().get::<ConnectionNumber>();
+    let slot = &connection.0;
+    let mut number = slot.load(Ordering::SeqCst);
+    if number == 0 {
+        let fresh = core.next_connection.fetch_add(1, Ordering::Relaxed) + 1;
+        number = match slot.compare_exchange(0, fresh, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => fresh,
+            Err(taken) => taken,
+        };
+    }
+    Caller::Connection(number)
 }
 
 /// The harness's outcome as the front client reads it: the backend's result as it sent it
@@ -93,5 +132,28 @@ fn front_result(outcome: Outcome) -> CallToolResult {
     match outcome.mcp_result {
         Some(result) => *result,
         None => CallToolResult::error(outcome.model_text()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn callers_are_keyed_by_ipv4_address_and_ipv6_network() {
+        let at = |text: &str| Caller::at(text.parse().unwrap());
+        assert_eq!(at("192.0.2.7").key(), "address 192.0.2.7");
+        assert_ne!(at("192.0.2.7"), at("192.0.2.8"));
+        // An IPv4 client of a dual-stack listener is the same caller as over IPv4.
+        assert_eq!(at("::ffff:192.0.2.7"), at("192.0.2.7"));
+        // Addresses inside one /64 are one caller; the next /64 is another.
+        assert_eq!(
+            at("2001:db8:1:2::1"),
+            at("2001:db8:1:2:ffff:ffff:ffff:ffff")
+        );
+        assert_eq!(at("2001:db8:1:2::1").key(), "network 2001:db8:1:2::/64");
+        assert_ne!(at("2001:db8:1:2::1"), at("2001:db8:1:3::1"));
+        assert_eq!(at("::1").key(), "network ::/64");
+        assert_eq!(Caller::Connection(3).key(), "connection 3");
     }
 }

@@ -2,7 +2,7 @@
 //! policy enforced on every call (`toolwire serve`).
 //!
 //! [`Gateway::start`] starts every backend of a [`ServerConfigs`] in parallel, each within
-//! [`GatewayOptions::start_timeout`] (10 s by default); one that fails to start (or to list
+//! [`GatewayConfig::start_timeout`] (10 s by default); one that fails to start (or to list
 //! its tools) is reported in [`Gateway::report`] with its error, as `doctor` reports it,
 //! logged once at `warn`, and left out, never holding up the others. The tools of the others
 //! (all pages) are served through a [`Server`] under their front names
@@ -80,12 +80,12 @@
 //!   (their counters are the tool calls').
 //!
 //! ```no_run
-//! use toolwire::gateway::{Gateway, GatewayOptions, Policy};
+//! use toolwire::gateway::{Gateway, GatewayConfig, Policy};
 //! use toolwire::ServerConfigs;
 //!
 //! # fn main() -> Result<(), toolwire::Error> {
 //! let configs = ServerConfigs::load("claude_desktop_config.json")?;
-//! let gateway = Gateway::start(&configs, Policy::load("policy.json")?, GatewayOptions::new())?;
+//! let gateway = Gateway::start(&configs, Policy::load("policy.json")?, GatewayConfig::new())?;
 //! for failed in &gateway.report().failed {
 //!     eprintln!("{}: {}", failed.name, failed.error);
 //! }
@@ -104,12 +104,9 @@
 //! 2. The arguments are checked against the backend tool's input schema and the harness's
 //!    integer bound (±(2^53 − 1)): `INVALID` with the repair message, before anything is
 //!    forwarded.
-//! 3. The session's budget ([`Policy::calls_per_session`]), a harness budget scope
-//!    ([`crate::harness::BudgetScopes`]) counting each sending to a backend (a call sent
-//!    twice counts twice): `BUDGET` once spent. A session is a stdio connection or a
-//!    handshake-era HTTP session; 2026-07-28 requests have no session, and share one scope
-//!    for the gateway's life. At most 4,096 sessions' budgets are held; past that the one
-//!    used least recently is forgotten.
+//! 3. The caller's budget ([`Policy::calls_per_caller`] per [`Policy::budget_window`]), a
+//!    harness budget scope counting each sending to a backend: `BUDGET` once spent, until
+//!    the caller's window ends ([Budgets](#budgets) says who a caller is and what counts).
 //! 4. The backend's admission handle ([`crate::harness::Admission`], its concurrency
 //!    limit): `BUSY` at once when it has that many calls in flight; nothing is queued.
 //! 5. The call goes to the backend with the tool's timeout (its tier or duration); progress
@@ -128,6 +125,41 @@
 //! Each refusal is a tool result with `isError: true` whose text starts with the status
 //! word, as the harness answers a model: `"INVALID: …"`, `"BUSY: …"`, `"BUDGET: …"`.
 //!
+//! # Budgets
+//!
+//! A budget bounds how many calls one caller can make the gateway send to its backends in a
+//! window: [`Policy::calls_per_caller`] (default 1,000) per [`Policy::budget_window`]
+//! (default 60 s), one harness budget scope ([`crate::harness::BudgetScopes::with_window`])
+//! per caller.
+//!
+//! * **What counts**: each sending of a tool call to a backend, whatever its answer (`OK`, a
+//!   tool error, `TIMEOUT`); a call sent again (an idempotent tool's retry after its backend
+//!   died) counts each time. Refusals count nothing: `UNKNOWN_TOOL`, `INVALID`, `BUSY`,
+//!   `BUDGET` itself. Other requests (listings, reads of resources, prompts, pings) are not
+//!   tool calls and are not counted.
+//! * **Who a caller is**: over HTTP, the network the client calls from: its IPv4 address,
+//!   or its IPv6 address's /64 network (one host's usual share). Every handshake-era session
+//!   the client opens (counted by the address that sent its `initialize`) and every
+//!   2026-07-28 request it sends count against that one budget, so a new session or a new
+//!   connection starts nothing over. Over stdio (and a connection in memory, through
+//!   [`Gateway::server`]), the connection: both eras' requests on it. (The front server
+//!   authenticates no one yet; an authenticated caller's identity is meant to become the
+//!   key ahead of these, wherever it calls from.)
+//! * **The window**: a caller's window begins with the first call counted for it, and its
+//!   count starts over once the window has ended; so at most `calls_per_caller` sendings per
+//!   window, and at most twice that in any span of one window's length.
+//! * **At the bound**: the call is answered at once, nothing sent, with a tool error
+//!   (`isError: true`) whose text is `BUDGET: the attempt budget of 1000 per 60 s is spent
+//!   (it starts over in 12 s); nothing was run`; the transcript records the decision.
+//! * **How many callers**: the budgets of at most 4,096 callers are held. A caller whose
+//!   window has ended holds nothing and makes room; while all 4,096 hold a count, new
+//!   callers share one overflow budget (the same limit and window) until a window ends. No
+//!   caller is forgotten with a count in its window, so none can start its own count over
+//!   by calling from many addresses.
+//! * **One address, many clients**: clients behind one proxy, load balancer or NAT, and
+//!   all clients on the gateway's own host (loopback), have one address and share one
+//!   budget: set `calls_per_caller` for all of them together.
+//!
 //! # Pass-through
 //!
 //! A backend's `notifications/tools/list_changed` (or the resources' or prompts') re-lists
@@ -142,7 +174,7 @@
 //! so its backends' requests are declined too. Likewise a backend's list changes reach the
 //! gateway on a handshake-era session (stdio, or an HTTP session); the backends' client does
 //! not follow 2026-07-28 `subscriptions/listen`. A backend that dies is
-//! started again on its next call under [`GatewayOptions::restart`] (by default at most 5
+//! started again on its next call under [`GatewayConfig::restart`] (by default at most 5
 //! restarts in 60 s, waiting 100 ms, doubling to 5 s, between them), while the others
 //! serve; an idempotent tool's call that met the death is sent once more. The new process's
 //! tools, resources and prompts are then listed again and served in place of the old ones
@@ -151,7 +183,7 @@
 //!
 //! # Authorization
 //!
-//! With `GatewayOptions::token_store` (feature `oauth`; `toolwire serve` passes the tokens
+//! With `GatewayConfig::token_store` (feature `oauth`; `toolwire serve` passes the tokens
 //! file `toolwire login` writes), an HTTP backend that needs OAuth authorizes with the
 //! stored tokens, refreshing them as they expire, and its entry's OAuth fields. The gateway
 //! never asks anyone: a backend whose tokens are missing or refused is in
@@ -161,7 +193,7 @@
 //!
 //! # Observability
 //!
-//! With [`GatewayOptions::transcript`], every decision and every forwarded call is a line of
+//! With [`GatewayConfig::transcript`], every decision and every forwarded call is a line of
 //! the harness's JSONL transcript (`received`, `busy`, `request`, `response`, `retry`,
 //! `finished`: the harness writes them, with one sequence of call numbers), and each forwarded read, prompt get and completion a `request` and a
 //! `response` line whose `tool` is the method and what it names (`resources/read URI`,
@@ -177,12 +209,12 @@
 //! tools. Two things to know:
 //!
 //! * 2026-07-28 requests are stateless (each carries its `_meta`): any instance may answer
-//!   any request, round robin is fine. Their budget is per instance.
+//!   any request, round robin is fine. Budgets are per instance (and the caller each
+//!   instance sees is the balancer's address, see [Budgets](#budgets)).
 //! * Handshake-era (2025-11-25 and older) sessions live in the instance that answered
 //!   `initialize`: route on the `Mcp-Session-Id` header (session affinity, "sticky
 //!   sessions" on that header); an instance that never saw the session answers 404 and the
-//!   client starts a new session, as the protocol says. Budgets are per session, so per
-//!   instance.
+//!   client starts a new session, as the protocol says. Budgets are per instance.
 //!
 //! Each instance starts its own copy of every stdio backend; a backend that is itself an
 //! HTTP service is shared by all of them, and its own limits apply on top of each
@@ -199,7 +231,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -208,9 +240,7 @@ use serde_json::{json, Map, Value};
 
 use crate::config::ServerConfigs;
 use crate::error::{Error, Result};
-use crate::harness::{
-    Audit, AuditEvent, BudgetScopes, Harness, HarnessConfig, SkippedTool, Status, Transcript,
-};
+use crate::harness::{Audit, AuditEvent, BudgetScopes, Harness, HarnessConfig, Status, Transcript};
 use crate::mcp::{ProtocolMode, RestartPolicy};
 use crate::server::{HttpServer, HttpServerConfig, Method, Server, ServerConfig};
 
@@ -224,6 +254,7 @@ mod start;
 mod stats;
 
 pub use policy::{Policy, PolicyMismatch, UnknownName, MAX_POLICY_BYTES};
+pub use start::{Clash, FailedBackend, StartReport, StartedBackend};
 
 use backend::Backend;
 
@@ -235,13 +266,12 @@ pub const STATS_METHOD: &str = "toolwire/stats";
 /// How long past its own timeout the front server waits for a forwarded call, so the
 /// gateway's TIMEOUT answer, not the server's bound, is what the client reads.
 const FRONT_GRACE: Duration = Duration::from_secs(2);
-/// The most sessions whose budgets are held at once; past it the one used least recently is
-/// forgotten (and starts over if it calls again).
-const MAX_SESSION_BUDGETS: usize = 4096;
+/// The most callers whose budgets are held at once (see [Budgets](self#budgets)).
+const MAX_CALLER_BUDGETS: usize = 4096;
 
-/// How the gateway runs. `GatewayOptions::new()` spells out every default.
+/// How the gateway runs. `GatewayConfig::new()` spells out every default.
 #[derive(Clone)]
-pub struct GatewayOptions {
+pub struct GatewayConfig {
     name: String,
     version: String,
     start_timeout: Duration,
@@ -255,9 +285,14 @@ pub struct GatewayOptions {
     token_store: Option<Arc<dyn crate::auth::TokenStore>>,
 }
 
-impl std::fmt::Debug for GatewayOptions {
+/// The name [`GatewayConfig`] had before every configuration was a `*Config`; kept for one
+/// release.
+#[deprecated(note = "renamed to `GatewayConfig`")]
+pub type GatewayOptions = GatewayConfig;
+
+impl std::fmt::Debug for GatewayConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut debug = f.debug_struct("GatewayOptions");
+        let mut debug = f.debug_struct("GatewayConfig");
         debug
             .field("name", &self.name)
             .field("version", &self.version)
@@ -274,9 +309,9 @@ impl std::fmt::Debug for GatewayOptions {
     }
 }
 
-impl Default for GatewayOptions {
+impl Default for GatewayConfig {
     fn default() -> Self {
-        GatewayOptions {
+        GatewayConfig {
             name: "toolwire-gateway".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             start_timeout: Duration::from_secs(10),
@@ -292,10 +327,10 @@ impl Default for GatewayOptions {
     }
 }
 
-impl GatewayOptions {
+impl GatewayConfig {
     /// The defaults.
-    pub fn new() -> GatewayOptions {
-        GatewayOptions::default()
+    pub fn new() -> GatewayConfig {
+        GatewayConfig::default()
     }
 
     /// The `serverInfo` name. Defaults to `toolwire-gateway`.
@@ -314,7 +349,7 @@ impl GatewayOptions {
     }
 
     /// How long starting or reaching a backend and its handshake may take, each time it is
-    /// started (at the gateway's start, within [`GatewayOptions::start_timeout`] too, and
+    /// started (at the gateway's start, within [`GatewayConfig::start_timeout`] too, and
     /// again after it died). Defaults to 30 s (so at the first start the start timeout is
     /// the bound).
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
@@ -371,62 +406,6 @@ impl GatewayOptions {
     }
 }
 
-/// A backend that started.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StartedBackend {
-    /// Its name in the config.
-    pub name: String,
-    /// The front names of its tools.
-    pub tools: Vec<String>,
-    /// Its tools the gateway does not serve, and why (the policy, a bad name or schema).
-    pub skipped: Vec<SkippedTool>,
-    /// The front names of its prompts.
-    pub prompts: Vec<String>,
-    /// Its prompts the gateway does not serve, and why (the policy).
-    pub skipped_prompts: Vec<SkippedTool>,
-    /// The URIs of its resources served (another backend's clashes are not here).
-    pub resources: Vec<String>,
-    /// Its resource templates served.
-    pub templates: Vec<String>,
-    /// Its resource URIs, templates or prompt names another backend serves already.
-    pub clashes: Vec<Clash>,
-    /// The lists (resources, prompts) that could not be read, and why; its tools serve.
-    pub unlisted: Vec<String>,
-}
-
-/// A resource URI, template or front prompt name that two backends list: the first in the
-/// config's order serves it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Clash {
-    /// The URI, template or front name.
-    pub key: String,
-    /// The backend that serves it.
-    pub served_by: String,
-}
-
-/// A backend that is left out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FailedBackend {
-    /// Its name in the config.
-    pub name: String,
-    /// Why (secrets masked).
-    pub error: String,
-}
-
-/// Where the backends are ([`Gateway::report`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StartReport {
-    /// The backends served, in the config's order.
-    pub started: Vec<StartedBackend>,
-    /// The backends left out: a bad config entry, a start or list that failed or passed its
-    /// deadline, or a listing the policy's names do not match ([`PolicyMismatch`]: kept
-    /// out until they match).
-    pub failed: Vec<FailedBackend>,
-    /// The backends still starting (only after [`Gateway::launch`], within the start
-    /// timeout).
-    pub starting: Vec<String>,
-}
-
 /// The backend of each front tool name served.
 type Owners = Arc<RwLock<std::collections::HashMap<String, String>>>;
 
@@ -444,10 +423,11 @@ pub(crate) struct Core {
     audit: Audit,
     /// Every tool call runs through it; its call numbers are the transcript's.
     harness: Harness,
-    /// The front sessions' budgets.
+    /// The front callers' budgets.
     scopes: BudgetScopes,
-    /// The last number given to a front session (its budget scope's key).
-    next_session: AtomicU32,
+    /// The last number given to a front connection without an address (its budget scope's
+    /// key).
+    next_connection: AtomicU64,
     /// Front subscriptions to resources, by URI.
     subscriptions: catalog::Subscriptions,
     /// Where each backend is.
@@ -517,7 +497,7 @@ impl Core {
 #[derive(Clone)]
 pub struct Gateway {
     core: Arc<Core>,
-    options: Arc<GatewayOptions>,
+    options: Arc<GatewayConfig>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -543,7 +523,7 @@ impl Gateway {
     pub fn start(
         configs: &ServerConfigs,
         policy: Policy,
-        options: GatewayOptions,
+        options: GatewayConfig,
     ) -> Result<Gateway> {
         Gateway::begin(configs, policy, options, true)
     }
@@ -559,7 +539,7 @@ impl Gateway {
     pub fn launch(
         configs: &ServerConfigs,
         policy: Policy,
-        options: GatewayOptions,
+        options: GatewayConfig,
     ) -> Result<Gateway> {
         Gateway::begin(configs, policy, options, false)
     }
@@ -576,7 +556,7 @@ impl Gateway {
     fn begin(
         configs: &ServerConfigs,
         policy: Policy,
-        options: GatewayOptions,
+        options: GatewayConfig,
         hold: bool,
     ) -> Result<Gateway> {
         crate::harness::check_bound("the gateway's start timeout", options.start_timeout)?;
@@ -597,7 +577,7 @@ impl Gateway {
         // own handle: the harness's one worker never runs a gateway call.
         let mut harness_config = HarnessConfig::default()
             .workers(1)
-            .attempt_budget(policy.session_budget());
+            .attempt_budget(policy.caller_budget());
         harness_config.transcript = options.transcript.clone();
         // Each attempt sent to a backend is counted as its `request` line is written.
         let stats = Arc::new(stats::Stats::default());
@@ -616,7 +596,8 @@ impl Gateway {
             }
         });
         let harness = Harness::new(crate::harness::ToolRegistry::new(), harness_config)?;
-        let session_budget = policy.session_budget();
+        let scopes =
+            BudgetScopes::with_window(policy.caller_budget(), policy.window(), MAX_CALLER_BUDGETS);
         let core = Arc::new(Core {
             server,
             policy,
@@ -628,9 +609,9 @@ impl Gateway {
                 transcript: options.transcript.clone(),
                 observer: None,
             },
-            scopes: BudgetScopes::new(session_budget, MAX_SESSION_BUDGETS),
+            scopes,
             harness,
-            next_session: AtomicU32::new(0),
+            next_connection: AtomicU64::new(0),
             subscriptions: catalog::Subscriptions::default(),
             roster: start::Roster::default(),
         });
@@ -686,7 +667,7 @@ impl Gateway {
         self.core.server.serve_stdio()
     }
 
-    /// Serves Streamable HTTP at `addr` (with [`GatewayOptions::http`]'s other settings);
+    /// Serves Streamable HTTP at `addr` (with [`GatewayConfig::http`]'s other settings);
     /// returns the running server at once. A non-loopback address is served only when it is
     /// given explicitly: put a TLS proxy in front of it.
     ///

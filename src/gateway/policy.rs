@@ -19,8 +19,11 @@ pub use check::{PolicyMismatch, UnknownName};
 
 /// The largest policy document read, in bytes.
 pub const MAX_POLICY_BYTES: usize = 256 * 1024;
-/// The most calls per session a policy may allow.
-const MAX_CALLS_PER_SESSION: u32 = 1_000_000;
+/// The most calls per caller and window a policy may allow.
+const MAX_CALLS_PER_CALLER: u32 = 1_000_000;
+/// The shortest and the longest budget window a policy may set.
+const BUDGET_WINDOWS: (Duration, Duration) =
+    (Duration::from_secs(1), Duration::from_secs(24 * 3600));
 /// The most calls in flight per backend a policy may allow.
 const MAX_CONCURRENCY: usize = 256;
 /// The largest result limit, in characters.
@@ -70,7 +73,8 @@ struct ServerRules {
 /// ```json
 /// {
 ///   "namespace": "mcp__{server}__{tool}",
-///   "calls_per_session": 1000,
+///   "calls_per_caller": 1000,
+///   "budget_window": "1m",
 ///   "concurrency": 4,
 ///   "timeout": "standard",
 ///   "servers": {
@@ -87,7 +91,8 @@ struct ServerRules {
 /// | key | where | meaning | default |
 /// |---|---|---|---|
 /// | `namespace` | top | the front name of a tool: `{server}` and `{tool}` are replaced | `mcp__{server}__{tool}` |
-/// | `calls_per_session` | top | tool calls forwarded per front session, a harness budget scope (BUDGET past it; a retried call counts each sending) | 1000 |
+/// | `calls_per_caller` (or its old name `calls_per_session`) | top | tool calls forwarded per front caller and budget window: each sending to a backend counts (a retried call counts each sending), refusals count nothing; BUDGET past it (see [the gateway's budgets](crate::gateway#budgets)) | 1000 |
+/// | `budget_window` | top | after how long a caller's count starts over: `30s`, `1m`, `2h` (1 s to 24 hours) | `1m` |
 /// | `concurrency` | top, server | calls in flight per backend (BUSY past it, never queued) | 4 |
 /// | `allow` | server | only these tools and prompts (the backend's names) are served | all |
 /// | `deny` | server | these tools and prompts are never served (UNKNOWN_TOOL if called; a prompt's `prompts/get` is -32602) | none |
@@ -111,7 +116,8 @@ struct ServerRules {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
     namespace: String,
-    calls_per_session: u32,
+    calls_per_caller: u32,
+    budget_window: Duration,
     concurrency: usize,
     rule: Rule,
     servers: BTreeMap<String, ServerRules>,
@@ -121,7 +127,8 @@ impl Default for Policy {
     fn default() -> Self {
         Policy {
             namespace: "mcp__{server}__{tool}".into(),
-            calls_per_session: 1000,
+            calls_per_caller: 1000,
+            budget_window: Duration::from_secs(60),
             concurrency: 4,
             rule: Rule::default(),
             servers: BTreeMap::new(),
@@ -200,10 +207,21 @@ impl Policy {
             let here = format!("{at}/{key}");
             match key.as_str() {
                 "namespace" => policy.namespace = namespace(value, &here)?,
-                "calls_per_session" => {
-                    policy.calls_per_session =
-                        bounded(value, &here, 1, MAX_CALLS_PER_SESSION as u64)? as u32
+                "calls_per_caller" | "calls_per_session" => {
+                    if ["calls_per_caller", "calls_per_session"]
+                        .iter()
+                        .all(|name| object.contains_key(*name))
+                    {
+                        return Err(Error::Config(format!(
+                            "the policy's {} has both calls_per_caller and its old name \
+                             calls_per_session; keep calls_per_caller",
+                            place(at)
+                        )));
+                    }
+                    policy.calls_per_caller =
+                        bounded(value, &here, 1, MAX_CALLS_PER_CALLER as u64)? as u32
                 }
+                "budget_window" => policy.budget_window = budget_window(value, &here)?,
                 "concurrency" => {
                     policy.concurrency = bounded(value, &here, 1, MAX_CONCURRENCY as u64)? as usize
                 }
@@ -215,7 +233,7 @@ impl Policy {
                 }
                 _ => {
                     if !rule_key(&mut policy.rule, key, value, &here)? {
-                        return Err(unknown(key, at, "namespace, calls_per_session, concurrency, servers, timeout, result_chars, overflow, idempotent, allow_large_integers"));
+                        return Err(unknown(key, at, "namespace, calls_per_caller, budget_window, concurrency, servers, timeout, result_chars, overflow, idempotent, allow_large_integers"));
                     }
                 }
             }
@@ -234,20 +252,44 @@ impl Policy {
         Ok(self)
     }
 
-    /// Tool calls forwarded per front session (1 to 1,000,000), counted by a harness budget
-    /// scope per session (a retried call counts each sending; refusals count nothing);
-    /// past it a call is BUDGET. Defaults to 1000.
+    /// Tool calls forwarded per front caller and budget window (1 to 1,000,000), counted by
+    /// a harness budget scope per caller (each sending to a backend counts, a retried call
+    /// each time; refusals count nothing); past it a call is BUDGET until the caller's
+    /// window ends. Who a caller is: [the gateway's budgets](crate::gateway#budgets).
+    /// Defaults to 1000.
     ///
     /// # Errors
     ///
     /// [`Error::Config`] out of its range.
-    pub fn calls_per_session(mut self, calls: u32) -> Result<Self> {
-        self.calls_per_session = bounded(
+    pub fn calls_per_caller(mut self, calls: u32) -> Result<Self> {
+        self.calls_per_caller = bounded(
             &Value::from(calls),
-            "calls_per_session",
+            "calls_per_caller",
             1,
-            MAX_CALLS_PER_SESSION as u64,
+            MAX_CALLS_PER_CALLER as u64,
         )? as u32;
+        Ok(self)
+    }
+
+    /// The old name of [`Policy::calls_per_caller`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Policy::calls_per_caller`].
+    #[deprecated(note = "renamed calls_per_caller: the budget bounds a caller, not a session")]
+    pub fn calls_per_session(self, calls: u32) -> Result<Self> {
+        self.calls_per_caller(calls)
+    }
+
+    /// After how long a caller's count starts over (1 s to 24 hours): the window begins with
+    /// the first call it counts, and ends this long after. Defaults to 60 s.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] out of its range.
+    pub fn budget_window(mut self, window: Duration) -> Result<Self> {
+        check_window("budget_window", window)?;
+        self.budget_window = window;
         Ok(self)
     }
 
@@ -258,9 +300,14 @@ impl Policy {
             .replace("{tool}", tool)
     }
 
-    /// The session budget.
-    pub(crate) fn session_budget(&self) -> u32 {
-        self.calls_per_session
+    /// The calls per caller and window.
+    pub(crate) fn caller_budget(&self) -> u32 {
+        self.calls_per_caller
+    }
+
+    /// The window of a caller's budget.
+    pub(crate) fn window(&self) -> Duration {
+        self.budget_window
     }
 
     /// Calls in flight allowed on `server`.
@@ -432,6 +479,41 @@ fn rule_key(rule: &mut Rule, key: &str, value: &Value, at: &str) -> Result<bool>
     Ok(true)
 }
 
+/// A duration as a policy writes it: digits and a unit, `ms`, `s`, `m` or `h`.
+fn duration(text: &str) -> Option<Duration> {
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    Some(match unit {
+        "ms" => Duration::from_millis(number),
+        "s" => Duration::from_secs(number),
+        "m" => Duration::from_secs(number.saturating_mul(60)),
+        "h" => Duration::from_secs(number.saturating_mul(3600)),
+        _ => return None,
+    })
+}
+
+fn check_window(at: &str, window: Duration) -> Result<()> {
+    let (low, high) = BUDGET_WINDOWS;
+    if window < low || window > high {
+        return Err(Error::Config(format!(
+            "the policy's {at} must be 1 s to 24 hours, not {window:?}"
+        )));
+    }
+    Ok(())
+}
+
+fn budget_window(value: &Value, at: &str) -> Result<Duration> {
+    let window = value.as_str().and_then(duration).ok_or_else(|| {
+        Error::Config(format!(
+            "the policy's {at} must be a duration such as \"30s\", \"1m\", \"2h\" (1 s to 24 \
+             hours), not {value}"
+        ))
+    })?;
+    check_window(at, window)?;
+    Ok(window)
+}
+
 fn timeout(value: &Value, at: &str) -> Result<ToolTimeout> {
     let bad = || {
         Error::Config(format!(
@@ -445,15 +527,7 @@ fn timeout(value: &Value, at: &str) -> Result<ToolTimeout> {
         "standard" => ToolTimeout::Standard,
         "long" => ToolTimeout::Long,
         _ => {
-            let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
-            let (number, unit) = text.split_at(split);
-            let number: u64 = number.parse().map_err(|_| bad())?;
-            let bound = match unit {
-                "ms" => Duration::from_millis(number),
-                "s" => Duration::from_secs(number),
-                "m" => Duration::from_secs(number.saturating_mul(60)),
-                _ => return Err(bad()),
-            };
+            let bound = duration(text).ok_or_else(bad)?;
             check_bound(&format!("the policy's {at}"), bound)?;
             ToolTimeout::Custom(bound)
         }
@@ -552,6 +626,17 @@ mod tests {
             (r#"{"concurrency": 2, "concurrency": 3}"#, "concurrency"),
             (r#"{"servers": {"a": {"deny": ["x", 1]}}}"#, "only strings"),
             (r#"[]"#, "document must be an object"),
+            (r#"{"budget_window": "500ms"}"#, "1 s to 24 hours"),
+            (r#"{"budget_window": "25h"}"#, "1 s to 24 hours"),
+            (r#"{"budget_window": 60}"#, "such as \"30s\""),
+            (
+                r#"{"calls_per_caller": 1, "calls_per_session": 2}"#,
+                "both calls_per_caller and its old name",
+            ),
+            (
+                r#"{"calls_per_caller": 0}"#,
+                "/calls_per_caller must be an integer",
+            ),
         ] {
             let error = Policy::parse(text).unwrap_err().to_string();
             assert!(error.contains(wanted), "{text}: {error}");
@@ -561,6 +646,24 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("over the limit"));
+    }
+
+    #[test]
+    fn the_budget_is_calls_per_caller_and_window_and_the_old_name_still_reads() {
+        let policy = Policy::parse(r#"{"calls_per_caller": 7, "budget_window": "2h"}"#).unwrap();
+        assert_eq!(policy.caller_budget(), 7);
+        assert_eq!(policy.window(), Duration::from_secs(7200));
+        let old = Policy::parse(r#"{"calls_per_session": 9}"#).unwrap();
+        assert_eq!(old.caller_budget(), 9);
+        assert_eq!(old.window(), Duration::from_secs(60), "the default window");
+        #[allow(deprecated)]
+        let set = Policy::new().calls_per_session(3).unwrap();
+        assert_eq!(set.caller_budget(), 3);
+        let set = Policy::new().budget_window(Duration::from_secs(1)).unwrap();
+        assert_eq!(set.window(), Duration::from_secs(1));
+        assert!(Policy::new()
+            .budget_window(Duration::from_millis(999))
+            .is_err());
     }
 
     #[test]

@@ -12,13 +12,69 @@ use parking_lot::{Condvar, Mutex};
 
 use super::backend::Backend;
 use super::catalog::{self, Listed};
-use super::{lists, masked, Clash, Core, FailedBackend, GatewayOptions, StartReport};
-use super::{StartedBackend, FRONT_GRACE, LOG_TARGET};
+use super::{lists, masked, Core, GatewayConfig, FRONT_GRACE, LOG_TARGET};
 use crate::config::ServerConfigs;
 use crate::error::Error;
 use crate::error::Result;
+use crate::harness::SkippedTool;
 use crate::mcp::{McpClient, McpConfig, Tool};
 use crate::transport::Connector;
+
+/// A backend that started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartedBackend {
+    /// Its name in the config.
+    pub name: String,
+    /// The front names of its tools.
+    pub tools: Vec<String>,
+    /// Its tools the gateway does not serve, and why (the policy, a bad name or schema).
+    pub skipped: Vec<SkippedTool>,
+    /// The front names of its prompts.
+    pub prompts: Vec<String>,
+    /// Its prompts the gateway does not serve, and why (the policy).
+    pub skipped_prompts: Vec<SkippedTool>,
+    /// The URIs of its resources served (another backend's clashes are not here).
+    pub resources: Vec<String>,
+    /// Its resource templates served.
+    pub templates: Vec<String>,
+    /// Its resource URIs, templates or prompt names another backend serves already.
+    pub clashes: Vec<Clash>,
+    /// The lists (resources, prompts) that could not be read, and why; its tools serve.
+    pub unlisted: Vec<String>,
+}
+
+/// A resource URI, template or front prompt name that two backends list: the first in the
+/// config's order serves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clash {
+    /// The URI, template or front name.
+    pub key: String,
+    /// The backend that serves it.
+    pub served_by: String,
+}
+
+/// A backend that is left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedBackend {
+    /// Its name in the config.
+    pub name: String,
+    /// Why (secrets masked).
+    pub error: String,
+}
+
+/// Where the backends are ([`super::Gateway::report`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StartReport {
+    /// The backends served, in the config's order.
+    pub started: Vec<StartedBackend>,
+    /// The backends left out: a bad config entry, a start or list that failed or passed its
+    /// deadline, or a listing the policy's names do not match ([`super::PolicyMismatch`]: kept
+    /// out until they match).
+    pub failed: Vec<FailedBackend>,
+    /// The backends still starting (only after [`super::Gateway::launch`], within the start
+    /// timeout).
+    pub starting: Vec<String>,
+}
 
 /// How far past the start deadline a starting backend's client's own bounds reach.
 const OWN_BOUNDS_MARGIN: Duration = Duration::from_secs(1);
@@ -164,7 +220,7 @@ impl Roster {
 pub(super) fn start_backends(
     core: &Arc<Core>,
     configs: &ServerConfigs,
-    options: &GatewayOptions,
+    options: &GatewayConfig,
     hold: bool,
 ) -> Result<()> {
     let left_out = |name: &str, error: String| {
@@ -341,7 +397,7 @@ impl Joining {
 }
 
 /// The MCP settings every backend's client starts from.
-fn backend_config(options: &GatewayOptions) -> McpConfig {
+fn backend_config(options: &GatewayConfig) -> McpConfig {
     let start = options.start_timeout;
     // Past the start deadline by a margin: the deadline, not a race with the client's own
     // bounds, decides when a backend is left out (and says so in its words).
@@ -398,7 +454,7 @@ fn login_command(configs: &ServerConfigs, name: &str) -> String {
 
 /// How a backend is reached: its entry's connector, or for an HTTP entry without its own
 /// `Authorization` header and with a token store, one that authorizes from the store.
-fn connector(configs: &ServerConfigs, name: &str, options: &GatewayOptions) -> Result<Connector> {
+fn connector(configs: &ServerConfigs, name: &str, options: &GatewayConfig) -> Result<Connector> {
     #[cfg(feature = "oauth")]
     if let Some(store) = &options.token_store {
         if let Some(crate::config::ServerEntry::Http { url, headers }) = configs.get(name) {

@@ -112,6 +112,9 @@ pub struct AuditEvent {
     pub tool: Option<String>,
     /// The LLM's id for the call (OpenAI / Anthropic), when it has one.
     pub call_id: Option<String>,
+    /// The budget scope the call spent, when it spent one: a [`super::Conversation`]'s id, a
+    /// gateway session's key. Scope keys are recorded, so they must not be secrets.
+    pub scope: Option<String>,
     /// The status: for `finished` the call's, for `busy` BUSY, for `returned` and
     /// `response` what that attempt amounts to.
     pub status: Option<Status>,
@@ -133,6 +136,7 @@ impl AuditEvent {
             kind,
             tool: None,
             call_id: None,
+            scope: None,
             status: None,
             attempt: 0,
             duration: None,
@@ -154,8 +158,8 @@ impl AuditEvent {
     }
 
     /// The event as one JSON object (absent fields left out), the transcript's line format:
-    /// `{"call", "event", "tool", "call_id", "status", "attempt", "duration_us", "size",
-    /// "detail"}`.
+    /// `{"call", "event", "tool", "call_id", "scope", "status", "attempt", "duration_us",
+    /// "size", "detail"}`.
     pub fn to_json(&self) -> Value {
         let mut object = Map::new();
         object.insert("call".into(), json!(self.call));
@@ -165,6 +169,9 @@ impl AuditEvent {
         }
         if let Some(call_id) = &self.call_id {
             object.insert("call_id".into(), json!(call_id));
+        }
+        if let Some(scope) = &self.scope {
+            object.insert("scope".into(), json!(scope));
         }
         if let Some(status) = self.status {
             object.insert("status".into(), json!(status.as_str()));
@@ -215,6 +222,7 @@ impl AuditEvent {
                 .parse()?,
             tool: text("tool")?,
             call_id: text("call_id")?,
+            scope: text("scope")?,
             status: text("status")?.map(|word| word.parse()).transpose()?,
             attempt: u32::try_from(number("attempt")?.unwrap_or(0))
                 .map_err(|_| "\"attempt\" is too large")?,
@@ -248,6 +256,9 @@ impl fmt::Display for AuditEvent {
         }
         if let Some(call_id) = &self.call_id {
             write!(f, " call_id={call_id:?}")?;
+        }
+        if let Some(scope) = &self.scope {
+            write!(f, " scope={scope:?}")?;
         }
         if let Some(status) = self.status {
             write!(f, " status={status}")?;
@@ -402,6 +413,7 @@ mod tests {
         let mut event = AuditEvent::new(7, AuditKind::Finished).detail("done");
         event.tool = Some("echo".into());
         event.call_id = Some("call_1".into());
+        event.scope = Some("conversation-1".into());
         event.status = Some(Status::ToolError);
         event.attempt = 2;
         event.duration = Some(Duration::from_micros(1500));

@@ -19,7 +19,7 @@ use super::audit::HARNESS_LOG_TARGET;
 use super::outcome::{Outcome, Status};
 use super::run::{FirstAttempt, OpenCall, Stage};
 use super::shapes::{calls_of, mark_custom, CallShape, MessageReply, ToolReply};
-use super::Inner;
+use super::{CallSettings, Inner};
 use crate::error::{Error, Result};
 
 /// One call of the batch between its opening and its reply.
@@ -31,13 +31,14 @@ impl Inner {
         shape: CallShape,
         calls: &[&str],
         deadline: Option<Instant>,
+        settings: &CallSettings,
     ) -> Vec<ToolReply> {
         let limit = self.config.max_calls_per_message;
         let mut contexts = Vec::with_capacity(calls.len());
         let mut slots: Vec<Slot> = Vec::with_capacity(calls.len());
         let mut waiting = Vec::new();
         for (index, raw) in calls.iter().enumerate() {
-            let mut call = self.open_raw(shape, raw, &super::CallSettings::default());
+            let mut call = self.open_raw(shape, raw, settings);
             if index >= limit {
                 call.stage = Stage::Decided(Outcome::new(
                     Status::Invalid,
@@ -135,6 +136,7 @@ impl Inner {
         shape: CallShape,
         message: &str,
         deadline: Option<Instant>,
+        settings: &CallSettings,
     ) -> Result<MessageReply> {
         let max = self.config.max_message_chars;
         // Counted no further than one past the limit, as a single call's size is.
@@ -145,7 +147,7 @@ impl Inner {
             )));
         }
         let calls = calls_of(shape, message).map_err(Error::Protocol)?;
-        let mut replies = self.handle_all(shape, &calls, deadline);
+        let mut replies = self.handle_all(shape, &calls, deadline, settings);
         mark_custom(shape, &calls, &mut replies);
         Ok(MessageReply { shape, replies })
     }

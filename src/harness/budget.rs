@@ -1,13 +1,18 @@
-//! The attempt budget: how many executions a harness admits before it answers `BUDGET`.
+//! The attempt budget: how many executions a harness admits before it answers `BUDGET`, and
+//! budgets by scope, each with an optional window after which it starts over.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
 /// The attempt budget as it stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BudgetState {
-    /// Attempts the executor admitted so far.
+    /// Attempts the executor admitted so far (in the current window, for a budget with one).
     pub used: u32,
-    /// The most attempts allowed.
+    /// The most attempts allowed (per window, for a budget with one).
     pub limit: u32,
 }
 
@@ -27,91 +32,281 @@ pub(crate) enum Refusal {
     Busy,
 }
 
+/// Where a windowed budget reads the time: [`Instant::now`], or a clock a test moves.
+type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
+
+/// A budget's window: its length and the clock it is measured on.
+#[derive(Clone)]
+struct Window {
+    length: Duration,
+    clock: Clock,
+}
+
+impl Window {
+    fn now(&self) -> Instant {
+        (self.clock)()
+    }
+}
+
+/// A budget's count: the attempts admitted, and when the window they count in began (set by
+/// the first attempt admitted in it).
+#[derive(Debug)]
+struct Count {
+    used: u32,
+    limit: u32,
+    began: Option<Instant>,
+}
+
 /// The budget counts admissions only. The check and the admission happen under one lock, so
 /// two racing calls can never both take the last attempt, and a `BUSY` answer never touches
 /// the count.
-#[derive(Debug)]
+///
+/// With a window, the count starts over once the window that its first admitted attempt
+/// began has ended (a fixed window per budget, begun by its caller's first call rather than
+/// by the clock's minute): at most `limit` attempts in one window, so at most twice `limit`
+/// in any span of one window's length.
 pub(crate) struct Budget {
-    state: Mutex<BudgetState>,
+    count: Mutex<Count>,
+    window: Option<Window>,
+}
+
+impl std::fmt::Debug for Budget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Budget")
+            .field("count", &*self.count.lock())
+            .field("window", &self.window.as_ref().map(|window| window.length))
+            .finish()
+    }
 }
 
 impl Budget {
     pub(crate) fn new(limit: u32) -> Budget {
+        Budget::with(limit, None)
+    }
+
+    fn with(limit: u32, window: Option<Window>) -> Budget {
         Budget {
-            state: Mutex::new(BudgetState { used: 0, limit }),
+            count: Mutex::new(Count {
+                used: 0,
+                limit,
+                began: None,
+            }),
+            window,
         }
     }
 
+    /// The count, started over first when its window has ended.
+    fn current(&self) -> parking_lot::MutexGuard<'_, Count> {
+        let mut count = self.count.lock();
+        if let (Some(window), Some(began)) = (&self.window, count.began) {
+            if window.now().saturating_duration_since(began) >= window.length {
+                count.used = 0;
+                count.began = None;
+            }
+        }
+        count
+    }
+
     pub(crate) fn state(&self) -> BudgetState {
-        *self.state.lock()
+        let count = self.current();
+        BudgetState {
+            used: count.used,
+            limit: count.limit,
+        }
     }
 
     /// Starts over with nothing used and a new limit.
     pub(crate) fn reset(&self, limit: u32) {
-        *self.state.lock() = BudgetState { used: 0, limit };
+        *self.count.lock() = Count {
+            used: 0,
+            limit,
+            began: None,
+        };
     }
 
     /// Runs `admit` when budget is left, and counts the attempt when it admitted. `admit` must
     /// not block for long: it runs under the budget's lock.
     pub(crate) fn admit_with(&self, admit: impl FnOnce() -> bool) -> Result<(), Refusal> {
-        let mut state = self.state.lock();
-        if state.used >= state.limit {
+        let mut count = self.current();
+        if count.used >= count.limit {
             return Err(Refusal::Budget);
         }
         if admit() {
-            state.used += 1;
+            if count.used == 0 {
+                count.began = self.window.as_ref().map(Window::now);
+            }
+            count.used += 1;
             Ok(())
         } else {
             Err(Refusal::Busy)
         }
     }
+
+    /// The window's length, for a budget with one.
+    fn window(&self) -> Option<Duration> {
+        self.window.as_ref().map(|window| window.length)
+    }
+
+    /// How long until the count starts over: `None` without a window or with nothing counted.
+    fn resets_in(&self) -> Option<Duration> {
+        let window = self.window.as_ref()?;
+        let began = self.current().began?;
+        Some(
+            window
+                .length
+                .saturating_sub(window.now().saturating_duration_since(began)),
+        )
+    }
+
+    /// What a `BUDGET` answer says about this budget: `"the attempt budget of 2 is spent"`,
+    /// or with a window `"the attempt budget of 2 per 60 s is spent (it starts over in 12 s)"`.
+    pub(crate) fn spent(&self) -> String {
+        let limit = self.state().limit;
+        match (self.window(), self.resets_in()) {
+            (Some(window), Some(left)) => format!(
+                "the attempt budget of {limit} per {} is spent (it starts over in {})",
+                seconds(window),
+                seconds(left)
+            ),
+            (Some(window), None) => {
+                format!(
+                    "the attempt budget of {limit} per {} is spent",
+                    seconds(window)
+                )
+            }
+            _ => format!("the attempt budget of {limit} is spent"),
+        }
+    }
+
+    /// Whether dropping this budget forgets nothing: it counts nothing now and no handle
+    /// (a call in progress) holds it besides its table's own.
+    fn holds_nothing(self: &Arc<Self>) -> bool {
+        Arc::strong_count(self) == 1 && self.current().used == 0
+    }
+}
+
+/// A duration as a budget's answer says it: whole seconds rounded up (`"60 s"`, `"1 s"`), or
+/// milliseconds under a second.
+fn seconds(duration: Duration) -> String {
+    if duration < Duration::from_secs(1) {
+        return format!("{} ms", duration.as_millis().max(1));
+    }
+    let whole = duration.as_secs() + u64::from(duration.subsec_nanos() > 0);
+    format!("{whole} s")
 }
 
 /// Budgets by scope: one attempt budget per key the caller names (a conversation, a session,
-/// an authenticated caller), each with the same limit and each kept as a [`Harness`]'s own
-/// budget is (only admitted attempts count; the check and the admission under one lock).
+/// an authenticated caller, a peer address), each with the same limit and each kept as a
+/// [`Harness`]'s own budget is (only admitted attempts count; the check and the admission
+/// under one lock).
 ///
-/// Bounded: at most `max_scopes` keys are held; a new key past that forgets the scope used
-/// least recently (which starts over if its key comes back). A [`BudgetScope`] handle keeps
-/// counting into its budget while it is held, forgotten or not.
+/// With a window ([`BudgetScopes::with_window`]) each scope's count starts over once the
+/// window begun by the first attempt it counted has ended: at most `limit` attempts per
+/// window, so at most twice `limit` in any span of one window's length. A key that comes
+/// back within the window finds its count as it left it.
+///
+/// Bounded: at most `max_scopes` keys are held. When a new key finds them all taken, the
+/// scopes that hold nothing (nothing counted in a running window, and no [`BudgetScope`]
+/// handle out) are dropped first, which forgets nothing. When every scope still holds a
+/// count:
+///
+/// * with a window, the new key is counted in one shared overflow scope
+///   ([`BudgetScopes::OVERFLOW`], the same limit and window) until a window ends: no new key
+///   can push out a count, so no caller can start its own budget over by naming many keys;
+/// * without one (the keys are the application's own), the scope used least recently is
+///   forgotten, and starts over if its key comes back.
+///
+/// A [`BudgetScope`] handle keeps counting into its budget while it is held, forgotten or
+/// not.
 ///
 /// [`Harness`]: super::Harness
 #[derive(Debug)]
 pub struct BudgetScopes {
     limit: u32,
     max_scopes: usize,
+    window: Option<WindowSetting>,
     scopes: Mutex<Scopes>,
+}
+
+/// The window of each scope of a [`BudgetScopes`].
+#[derive(Clone)]
+struct WindowSetting(Window);
+
+impl std::fmt::Debug for WindowSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.0.length)
+    }
 }
 
 #[derive(Debug, Default)]
 struct Scopes {
     /// Each key's budget and when it was last asked for.
-    by_key: std::collections::HashMap<std::sync::Arc<str>, (std::sync::Arc<Budget>, u64)>,
-    clock: u64,
+    by_key: HashMap<Arc<str>, (Arc<Budget>, u64)>,
+    /// Counts the requests for scopes, to order them by their last.
+    tick: u64,
+    /// The scope new keys share while every scope holds a count (windowed scopes only).
+    overflow: Option<Arc<Budget>>,
 }
 
 impl BudgetScopes {
-    /// Budgets of `limit` attempts per scope, at most `max_scopes` scopes held at once (at
-    /// least 1).
+    /// The key of the scope new keys share while every scope of a windowed [`BudgetScopes`]
+    /// holds a count (see [`BudgetScopes`]).
+    pub const OVERFLOW: &'static str = "(overflow)";
+
+    /// Budgets of `limit` attempts per scope for as long as a scope is held, at most
+    /// `max_scopes` scopes held at once (at least 1).
     pub fn new(limit: u32, max_scopes: usize) -> BudgetScopes {
         BudgetScopes {
             limit,
             max_scopes: max_scopes.max(1),
+            window: None,
             scopes: Mutex::new(Scopes::default()),
         }
     }
 
-    /// The budget of `key`, made with nothing used when the key is new.
+    /// Budgets of `limit` attempts per scope per `window` (at least 1 ms), at most
+    /// `max_scopes` scopes held at once (at least 1). A scope's window begins with the first
+    /// attempt it counts and its count starts over once it has ended; see [`BudgetScopes`]
+    /// for what happens when every scope is taken.
+    pub fn with_window(limit: u32, window: Duration, max_scopes: usize) -> BudgetScopes {
+        BudgetScopes {
+            window: Some(WindowSetting(Window {
+                length: window.max(Duration::from_millis(1)),
+                clock: Arc::new(Instant::now),
+            })),
+            ..BudgetScopes::new(limit, max_scopes)
+        }
+    }
+
+    /// Measures the windows on `clock` instead of [`Instant::now`]: for a test that moves
+    /// time itself. Applies to the scopes made from here on; without a window it changes
+    /// nothing.
+    pub fn clock(mut self, clock: impl Fn() -> Instant + Send + Sync + 'static) -> Self {
+        if let Some(WindowSetting(window)) = &mut self.window {
+            window.clock = Arc::new(clock);
+        }
+        self
+    }
+
+    fn budget(&self) -> Arc<Budget> {
+        Arc::new(Budget::with(
+            self.limit,
+            self.window.as_ref().map(|setting| setting.0.clone()),
+        ))
+    }
+
+    /// The budget of `key`, made with nothing used when the key is new (or the shared
+    /// overflow scope, as [`BudgetScopes`] says).
     pub fn scope(&self, key: &str) -> BudgetScope {
         let mut scopes = self.scopes.lock();
-        scopes.clock += 1;
-        let now = scopes.clock;
+        scopes.tick += 1;
+        let now = scopes.tick;
         let known = scopes
             .by_key
             .get_key_value(key)
             .map(|(key, (budget, _))| BudgetScope {
-                key: std::sync::Arc::clone(key),
-                budget: std::sync::Arc::clone(budget),
+                key: Arc::clone(key),
+                budget: Arc::clone(budget),
             });
         if let Some(known) = known {
             if let Some((_, used)) = scopes.by_key.get_mut(key) {
@@ -120,25 +315,43 @@ impl BudgetScopes {
             return known;
         }
         if scopes.by_key.len() >= self.max_scopes {
+            scopes
+                .by_key
+                .retain(|_, (budget, _)| !budget.holds_nothing());
+        }
+        if scopes.by_key.len() >= self.max_scopes {
+            if self.window.is_some() {
+                let overflow = match &scopes.overflow {
+                    Some(overflow) => Arc::clone(overflow),
+                    None => {
+                        let overflow = self.budget();
+                        scopes.overflow = Some(Arc::clone(&overflow));
+                        overflow
+                    }
+                };
+                return BudgetScope {
+                    key: Arc::from(BudgetScopes::OVERFLOW),
+                    budget: overflow,
+                };
+            }
             let oldest = scopes
                 .by_key
                 .iter()
                 .min_by_key(|(_, (_, used))| *used)
-                .map(|(key, _)| std::sync::Arc::clone(key));
+                .map(|(key, _)| Arc::clone(key));
             if let Some(oldest) = oldest {
                 scopes.by_key.remove(&oldest);
             }
         }
-        let key: std::sync::Arc<str> = key.into();
-        let budget = std::sync::Arc::new(Budget::new(self.limit));
-        scopes.by_key.insert(
-            std::sync::Arc::clone(&key),
-            (std::sync::Arc::clone(&budget), now),
-        );
+        let key: Arc<str> = key.into();
+        let budget = self.budget();
+        scopes
+            .by_key
+            .insert(Arc::clone(&key), (Arc::clone(&budget), now));
         BudgetScope { key, budget }
     }
 
-    /// How many scopes are held.
+    /// How many scopes are held (the overflow scope not counted).
     pub fn len(&self) -> usize {
         self.scopes.lock().by_key.len()
     }
@@ -148,9 +361,15 @@ impl BudgetScopes {
         self.len() == 0
     }
 
-    /// The limit of each scope.
+    /// The limit of each scope (per window, with one).
     pub fn limit(&self) -> u32 {
         self.limit
+    }
+
+    /// The window after which a scope's count starts over; `None` when counts last as long
+    /// as their scopes.
+    pub fn window(&self) -> Option<Duration> {
+        self.window.as_ref().map(|setting| setting.0.length)
     }
 }
 
@@ -159,19 +378,26 @@ impl BudgetScopes {
 /// budget. Cheap to clone; clones share the count.
 #[derive(Debug, Clone)]
 pub struct BudgetScope {
-    key: std::sync::Arc<str>,
-    pub(crate) budget: std::sync::Arc<Budget>,
+    key: Arc<str>,
+    pub(crate) budget: Arc<Budget>,
 }
 
 impl BudgetScope {
-    /// The key the scope was asked for by.
+    /// The key the scope was asked for by ([`BudgetScopes::OVERFLOW`] for the shared
+    /// overflow scope).
     pub fn key(&self) -> &str {
         &self.key
     }
 
-    /// The budget as it stands.
+    /// The budget as it stands (in the current window, for a scope with one).
     pub fn state(&self) -> BudgetState {
         self.budget.state()
+    }
+
+    /// How long until the scope's count starts over: `None` without a window, or while
+    /// nothing is counted.
+    pub fn resets_in(&self) -> Option<Duration> {
+        self.budget.resets_in()
     }
 
     /// Starts the scope over: nothing used, the given limit.
@@ -202,6 +428,7 @@ mod tests {
         assert!(!asked, "the executor was asked after the budget was spent");
         assert_eq!(budget.state(), BudgetState { used: 2, limit: 2 });
         assert_eq!(budget.state().remaining(), 0);
+        assert_eq!(budget.spent(), "the attempt budget of 2 is spent");
         budget.reset(5);
         assert_eq!(budget.state().remaining(), 5);
     }
@@ -222,5 +449,106 @@ mod tests {
         assert_eq!(scopes.scope("alice").state().used, 1, "alice was kept");
         assert_eq!(scopes.scope("bob").state().used, 0, "bob was forgotten");
         assert_eq!(alice.key(), "alice");
+        assert_eq!(scopes.window(), None);
+        assert_eq!(alice.resets_in(), None);
+    }
+
+    /// A clock the test moves, and the time it started at.
+    fn manual_clock() -> (
+        Arc<Mutex<Instant>>,
+        impl Fn() -> Instant + Send + Sync + 'static,
+    ) {
+        let now = Arc::new(Mutex::new(Instant::now()));
+        let read = Arc::clone(&now);
+        (now, move || *read.lock())
+    }
+
+    #[test]
+    fn a_window_starts_the_count_over_once_it_has_ended_and_not_before() {
+        let (now, clock) = manual_clock();
+        let scopes = BudgetScopes::with_window(2, Duration::from_secs(60), 8).clock(clock);
+        assert_eq!(scopes.window(), Some(Duration::from_secs(60)));
+        let alice = scopes.scope("alice");
+        assert_eq!(
+            alice.resets_in(),
+            None,
+            "nothing counted, no window running"
+        );
+        // The window begins with the first attempt counted, not with the scope.
+        *now.lock() += Duration::from_secs(30);
+        assert_eq!(alice.budget.admit_with(|| true), Ok(()));
+        *now.lock() += Duration::from_secs(10);
+        assert_eq!(alice.budget.admit_with(|| true), Ok(()));
+        assert_eq!(alice.budget.admit_with(|| true), Err(Refusal::Budget));
+        assert_eq!(alice.resets_in(), Some(Duration::from_secs(50)));
+        assert_eq!(
+            alice.budget.spent(),
+            "the attempt budget of 2 per 60 s is spent (it starts over in 50 s)"
+        );
+        // A moment before the window ends: still spent, for this handle and a new one.
+        *now.lock() += Duration::from_millis(49_999);
+        assert_eq!(
+            scopes.scope("alice").budget.admit_with(|| true),
+            Err(Refusal::Budget)
+        );
+        assert_eq!(alice.resets_in(), Some(Duration::from_millis(1)));
+        *now.lock() += Duration::from_millis(1);
+        assert_eq!(alice.state(), BudgetState { used: 0, limit: 2 });
+        assert_eq!(alice.budget.admit_with(|| true), Ok(()));
+        assert_eq!(alice.resets_in(), Some(Duration::from_secs(60)));
+        // Another key's window is its own.
+        let bob = scopes.scope("bob");
+        assert_eq!(bob.state().used, 0);
+    }
+
+    #[test]
+    fn new_keys_cannot_push_out_a_running_count_they_share_an_overflow_scope() {
+        let (now, clock) = manual_clock();
+        let scopes = BudgetScopes::with_window(1, Duration::from_secs(60), 2).clock(clock);
+        assert_eq!(scopes.scope("mallory").budget.admit_with(|| true), Ok(()));
+        assert_eq!(scopes.scope("alice").budget.admit_with(|| true), Ok(()));
+        // Every scope holds a count: new keys, however many, share one overflow scope.
+        let first = scopes.scope("mallory-2");
+        assert_eq!(first.key(), BudgetScopes::OVERFLOW);
+        assert_eq!(first.budget.admit_with(|| true), Ok(()));
+        let second = scopes.scope("mallory-3");
+        assert_eq!(second.key(), BudgetScopes::OVERFLOW);
+        assert_eq!(second.budget.admit_with(|| true), Err(Refusal::Budget));
+        assert_eq!(scopes.len(), 2);
+        assert_eq!(
+            scopes.scope("mallory").budget.admit_with(|| true),
+            Err(Refusal::Budget),
+            "naming new keys did not start mallory's count over"
+        );
+        // A scope whose window has ended holds nothing and makes room; one still held by a
+        // call in progress (a handle out) is kept.
+        let held = scopes.scope("alice");
+        *now.lock() += Duration::from_secs(60);
+        let carol = scopes.scope("carol");
+        assert_eq!(carol.key(), "carol");
+        assert_eq!(scopes.len(), 2);
+        assert_eq!(scopes.scope("dave").key(), BudgetScopes::OVERFLOW);
+        drop(held);
+        drop(carol);
+        assert_eq!(scopes.scope("dave").key(), "dave");
+    }
+
+    #[test]
+    fn scopes_that_hold_nothing_make_room_without_a_window_too() {
+        let scopes = BudgetScopes::new(1, 2);
+        assert_eq!(scopes.scope("alice").budget.admit_with(|| true), Ok(()));
+        scopes.scope("idle");
+        // "alice" was asked for first, but "idle" holds nothing and goes.
+        scopes.scope("bob");
+        assert_eq!(scopes.scope("alice").state().used, 1);
+        assert_eq!(scopes.len(), 2);
+    }
+
+    #[test]
+    fn durations_are_said_as_set() {
+        assert_eq!(seconds(Duration::from_secs(60)), "60 s");
+        assert_eq!(seconds(Duration::from_millis(1_001)), "2 s");
+        assert_eq!(seconds(Duration::from_millis(500)), "500 ms");
+        assert_eq!(seconds(Duration::ZERO), "1 ms");
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! Files: `registry` (the allowlist), `tool` and `import` (local and MCP tools), `parse`
 //! (size, strict JSON, names), `shapes` (LLM shapes in and out, one call or a whole
-//! message), `run` (one call, end to end), `ran` (what an attempt produced), `batch` (the
+//! message), `export` (definitions per model API), `conversation` (a budget per
+//! conversation), `run` (one call, end to end), `ran` (what an attempt produced), `batch` (the
 //! calls of one message together), `executor` (admission), `budget`, `retry`, `outcome`,
 //! `audit`.
 
@@ -23,7 +24,9 @@ mod audit;
 mod batch;
 mod budget;
 mod checks;
+mod conversation;
 pub(crate) mod executor;
+mod export;
 mod import;
 mod imported;
 mod outcome;
@@ -39,6 +42,8 @@ mod tool;
 pub use admission::Admission;
 pub use audit::{AuditEvent, AuditKind, AuditObserver, Transcript, HARNESS_LOG_TARGET};
 pub use budget::{BudgetScope, BudgetScopes, BudgetState};
+pub use conversation::{Conversation, MAX_CONVERSATION_ID_CHARS};
+pub use export::{LeftOutTool, ToolExport};
 pub use import::{ImportReport, McpImport, Namespace, SkippedTool};
 pub use imported::{CallSettings, ImportedTool, ProgressSink};
 pub use outcome::{Outcome, Overflow, ResultLimit, Status};
@@ -150,7 +155,8 @@ impl HarnessConfig {
     }
 
     /// The most budget scopes [`Harness::scope`] holds at once (1 to 1 Mi); a new key past
-    /// them forgets the scope used least recently (see [`BudgetScopes`]). Each scope's limit
+    /// them drops the scopes that hold nothing, else forgets the scope used least recently
+    /// (see [`BudgetScopes`]). Each scope's limit
     /// is [`HarnessConfig::attempt_budget`]. Defaults to 1,024.
     pub fn max_budget_scopes(mut self, scopes: usize) -> Self {
         self.max_budget_scopes = scopes;
@@ -359,9 +365,9 @@ impl HarnessConfig {
 /// one per admitted attempt. Nothing is retried unless the tool is idempotent and has a
 /// [`RetryPolicy`].
 ///
-/// A call may spend a budget of its own scope instead ([`Harness::scope`],
-/// [`Harness::call_in`], [`CallSettings::budget`]): one per conversation, session or caller,
-/// each counted the same way.
+/// A long-lived host gives each conversation (or task) its own budget with
+/// [`Harness::conversation`]; a call may also spend a scope's budget ([`Harness::scope`],
+/// [`CallSettings::budget`]): one per session or caller, each counted the same way.
 ///
 /// # MCP tools held outside the registry
 ///
@@ -518,7 +524,9 @@ impl Harness {
     /// ```
     pub fn handle_all<S: AsRef<str>>(&self, shape: CallShape, calls: &[S]) -> Vec<ToolReply> {
         let calls: Vec<&str> = calls.iter().map(AsRef::as_ref).collect();
-        let mut replies = self.inner.handle_all(shape, &calls, None);
+        let mut replies = self
+            .inner
+            .handle_all(shape, &calls, None, &CallSettings::new());
         shapes::mark_custom(shape, &calls, &mut replies);
         replies
     }
@@ -536,7 +544,9 @@ impl Harness {
         deadline: Instant,
     ) -> Vec<ToolReply> {
         let calls: Vec<&str> = calls.iter().map(AsRef::as_ref).collect();
-        let mut replies = self.inner.handle_all(shape, &calls, Some(deadline));
+        let mut replies =
+            self.inner
+                .handle_all(shape, &calls, Some(deadline), &CallSettings::new());
         shapes::mark_custom(shape, &calls, &mut replies);
         replies
     }
@@ -600,7 +610,8 @@ impl Harness {
     /// envelope comes from the provider's API rather than the model, so this is a fault in
     /// the caller's plumbing; nothing was run.
     pub fn handle_message(&self, shape: CallShape, message: &str) -> Result<MessageReply> {
-        self.inner.handle_message(shape, message, None)
+        self.inner
+            .handle_message(shape, message, None, &CallSettings::new())
     }
 
     /// [`Harness::handle_message`] within the caller's `deadline`, as
@@ -615,47 +626,8 @@ impl Harness {
         message: &str,
         deadline: Instant,
     ) -> Result<MessageReply> {
-        self.inner.handle_message(shape, message, Some(deadline))
-    }
-
-    /// A new [`OpenAiDeltas`], to put together the tool calls of a streamed OpenAI Chat
-    /// Completions response for [`Harness::handle_all`], bounded by this harness's
-    /// [`HarnessConfig::max_calls_per_message`], [`HarnessConfig::max_input_chars`] (per
-    /// call) and [`HarnessConfig::max_message_chars`] (per chunk).
-    pub fn openai_deltas(&self) -> OpenAiDeltas {
-        let config = &self.inner.config;
-        OpenAiDeltas::new(
-            config.max_calls_per_message,
-            config.max_input_chars,
-            config.max_message_chars,
-        )
-    }
-
-    /// A new [`ResponsesEvents`], to put together the tool calls of a streamed OpenAI
-    /// Responses response, bounded as [`Harness::openai_deltas`] is (per event for per chunk).
-    pub fn responses_events(&self) -> ResponsesEvents {
-        ResponsesEvents::new(self.stream_bounds())
-    }
-
-    /// A new [`AnthropicEvents`], to put together the `tool_use` blocks of a streamed
-    /// Anthropic Messages response, bounded as [`Harness::openai_deltas`] is.
-    pub fn anthropic_events(&self) -> AnthropicEvents {
-        AnthropicEvents::new(self.stream_bounds())
-    }
-
-    /// A new [`GeminiChunks`], to gather the function calls of a streamed Gemini response,
-    /// bounded as [`Harness::openai_deltas`] is.
-    pub fn gemini_chunks(&self) -> GeminiChunks {
-        GeminiChunks::new(self.stream_bounds())
-    }
-
-    fn stream_bounds(&self) -> shapes::StreamBounds {
-        let config = &self.inner.config;
-        shapes::StreamBounds {
-            max_calls: config.max_calls_per_message,
-            max_chars: config.max_input_chars,
-            max_event_chars: config.max_message_chars,
-        }
+        self.inner
+            .handle_message(shape, message, Some(deadline), &CallSettings::new())
     }
 
     /// Calls a tool by name with arguments, from Rust: the name, registry, schema, budget and

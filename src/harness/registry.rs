@@ -10,9 +10,6 @@ use serde_json::Value;
 use super::parse::{check_name, NameProfile};
 use super::remote::RemoteBinding;
 use super::retry::RetryPolicy;
-use super::shapes::{
-    anthropic_definition, gemini_definitions, openai_definition, responses_definition,
-};
 use super::tool::{LocalTool, Served, ToolHandler, ToolOptions};
 use crate::error::{Error, RegistryErrorKind, Result};
 use crate::mcp::ToolAnnotations;
@@ -328,48 +325,6 @@ impl ToolRegistry {
     /// Every tool's description, sorted by name.
     pub fn tools(&self) -> Vec<ToolInfo> {
         self.registered().map(|tool| tool.info()).collect()
-    }
-
-    /// The tools for the OpenAI API's `tools` parameter:
-    /// `[{"type": "function", "function": {"name", "description", "parameters"}}]`.
-    pub fn openai_tools(&self) -> Value {
-        self.tools
-            .values()
-            .map(|tool| openai_definition(&tool.name, &tool.description, tool.schema.source()))
-            .collect()
-    }
-
-    /// The tools for the Anthropic API's `tools` parameter:
-    /// `[{"name", "description", "input_schema"}]`.
-    pub fn anthropic_tools(&self) -> Value {
-        self.tools
-            .values()
-            .map(|tool| anthropic_definition(&tool.name, &tool.description, tool.schema.source()))
-            .collect()
-    }
-
-    /// The tools for the OpenAI Responses API's `tools` parameter:
-    /// `[{"type": "function", "name", "description", "parameters", "strict": false}]`
-    /// (`strict` off: the API's strict mode takes only a subset of JSON Schema, and the
-    /// harness checks the arguments against the whole schema itself).
-    pub fn responses_tools(&self) -> Value {
-        self.tools
-            .values()
-            .map(|tool| responses_definition(&tool.name, &tool.description, tool.schema.source()))
-            .collect()
-    }
-
-    /// The tools for the Gemini API's `tools` parameter: one tool holding every function,
-    /// `[{"functionDeclarations": [{"name", "description", "parametersJsonSchema"}]}]` (the
-    /// schema as JSON Schema, not the OpenAPI subset of `parameters`).
-    pub fn gemini_tools(&self) -> Value {
-        gemini_definitions(self.tools.values().map(|tool| {
-            (
-                tool.name.as_str(),
-                tool.description.as_str(),
-                tool.schema.source(),
-            )
-        }))
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<RegisteredTool>> {

@@ -121,6 +121,11 @@ impl CallContext {
         let mut event = AuditEvent::new(self.call, kind);
         event.tool = self.tool.clone();
         event.call_id = self.call_id.clone();
+        event.scope = self
+            .settings
+            .budget
+            .as_ref()
+            .map(|scope| scope.key().to_owned());
         event
     }
 }
@@ -295,12 +300,12 @@ impl Inner {
             };
             let (outcome, retryable) = match attempt {
                 Attempt::Refused(Refusal::Budget) => {
-                    let limit = self.budget_of(context).state().limit;
+                    let spent = self.budget_of(context).spent();
                     let detail = match &last {
-                        None => format!("the attempt budget of {limit} is spent; nothing was run"),
+                        None => format!("{spent}; nothing was run"),
                         Some((status, detail)) => format!(
-                            "the attempt budget of {limit} is spent, so no further attempt was \
-                             run; the last attempt ended with {status}: {detail}"
+                            "{spent}, so no further attempt was run; the last attempt ended \
+                             with {status}: {detail}"
                         ),
                     };
                     (Outcome::new(Status::Budget, detail), false)

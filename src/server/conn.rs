@@ -3,6 +3,7 @@
 //! client cancelled it), and all of them given up when the connection ends.
 
 use std::collections::{BTreeSet, HashMap};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -81,6 +82,8 @@ pub(crate) struct Connection {
     closed: AtomicBool,
     /// What handlers keep for this connection ([`RequestContext::connection_state`]).
     connection_state: Arc<ConnectionState>,
+    /// The client's socket address, over HTTP ([`RequestContext::peer_address`]).
+    peer_address: Option<SocketAddr>,
 }
 
 impl Connection {
@@ -88,6 +91,7 @@ impl Connection {
         server: Arc<Shared>,
         link: Arc<dyn Link>,
         policy: EraPolicy,
+        peer_address: Option<SocketAddr>,
     ) -> Arc<Connection> {
         let connection = Arc::new(Connection {
             handshake: Mutex::new(Handshake {
@@ -103,6 +107,7 @@ impl Connection {
             idle: Condvar::new(),
             closed: AtomicBool::new(false),
             connection_state: Arc::default(),
+            peer_address,
         });
         if policy != EraPolicy::Stateless {
             connection.server.register(&connection);
@@ -197,6 +202,7 @@ impl Connection {
             answer_cancelled: config.answer_cancelled,
             deferred: Mutex::new(None),
             connection_state: Arc::clone(&self.connection_state),
+            peer_address: self.peer_address,
         };
         let pending = Pending {
             conn: Arc::clone(self),

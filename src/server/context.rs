@@ -3,6 +3,7 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -117,6 +118,8 @@ pub struct RequestContext {
     pub(crate) deferred: Mutex<Option<Arc<Mutex<DeferSlot>>>>,
     /// Shared by the requests of one connection.
     pub(crate) connection_state: Arc<ConnectionState>,
+    /// The client's socket address, over HTTP.
+    pub(crate) peer_address: Option<SocketAddr>,
 }
 
 /// What a server's handlers keep for one connection (a stdio or memory connection, a
@@ -231,6 +234,15 @@ impl RequestContext {
     /// [`ConnectionState`]).
     pub fn connection_state(&self) -> &ConnectionState {
         &self.connection_state
+    }
+
+    /// The address of the client's socket, over HTTP: for a 2026-07-28 request the
+    /// connection that carried it; in a handshake-era session the connection that opened the
+    /// session (its `initialize`), whichever connection carries a later request. `None` over
+    /// stdio and in memory. It is the address the server saw: behind a proxy or a load
+    /// balancer, the proxy's.
+    pub fn peer_address(&self) -> Option<SocketAddr> {
+        self.peer_address
     }
 
     /// Sends a log message (`notifications/message`) at `level` when the client wants that

@@ -618,7 +618,7 @@ impl Server {
     ///
     /// When the transport cannot start.
     pub fn connect(&self, transport: impl Transport) -> Result<ServerConnection> {
-        serve::connect(&self.shared, Arc::new(transport), EraPolicy::Mixed)
+        serve::connect(&self.shared, Arc::new(transport), EraPolicy::Mixed, None)
     }
 
     /// Serves the process's stdin and stdout (stderr is left for logs) until stdin reaches

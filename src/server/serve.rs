@@ -3,6 +3,7 @@
 //! server's own requests to the peer are ordinary calls with deadlines), and the connection
 //! ends when the transport does.
 
+use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
@@ -213,6 +214,7 @@ pub(crate) fn connect(
     shared: &Arc<Shared>,
     transport: Arc<dyn Transport>,
     policy: EraPolicy,
+    peer_address: Option<SocketAddr>,
 ) -> Result<ServerConnection> {
     let slot: Arc<OnceLock<Weak<Connection>>> = Arc::new(OnceLock::new());
     let sink_slot = Arc::clone(&slot);
@@ -237,7 +239,7 @@ pub(crate) fn connect(
     let link = Arc::new(ClientLink {
         client: OnceLock::new(),
     });
-    let conn = Connection::new(Arc::clone(shared), link.clone(), policy);
+    let conn = Connection::new(Arc::clone(shared), link.clone(), policy, peer_address);
     let _ = slot.set(Arc::downgrade(&conn));
     let gate = Arc::new(Gate {
         inner: transport,

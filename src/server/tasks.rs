@@ -24,6 +24,7 @@
 //! Expired tasks are swept out whenever a task is created or a `tasks/*` request arrives.
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -129,6 +130,8 @@ struct Task {
     work: TaskWork,
     version: String,
     peer: Peer,
+    /// The creating request's [`RequestContext::peer_address`].
+    peer_address: Option<SocketAddr>,
     bound: Duration,
     state: Mutex<TaskState>,
 }
@@ -263,6 +266,7 @@ pub(crate) fn create(
         work,
         version,
         peer: context.peer.clone(),
+        peer_address: context.peer_address,
         bound,
         state: Mutex::new(TaskState {
             status: Status::Working,
@@ -485,6 +489,7 @@ impl Task {
             answer_cancelled: false,
             deferred: Mutex::new(None),
             connection_state: Arc::default(),
+            peer_address: self.peer_address,
         }
     }
 }

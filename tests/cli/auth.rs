@@ -7,13 +7,10 @@
 use crate::support::auth_fake;
 use crate::support::cli;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
 
 use auth_fake::{FakeAuth, Options};
-use cli::{run, scratch, toolwire, Run};
+use cli::{browse, run, scratch, toolwire, Run};
 
 const TOKEN_PREFIX: &str = "PLANTED-ACCESS-TOKEN-";
 const CLIENT_SECRET: &str = "PLANTED-CLIENT-SECRET";
@@ -32,47 +29,6 @@ fn login(url: &str, tokens: &Path) -> Run {
         toolwire(&["--url", url, "login", "--no-browser"]),
         tokens,
     ))
-}
-
-/// Runs a command that logs in, playing the browser for the address it prints.
-fn browse(mut command: std::process::Command) -> Run {
-    command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = command.spawn().expect("start toolwire");
-    let stdout = child.stdout.take().unwrap();
-    let stdout = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    let mut line = String::new();
-    while stderr.read_line(&mut line).unwrap_or(0) > 0 {
-        seen.push_str(&line);
-        if let Some(address) = line
-            .split_whitespace()
-            .find(|word| word.contains("/authorize?"))
-        {
-            let agent = ureq::Agent::new_with_config(
-                ureq::Agent::config_builder()
-                    .max_redirects(0)
-                    .http_status_as_error(false)
-                    .build(),
-            );
-            let answer = agent
-                .get(address)
-                .call()
-                .expect("the authorization endpoint");
-            let location = answer.headers()["location"].to_str().unwrap().to_owned();
-            assert!(location.starts_with("http://127.0.0.1:"), "{location}");
-            let page = agent.get(&location).call().expect("the command's listener");
-            assert_eq!(page.status().as_u16(), 200);
-        }
-        line.clear();
-    }
-    let code = cli::wait_bounded(&mut child, Duration::from_secs(60));
-    Run {
-        code,
-        stdout: stdout.join().unwrap(),
-        stderr: seen,
-        took: Duration::ZERO,
-    }
 }
 
 fn secrets_of(fake: &FakeAuth) -> Vec<String> {
@@ -143,6 +99,8 @@ fn login_then_commands_use_the_kept_token_and_never_show_it() {
         info.stdout
     );
     assert!(info.stdout.contains("expires 20"), "{}", info.stdout);
+    // The token lasts an hour: its time left is said in words, not `3540.00 s`.
+    assert!(info.stdout.contains(" UTC (in 59 min)"), "{}", info.stdout);
     let info_json = run(with_tokens(
         toolwire(&["--url", &fake.url, "info", "--json"]),
         &tokens,
@@ -308,7 +266,7 @@ fn serve_uses_the_tokens_login_kept_and_says_how_to_log_in_without_them() {
             tokens,
         );
         // Stdin ends at once: the gateway starts, reports, and stops.
-        command.stdin(Stdio::null());
+        command.stdin(std::process::Stdio::null());
         run(command).expect(0)
     };
     let without = serve(&dir.join("no-tokens.json"));

@@ -16,6 +16,7 @@ mod doctor;
 mod hostile;
 mod human_output;
 mod interrupt;
+mod newuser;
 mod output_safety;
 mod peers;
 mod peers_catalog;

@@ -234,7 +234,7 @@ fn python_server_over_http() {
 
     let run = server.run(&["tools"]).expect(0);
     assert!(
-        run.stdout.lines().last() == Some("7 tools"),
+        run.stdout.lines().last() == Some("8 tools"),
         "{}",
         run.stdout
     );

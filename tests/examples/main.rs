@@ -4,6 +4,7 @@
 mod support;
 
 mod agent_loop;
+mod auth_server;
 mod demo;
 mod harness;
 mod proxy;

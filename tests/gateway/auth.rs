@@ -1,5 +1,5 @@
 //! An HTTP backend that needs OAuth authorizes with the tokens a login stored
-//! (`GatewayOptions::token_store`); one whose tokens are missing or refused is reported as
+//! (`GatewayConfig::token_store`); one whose tokens are missing or refused is reported as
 //! needing authorization, with the command that logs in, and left out while the others
 //! serve. Nobody is ever asked: the gateway starts without a user.
 #![cfg(all(feature = "gateway", feature = "oauth"))]
@@ -13,7 +13,7 @@ use auth_fake::{FakeAuth, Options};
 use serde_json::json;
 use support::{call, front, gateway_with, tool_server_entry, url_entry};
 use toolwire::auth::{MemoryTokenStore, OAuthConfig, TokenStore};
-use toolwire::gateway::GatewayOptions;
+use toolwire::gateway::GatewayConfig;
 use toolwire::ProtocolMode;
 
 /// A store holding the tokens of a login to `fake`.
@@ -24,8 +24,8 @@ fn logged_in(fake: &FakeAuth) -> Arc<dyn TokenStore> {
     store
 }
 
-fn options(store: Arc<dyn TokenStore>) -> GatewayOptions {
-    GatewayOptions::new()
+fn options(store: Arc<dyn TokenStore>) -> GatewayConfig {
+    GatewayConfig::new()
         .protocol(ProtocolMode::Legacy)
         .token_store(store)
 }

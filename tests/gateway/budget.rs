@@ -1,17 +1,26 @@
-//! The policy's budget of calls per front session ends in BUDGET; refused calls (INVALID,
-//! UNKNOWN_TOOL) spend none of it, and a new session has its own.
+//! The policy's budget of calls per caller and window ends in BUDGET; refused calls
+//! (INVALID, UNKNOWN_TOOL) spend none of it. Over HTTP a caller is its address: a new
+//! session or a new connection from it starts nothing over, another address has a budget of
+//! its own, and the count starts over once the window ends. A connection without an address
+//! (in memory, stdio) is a caller of its own.
 #![cfg(feature = "gateway")]
 
+use std::time::{Duration, Instant};
+
 use crate::support::gateway as support;
+use crate::support::{eventually, LONG};
 
 use serde_json::json;
 use support::{call, front, gateway, status_count, tool_server_entry};
+use toolwire::gateway::Gateway;
+use toolwire::server::HttpServer;
+use toolwire::{HttpConfig, McpClient, McpConfig, ProtocolMode};
 
 #[test]
-fn the_budget_per_session_ends_in_budget() {
+fn the_budget_per_caller_ends_in_budget() {
     let gateway = gateway(
         &[("tools", tool_server_entry())],
-        r#"{"calls_per_session": 2}"#,
+        r#"{"calls_per_caller": 2}"#,
     );
     let (client, connection) = front(&gateway);
     assert_eq!(
@@ -33,8 +42,11 @@ fn the_budget_per_session_ends_in_budget() {
     assert!(spent.is_error);
     assert!(spent.text().starts_with("BUDGET: "), "{}", spent.text());
     assert!(
-        // The harness's words: the gateway's budget is a harness budget scope.
-        spent.text().contains("attempt budget of 2 is spent"),
+        // The harness's words: the gateway's budget is a harness budget scope, with the
+        // policy's default window.
+        spent
+            .text()
+            .contains("attempt budget of 2 per 60 s is spent (it starts over in "),
         "{}",
         spent.text()
     );
@@ -42,7 +54,7 @@ fn the_budget_per_session_ends_in_budget() {
     assert_eq!(status_count(&stats, "tools", "BUDGET"), 1, "{stats}");
     assert_eq!(stats["backends"]["tools"]["forwarded"], json!(2), "{stats}");
 
-    // Another session starts with the whole budget.
+    // Another connection in memory is another caller (it has no address to share).
     let (second, second_connection) = front(&gateway);
     assert_eq!(
         call(&second, "mcp__tools__echo", json!({"message": "4"})).text(),
@@ -57,36 +69,136 @@ fn the_budget_per_session_ends_in_budget() {
     }
 }
 
+/// The gateway served over HTTP twice, on IPv4 and on IPv6 loopback, so that clients come
+/// from two addresses (127.0.0.1 and ::1).
+fn two_addresses(gateway: &Gateway) -> [HttpServer; 2] {
+    ["127.0.0.1:0", "[::1]:0"].map(|addr| gateway.serve_http(addr.parse().unwrap()).unwrap())
+}
+
+fn http_client(http: &HttpServer, mode: ProtocolMode) -> McpClient {
+    McpClient::connect_http(HttpConfig::new(http.url()), McpConfig::default().mode(mode))
+        .expect("front client over HTTP")
+}
+
+fn is_budget(client: &McpClient) -> bool {
+    call(client, "mcp__tools__echo", json!({"message": "more"}))
+        .text()
+        .starts_with("BUDGET: ")
+}
+
 #[test]
-fn requests_of_2026_07_28_have_no_session_and_share_one_budget() {
+fn over_http_a_new_session_starts_nothing_over_and_another_address_has_its_own() {
     let gateway = gateway(
         &[("tools", tool_server_entry())],
-        r#"{"calls_per_session": 2}"#,
+        r#"{"calls_per_caller": 2}"#,
     );
-    let modern = || {
-        support::front_with(
-            &gateway,
-            toolwire::McpConfig::default().mode(toolwire::ProtocolMode::Modern),
-        )
-    };
-    let (first, first_connection) = modern();
-    let (second, second_connection) = modern();
+    let [v4, v6] = two_addresses(&gateway);
+    let first = http_client(&v4, ProtocolMode::Legacy);
+    for n in ["1", "2"] {
+        assert_eq!(
+            call(&first, "mcp__tools__echo", json!({"message": n})).text(),
+            n
+        );
+    }
+    assert!(is_budget(&first));
+    first.close().unwrap();
+    // A new session from the same address: still spent (it was reset before).
+    let again = http_client(&v4, ProtocolMode::Legacy);
+    assert!(is_budget(&again), "a new session started the count over");
+    // The 2026-07-28 requests of the same address count there too.
+    let modern = http_client(&v4, ProtocolMode::Modern);
+    assert!(is_budget(&modern));
+    // Another address is another caller.
+    let other = http_client(&v6, ProtocolMode::Legacy);
     assert_eq!(
-        call(&first, "mcp__tools__echo", json!({"message": "1"})).text(),
+        call(&other, "mcp__tools__echo", json!({"message": "3"})).text(),
+        "3"
+    );
+    assert_eq!(gateway.stats()["backends"]["tools"]["forwarded"], json!(3));
+    for client in [again, modern, other] {
+        client.close().unwrap();
+    }
+}
+
+#[test]
+fn stateless_clients_count_by_address_and_reconnecting_starts_nothing_over() {
+    let gateway = gateway(
+        &[("tools", tool_server_entry())],
+        r#"{"calls_per_caller": 2}"#,
+    );
+    let [v4, v6] = two_addresses(&gateway);
+    let first = http_client(&v4, ProtocolMode::Modern);
+    let second = http_client(&v6, ProtocolMode::Modern);
+    // Two 2026-07-28 clients at two addresses: two budgets (they shared one before).
+    for n in ["1", "2"] {
+        assert_eq!(
+            call(&first, "mcp__tools__echo", json!({"message": n})).text(),
+            n
+        );
+    }
+    assert!(is_budget(&first));
+    for n in ["3", "4"] {
+        assert_eq!(
+            call(&second, "mcp__tools__echo", json!({"message": n})).text(),
+            n
+        );
+    }
+    assert!(is_budget(&second));
+    // Each request is its own HTTP exchange: a client that connects again is the same
+    // caller.
+    first.close().unwrap();
+    let reconnected = http_client(&v4, ProtocolMode::Modern);
+    assert!(
+        is_budget(&reconnected),
+        "reconnecting started the count over"
+    );
+    let stats = gateway.stats();
+    assert_eq!(stats["backends"]["tools"]["forwarded"], json!(4), "{stats}");
+    assert_eq!(status_count(&stats, "tools", "BUDGET"), 3, "{stats}");
+    for client in [second, reconnected] {
+        client.close().unwrap();
+    }
+}
+
+#[test]
+fn the_count_starts_over_once_the_window_has_ended_and_not_before() {
+    let gateway = gateway(
+        &[("tools", tool_server_entry())],
+        r#"{"calls_per_caller": 1, "budget_window": "1s"}"#,
+    );
+    let [v4, _v6] = two_addresses(&gateway);
+    let client = http_client(&v4, ProtocolMode::Modern);
+    // The window begins with the first call counted, at the earliest now.
+    let began = Instant::now();
+    assert_eq!(
+        call(&client, "mcp__tools__echo", json!({"message": "1"})).text(),
         "1"
     );
-    assert_eq!(
-        call(&second, "mcp__tools__echo", json!({"message": "2"})).text(),
-        "2"
+    let spent = call(&client, "mcp__tools__echo", json!({"message": "2"}));
+    assert!(
+        spent
+            .text()
+            .contains("attempt budget of 1 per 1 s is spent (it starts over in "),
+        "{}",
+        spent.text()
     );
-    assert!(call(&first, "mcp__tools__echo", json!({"message": "3"}))
-        .text()
-        .starts_with("BUDGET: "));
-    assert!(call(&second, "mcp__tools__echo", json!({"message": "4"}))
-        .text()
-        .starts_with("BUDGET: "));
-    for (client, connection) in [(first, first_connection), (second, second_connection)] {
-        client.close().unwrap();
-        connection.wait();
-    }
+    // Refused calls spend nothing and do not move the window: once it ends, one call is
+    // admitted again.
+    let mut admitted = None;
+    assert!(eventually(LONG, || {
+        let answer = call(&client, "mcp__tools__echo", json!({"message": "3"}));
+        if answer.text() == "3" {
+            admitted = Some(began.elapsed());
+            return true;
+        }
+        assert!(answer.text().starts_with("BUDGET: "), "{}", answer.text());
+        false
+    }));
+    let waited = admitted.unwrap();
+    assert!(
+        waited >= Duration::from_secs(1),
+        "admitted after {waited:?}"
+    );
+    assert!(is_budget(&client), "the new window holds one call");
+    client.close().unwrap();
 }

@@ -211,7 +211,7 @@ fn a_policy_naming_a_server_the_config_lacks_stops_the_start() {
             ("search", tool_server_entry()),
         ]),
         policy,
-        toolwire::gateway::GatewayOptions::new(),
+        toolwire::gateway::GatewayConfig::new(),
     )
     .unwrap_err();
     assert!(matches!(error, toolwire::Error::Config(_)), "{error:?}");
@@ -234,7 +234,7 @@ fn a_list_change_is_judged_by_the_same_names() {
     let gateway = support::gateway_with(
         &[("live", url_entry(&url))],
         r#"{"servers": {"live": {"deny": ["beta"]}}}"#,
-        toolwire::gateway::GatewayOptions::new().protocol(toolwire::ProtocolMode::Legacy),
+        toolwire::gateway::GatewayConfig::new().protocol(toolwire::ProtocolMode::Legacy),
     );
     let (client, connection) = front(&gateway);
     let names = |client: &toolwire::McpClient| -> Vec<String> {

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use serde_json::json;
 use support::{front_with, gateway_with, http_backend, url_entry, LONG};
-use toolwire::gateway::GatewayOptions;
+use toolwire::gateway::GatewayConfig;
 use toolwire::server::{
     CallToolResult, CatalogChange, CatalogKind, PromptResult, Server, ServerConfig, ServerPrompt,
     ServerResource, ServerTool,
@@ -68,7 +68,7 @@ fn a_backends_tool_list_change_is_one_notification_to_the_front_client() {
     let gateway = gateway_with(
         &[("many", url_entry(&url))],
         "{}",
-        GatewayOptions::new().protocol(ProtocolMode::Legacy),
+        GatewayConfig::new().protocol(ProtocolMode::Legacy),
     );
     let (config, notifications) = watching();
     let (client, connection) = front_with(&gateway, config);

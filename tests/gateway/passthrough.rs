@@ -15,7 +15,7 @@ use support::{
     call, eventually, front, front_with, gateway, gateway_with, http_backend, tool_server_entry,
     url_entry, LONG,
 };
-use toolwire::gateway::GatewayOptions;
+use toolwire::gateway::GatewayConfig;
 use toolwire::server::{CallToolResult, Server, ServerConfig, ServerTool};
 use toolwire::{CallOptions, McpConfig, ProtocolMode};
 
@@ -194,7 +194,7 @@ fn a_backends_list_change_becomes_the_gateways() {
     let gateway = gateway_with(
         &[("growing", url_entry(&url))],
         "{}",
-        GatewayOptions::new().protocol(ProtocolMode::Legacy),
+        GatewayConfig::new().protocol(ProtocolMode::Legacy),
     );
     let (changed, changes) = mpsc::channel();
     let changed = Mutex::new(changed);

@@ -16,7 +16,7 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use parking_lot::Mutex;
 use serde_json::{json, Value};
 use support::{configs, front, http_backend, tool_server, tool_server_entry, url_entry, LONG};
-use toolwire::gateway::{Gateway, GatewayOptions, Policy};
+use toolwire::gateway::{Gateway, GatewayConfig, Policy};
 use toolwire::harness::{
     Admission, AuditEvent, AuditKind, BudgetScope, CallSettings, ImportedTool, Overflow,
     ResultLimit, RetryPolicy, Status, ToolOptions, Transcript,
@@ -168,7 +168,7 @@ impl Way {
                     .map(|tool| ((*tool).to_owned(), json!({"idempotent": true})))
                     .collect();
                 let policy = json!({
-                    "calls_per_session": setup.budget,
+                    "calls_per_caller": setup.budget,
                     "concurrency": setup.concurrency,
                     "result_chars": LIMIT,
                     "servers": {BACKEND: {"tools": tools}},
@@ -184,7 +184,7 @@ impl Way {
                 let gateway = Gateway::start(
                     &configs(&[(BACKEND, entry)]),
                     Policy::parse(&policy.to_string()).unwrap(),
-                    GatewayOptions::new().transcript(transcript),
+                    GatewayConfig::new().transcript(transcript),
                 )
                 .unwrap();
                 assert!(gateway.report().failed.is_empty(), "{:?}", gateway.report());

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use serde_json::{json, Value};
 use support::{front_with, gateway_with, http_backend, tool_server, url_entry, LONG};
-use toolwire::gateway::{Clash, GatewayOptions};
+use toolwire::gateway::{Clash, GatewayConfig};
 use toolwire::server::{
     content, PromptResult, Server, ServerConfig, ServerPrompt, ServerResource,
     ServerResourceTemplate,
@@ -134,7 +134,7 @@ fn resources_templates_and_prompts_of_two_backends_are_served() {
             ("beta", url_entry(&beta_url)),
         ],
         r#"{"servers": {"beta": {"deny": ["secret"]}}}"#,
-        GatewayOptions::new().protocol(ProtocolMode::Legacy),
+        GatewayConfig::new().protocol(ProtocolMode::Legacy),
     );
     let report = gateway.report();
     assert!(report.failed.is_empty(), "{report:?}");
@@ -266,7 +266,7 @@ fn a_backends_resource_and_prompt_list_changes_are_listed_again() {
     let gateway = gateway_with(
         &[("moving", url_entry(&url))],
         "{}",
-        GatewayOptions::new().protocol(ProtocolMode::Legacy),
+        GatewayConfig::new().protocol(ProtocolMode::Legacy),
     );
     let (client, connection, notifications) = watched_front(&gateway);
     assert_eq!(client.list_prompts().unwrap().len(), 2);
@@ -318,7 +318,7 @@ fn a_backends_resource_and_prompt_list_changes_are_listed_again() {
 #[test]
 fn the_bundled_tool_servers_catalog_is_served_over_stdio() {
     let entry = json!({"command": tool_server().display().to_string(), "args": ["--catalog"]});
-    let gateway = gateway_with(&[("notes", entry)], "{}", GatewayOptions::new());
+    let gateway = gateway_with(&[("notes", entry)], "{}", GatewayConfig::new());
     assert!(gateway.report().failed.is_empty(), "{:?}", gateway.report());
     let (client, connection, _notifications) = watched_front(&gateway);
     assert_eq!(

@@ -8,7 +8,7 @@ use crate::support::gateway as support;
 
 use serde_json::{json, Value};
 use support::{front, gateway_with, http_backend, url_entry};
-use toolwire::gateway::{Clash, GatewayOptions};
+use toolwire::gateway::{Clash, GatewayConfig};
 use toolwire::mcp::SKILLS_EXTENSION;
 use toolwire::server::{Server, ServerConfig, SkillSet};
 use toolwire::CallOptions;
@@ -51,7 +51,7 @@ fn backends_skills_pass_through_and_the_first_wins_a_clash() {
     let gateway = gateway_with(
         &[("a", url_entry(&url_a)), ("b", url_entry(&url_b))],
         "{}",
-        GatewayOptions::new(),
+        GatewayConfig::new(),
     );
     let report = gateway.report();
     assert!(report.failed.is_empty(), "{report:?}");
@@ -126,7 +126,7 @@ fn backends_skills_pass_through_and_the_first_wins_a_clash() {
 fn without_a_backend_declaring_skills_the_gateway_does_not_declare_them() {
     let plain = Server::new(ServerConfig::new("plain", "1")).unwrap();
     let (_http, url) = http_backend(&plain);
-    let gateway = gateway_with(&[("p", url_entry(&url))], "{}", GatewayOptions::new());
+    let gateway = gateway_with(&[("p", url_entry(&url))], "{}", GatewayConfig::new());
     let (client, _connection) = front(&gateway);
     let info = client.session_info().unwrap();
     assert_eq!(info.capabilities.get("extensions"), None::<&Value>);

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use support::{call, front, gateway_with, tool_server_entry};
-use toolwire::gateway::GatewayOptions;
+use toolwire::gateway::GatewayConfig;
 
 #[test]
 fn a_backend_that_fails_to_start_is_reported_and_the_others_serve() {
@@ -25,7 +25,7 @@ fn a_backend_that_fails_to_start_is_reported_and_the_others_serve() {
             ("broken", json!({"command": 5})),
         ],
         "{}",
-        GatewayOptions::new().start_timeout(Duration::from_secs(2)),
+        GatewayConfig::new().start_timeout(Duration::from_secs(2)),
     );
     let report = gateway.report();
     let started: Vec<&str> = report
@@ -80,7 +80,7 @@ fn a_gateway_with_no_backend_that_starts_still_serves_its_stats() {
             json!({"command": "/nonexistent/toolwire-no-such-server"}),
         )],
         "{}",
-        GatewayOptions::new(),
+        GatewayConfig::new(),
     );
     assert!(gateway.report().started.is_empty());
     let (client, connection) = front(&gateway);
@@ -167,7 +167,7 @@ fn initialize_is_answered_while_a_backend_hangs_and_a_slow_one_joins_when_ready(
             ("slow", slow),
         ]),
         toolwire::gateway::Policy::new(),
-        GatewayOptions::new().start_timeout(timeout),
+        GatewayConfig::new().start_timeout(timeout),
     )
     .unwrap();
     let asked = std::time::Instant::now();
@@ -233,7 +233,7 @@ fn a_backend_that_joins_late_is_judged_by_the_policys_names() {
     let gateway = toolwire::gateway::Gateway::launch(
         &support::configs(&[("slow", slow), ("good", tool_server_entry())]),
         toolwire::gateway::Policy::parse(r#"{"servers": {"slow": {"deny": ["ecoh"]}}}"#).unwrap(),
-        GatewayOptions::new().start_timeout(support::LONG),
+        GatewayConfig::new().start_timeout(support::LONG),
     )
     .unwrap();
     let (client, connection) = front(&gateway);
@@ -260,4 +260,17 @@ fn a_backend_that_joins_late_is_judged_by_the_policys_names() {
     client.close().unwrap();
     connection.wait();
     gateway.close();
+}
+
+/// Code written against the old name keeps building and starting a gateway for one release.
+#[test]
+#[allow(deprecated)]
+fn the_deprecated_gateway_options_name_still_configures_a_gateway() {
+    let options: toolwire::gateway::GatewayOptions =
+        toolwire::gateway::GatewayOptions::new().name("old-name");
+    let gateway = gateway_with(&[], "{}", options);
+    let (client, connection) = front(&gateway);
+    assert_eq!(client.session_info().unwrap().server.name, "old-name");
+    client.close().unwrap();
+    connection.wait();
 }

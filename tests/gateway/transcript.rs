@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use support::{call, front, gateway_with, http_backend, tool_server, tool_server_entry, url_entry};
-use toolwire::gateway::GatewayOptions;
+use toolwire::gateway::GatewayConfig;
 use toolwire::harness::{AuditKind, Status, Transcript};
 use toolwire::jsonrpc::ErrorCode;
 use toolwire::server::{HandlerError, Server, ServerConfig, ServerResource};
@@ -29,7 +29,7 @@ fn decisions_and_forwarded_calls_are_in_the_transcript() {
     let gateway = gateway_with(
         &[("tools", tool_server_entry())],
         r#"{"servers": {"tools": {"deny": ["crash"]}}}"#,
-        GatewayOptions::new().transcript(transcript),
+        GatewayConfig::new().transcript(transcript),
     );
     let (client, connection) = front(&gateway);
     assert_eq!(
@@ -103,7 +103,7 @@ fn forwarded_reads_and_prompt_gets_are_in_the_transcript() {
     let gateway = gateway_with(
         &[("notes", entry)],
         "{}",
-        GatewayOptions::new().transcript(transcript),
+        GatewayConfig::new().transcript(transcript),
     );
     let (client, connection) = front(&gateway);
     client.read_resource("note://readme").unwrap();
@@ -186,7 +186,7 @@ fn a_backends_refused_read_is_its_response_status() {
     let gateway = gateway_with(
         &[("flaky", url_entry(&url))],
         "{}",
-        GatewayOptions::new().transcript(transcript),
+        GatewayConfig::new().transcript(transcript),
     );
     assert!(gateway.report().failed.is_empty(), "{:?}", gateway.report());
     let (client, connection) = front(&gateway);

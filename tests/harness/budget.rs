@@ -7,9 +7,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
+use parking_lot::Mutex;
 use serde_json::json;
-use toolwire::harness::{AuditKind, ToolFailure, ToolTimeout};
-use toolwire::{Harness, HarnessConfig, LocalTool, Status, ToolOptions, ToolRegistry};
+use toolwire::harness::{
+    AuditKind, CallSettings, ToolFailure, ToolTimeout, MAX_CONVERSATION_ID_CHARS,
+};
+use toolwire::{CallShape, Harness, HarnessConfig, LocalTool, Status, ToolOptions, ToolRegistry};
 
 /// An upper bound that only keeps a broken test from hanging.
 use crate::support::SOON;
@@ -179,4 +182,153 @@ fn racing_calls_never_overspend_the_budget() {
     });
     assert_eq!(fx.harness.budget().used, 3);
     assert_eq!(fx.runs.load(Ordering::SeqCst), 3);
+}
+
+/// A scope with a window, measured on a clock the test moves: its count starts over once the
+/// window its first call began has ended, not before, and the BUDGET answer says when.
+#[test]
+fn a_scope_with_a_window_starts_over_when_its_window_ends() {
+    let fx = fixture(100);
+    let now = Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
+    let read = Arc::clone(&now);
+    let scopes = toolwire::harness::BudgetScopes::with_window(2, Duration::from_secs(60), 16)
+        .clock(move || *read.lock().unwrap());
+    let scope = scopes.scope("caller");
+    let call = || {
+        fx.harness
+            .call_in(&scopes.scope("caller"), "found", json!({}))
+    };
+    assert_eq!(call().status, Status::Ok);
+    *now.lock().unwrap() += Duration::from_secs(20);
+    assert_eq!(call().status, Status::Ok);
+    let spent = call();
+    assert_eq!(spent.status, Status::Budget);
+    assert_eq!(
+        spent.detail,
+        "the attempt budget of 2 per 60 s is spent (it starts over in 40 s); nothing was run"
+    );
+    // One millisecond before the window ends: still spent.
+    *now.lock().unwrap() += Duration::from_millis(39_999);
+    assert_eq!(call().status, Status::Budget);
+    assert_eq!(scope.resets_in(), Some(Duration::from_millis(1)));
+    *now.lock().unwrap() += Duration::from_millis(1);
+    assert_eq!(call().status, Status::Ok);
+    assert_eq!(scope.state().used, 1, "a new window, begun by this call");
+    assert_eq!(scope.resets_in(), Some(Duration::from_secs(60)));
+    // Only the scope's budget was spent, and only by admitted calls.
+    assert_eq!(fx.harness.budget().used, 0);
+    assert_eq!(fx.runs.load(Ordering::SeqCst), 3);
+    fx.harness.close();
+}
+
+/// A harness with one tool, `found`, whose finished calls' scopes the observer keeps.
+fn conversations(budget: u32, max: usize) -> (Harness, Arc<Mutex<Vec<Option<String>>>>) {
+    let scopes = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&scopes);
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(LocalTool::new(
+            "found",
+            "Finds.",
+            json!({"type": "object"}),
+            |_, _| Ok(Some(json!("here"))),
+        ))
+        .unwrap();
+    let config = HarnessConfig::default()
+        .workers(2)
+        .attempt_budget(budget)
+        .max_budget_scopes(max)
+        .observer(move |event| {
+            if event.kind == AuditKind::Finished {
+                seen.lock().push(event.scope.clone());
+            }
+        });
+    (Harness::new(registry, config).unwrap(), scopes)
+}
+
+#[test]
+fn each_conversation_spends_its_own_budget_under_its_own_id() {
+    let (harness, scopes) = conversations(2, 8);
+    let alice = harness.conversation("alice").unwrap();
+    // Two parallel calls of one whole Chat Completions message spend alice's two attempts.
+    let message = json!({"role": "assistant", "content": null, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "found", "arguments": "{}"}},
+        {"id": "call_2", "type": "function", "function": {"name": "found", "arguments": "{}"}}]});
+    let reply = alice
+        .handle_message(CallShape::OpenAi, &message.to_string())
+        .unwrap();
+    let statuses: Vec<Status> = reply.replies.iter().map(|r| r.outcome.status).collect();
+    assert_eq!(statuses, [Status::Ok, Status::Ok]);
+    assert_eq!(alice.budget().used, 2);
+    assert_eq!(alice.call("found", json!({})).status, Status::Budget);
+    let raw = r#"{"type": "tool_use", "id": "toolu_1", "name": "found", "input": {}}"#;
+    assert_eq!(
+        alice.handle(CallShape::Anthropic, raw).outcome.status,
+        Status::Budget
+    );
+    // Another conversation, the harness's own budget and a clone of alice's handle.
+    let bob = harness.conversation("bob").unwrap();
+    assert_eq!(bob.call("found", json!({})).status, Status::Ok);
+    assert_eq!(bob.budget().used, 1);
+    assert_eq!(
+        harness.budget().used,
+        0,
+        "no conversation spent the harness's own"
+    );
+    assert_eq!(harness.call("found", json!({})).status, Status::Ok);
+    let again = harness.conversation("alice").unwrap();
+    assert_eq!(
+        again.budget().used,
+        2,
+        "the same id is the same conversation"
+    );
+    // A budget scope in the settings does not move a conversation's call elsewhere.
+    let elsewhere = CallSettings::new().budget(harness.scope("carol"));
+    assert_eq!(
+        alice.call_with("found", json!({}), &elsewhere).status,
+        Status::Budget
+    );
+    alice.reset_budget(3);
+    assert_eq!(alice.call("found", json!({})).status, Status::Ok);
+    let alice = Some("alice".to_owned());
+    let bob = Some("bob".to_owned());
+    assert_eq!(
+        *scopes.lock(),
+        [
+            alice.clone(),
+            alice.clone(),
+            alice.clone(),
+            alice.clone(),
+            bob,
+            None,
+            alice.clone(),
+            alice
+        ],
+        "every call is recorded under its conversation's id"
+    );
+    harness.close();
+}
+
+#[test]
+fn conversations_are_bounded_and_their_ids_checked() {
+    let (harness, _) = conversations(1, 2);
+    let first = harness.conversation("first").unwrap();
+    assert_eq!(first.call("found", json!({})).status, Status::Ok);
+    assert_eq!(first.id(), "first");
+    harness.conversation("second").unwrap();
+    harness.conversation("third").unwrap();
+    // The harness holds two; the least recently used, "first", was forgotten, so it starts
+    // over when asked for again, while the handle still held keeps its count.
+    assert_eq!(first.budget().used, 1);
+    let fresh = harness.conversation("first").unwrap();
+    assert_eq!(fresh.budget().used, 0);
+    assert_eq!(first.call("found", json!({})).status, Status::Budget);
+    for id in [String::new(), "x".repeat(MAX_CONVERSATION_ID_CHARS + 1)] {
+        let error = harness.conversation(&id).unwrap_err();
+        assert!(matches!(error, toolwire::Error::Config(_)), "{error}");
+    }
+    assert!(harness
+        .conversation(&"x".repeat(MAX_CONVERSATION_ID_CHARS))
+        .is_ok());
+    harness.close();
 }

@@ -15,6 +15,7 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::{json, Value};
+use toolwire::harness::{ToolExport, ToolInfo};
 use toolwire::{CallShape, Error, Harness, HarnessConfig, LocalTool, Status, ToolRegistry};
 
 fn harness() -> Harness {
@@ -291,6 +292,87 @@ fn every_stream_is_put_together_from_the_sdks_own_events() {
     }
 }
 
+/// The model APIs of the name cases (tool_names.json), by the fixture's key.
+const APIS: [(&str, CallShape); 4] = [
+    ("openai", CallShape::OpenAi),
+    ("responses", CallShape::OpenAiResponses),
+    ("anthropic", CallShape::Anthropic),
+    ("gemini", CallShape::Gemini),
+];
+
+/// A registered tool's description under each name of tool_names.json.
+fn name_cases(harness: &Harness) -> (Value, Vec<ToolInfo>) {
+    let cases = fixture("tool_names.json")["cases"].clone();
+    let model = harness.registry().tool("get-time").unwrap();
+    let tools = cases
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|case| ToolInfo {
+            name: case["name"].as_str().unwrap().to_owned(),
+            ..model.clone()
+        })
+        .collect();
+    (cases, tools)
+}
+
+fn left_out_names(export: &ToolExport) -> Vec<String> {
+    export
+        .left_out
+        .iter()
+        .map(|left| left.name.clone())
+        .collect()
+}
+
+#[test]
+fn each_api_is_offered_only_the_tool_names_its_sdk_documents() {
+    let harness = harness();
+    let (cases, tools) = name_cases(&harness);
+    for (key, shape) in APIS {
+        let mut refused = Vec::new();
+        for case in cases.as_array().unwrap() {
+            let name = case["name"].as_str().unwrap();
+            let accepted = case["accepted"][key].as_bool().unwrap();
+            let checked = shape.check_tool_name(name);
+            assert_eq!(checked.is_ok(), accepted, "{key}: {name:?}: {checked:?}");
+            if !accepted {
+                refused.push(name.to_owned());
+            }
+        }
+        let export = ToolExport::of(shape, &tools);
+        refused.sort();
+        assert_eq!(left_out_names(&export), refused, "{key}");
+        for left in &export.left_out {
+            assert!(left.reason.contains("takes"), "{key}: {left:?}");
+        }
+        // What is left out is never sent.
+        let sent = export.tools.to_string();
+        for name in &refused {
+            assert!(
+                !sent.contains(&format!("{name:?}")),
+                "{key} was sent {name:?}"
+            );
+        }
+    }
+    // The registry's own tools fit every API: nothing is left out, and the older methods
+    // give the same definitions.
+    let registry = harness.registry();
+    for (shape, tools) in [
+        (CallShape::OpenAi, registry.openai_tools()),
+        (CallShape::OpenAiResponses, registry.responses_tools()),
+        (CallShape::Anthropic, registry.anthropic_tools()),
+        (CallShape::Gemini, registry.gemini_tools()),
+    ] {
+        let export = registry.export(shape);
+        assert!(
+            export.left_out.is_empty(),
+            "{shape:?}: {:?}",
+            export.left_out
+        );
+        assert_eq!(export.tools, tools, "{shape:?}");
+    }
+}
+
 /// Everything toolwire produced from the fixtures, for the SDKs' input types.
 fn answers(harness: &Harness) -> Value {
     let reply = |shape, name: &str, form: &str| {
@@ -309,7 +391,18 @@ fn answers(harness: &Harness) -> Value {
         })
         .collect();
     let registry = harness.registry();
+    let (_, tools) = name_cases(harness);
+    let mut name_exports = serde_json::Map::new();
+    for (key, shape) in APIS {
+        let export = ToolExport::of(shape, &tools);
+        let all: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        name_exports.insert(
+            key.into(),
+            json!({"tools": export.tools, "left_out": left_out_names(&export), "all": all}),
+        );
+    }
     json!({
+        "name_exports": name_exports,
         "openai_messages": openai,
         "openai_tools": registry.openai_tools(),
         "responses_input": reply(CallShape::OpenAiResponses, "openai_responses.json", "wire"),

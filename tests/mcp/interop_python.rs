@@ -16,8 +16,8 @@ use toolwire::mcp::McpDialect;
 use toolwire::mcp::{Era, STATELESS_VERSION};
 use toolwire::{CallOptions, ClientConfig, Error, McpClient, McpConfig, ProtocolMode, StdioConfig};
 
-const TOOLS: [&str; 7] = [
-    "add", "echo", "explode", "measure", "refuse", "slow", "whoami",
+const TOOLS: [&str; 8] = [
+    "add", "ask", "echo", "explode", "measure", "refuse", "slow", "whoami",
 ];
 
 fn py_server(peers: &Peers) -> StdioConfig {

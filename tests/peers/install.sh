@@ -28,7 +28,7 @@ INSPECTOR_PKG="@modelcontextprotocol/inspector"
 INSPECTOR_VER="2.12.0"
 MCP_PY_VER="2.3.0"
 # The providers' official SDKs, whose types make and check the harness's fixtures
-# (tests/peers/provider_fixtures.py, tests/shapes_providers.rs); a venv of their own.
+# (tests/peers/provider_fixtures.py, tests/harness/providers.rs); a venv of their own.
 PROVIDER_SDKS="openai==3.57.0 anthropic==2.16.0 google-genai==3.6.1"
 # A WebSocket JSON-RPC 2.0 server nobody here wrote, for the WebSocket transport's interop.
 RPC_WS_PKG="rpc-websockets"

@@ -11,17 +11,22 @@ the SDK's type name, the wire form (`model_dump(mode="json", by_alias=True,
 exclude_unset=True)`: what the API sends) and, for whole responses, the SDK's full dump (every
 declared field, `None` ones included, as `model_dump(mode="json", by_alias=True)` gives it;
 for Gemini also `model_dump(mode="json", exclude_none=True)`, with the SDK's snake_case names). A stream is a list of the `data:` texts of its events, in order.
+`tool_names.json` holds name cases and, per API, whether its tool definitions take each name
+(`NAME_RULES`, read against the pinned SDKs' own field docs where they state the rule).
 
-`validate` reads what toolwire answered and described (written by tests/shapes_providers.rs)
+`validate` reads what toolwire answered and described (written by tests/harness/providers.rs)
 and checks every piece against the SDKs' INPUT types: the tool-result message, the
 function_call_output / custom_tool_call_output item, the tool_result block, the
-functionResponse part, and each API's tool definitions; and the calls toolwire put together
+functionResponse part, and each API's tool definitions (for the exports of the name cases
+also that every name offered fits the API's rule and every name left out does not); and the calls toolwire put together
 from the streams against the SDKs' own output types. A TypedDict is checked for its exact
 keys too (pydantic ignores unknown keys of a TypedDict), recursively. Exit status 0 when all
 hold; otherwise every failure is printed and the status is 1.
 """
 
+import inspect
 import json
+import re
 import sys
 import typing
 from pathlib import Path
@@ -451,6 +456,103 @@ def gemini_stream():
     }
 
 
+# ---- tool names ---------------------------------------------------------------------
+#
+# The names each API takes in its tool definitions (docs/harness.md, "Tool names per model
+# API"). OpenAI's and Gemini's come from the SDKs' own field docs, which `name_rules` reads
+# from the pinned packages, so a new SDK version that words its rule differently stops
+# `generate` until the rule here is looked at again. The Responses API's `FunctionToolParam`
+# and Anthropic's `ToolParam` say nothing; the Responses API refuses dotted names as Chat
+# Completions does ("Invalid 'tools[0].name': string does not match pattern"), and
+# Anthropic's API error quotes its pattern ("String should match pattern
+# '^[a-zA-Z0-9_-]{1,64}$'").
+
+OPENAI_NAME = r"^[A-Za-z0-9_-]{1,64}$"
+GEMINI_NAME = r"^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$"
+NAME_RULES = {
+    "openai": OPENAI_NAME,
+    "responses": OPENAI_NAME,
+    "anthropic": OPENAI_NAME,
+    "gemini": GEMINI_NAME,
+}
+NAME_CASES = [
+    "get_weather",
+    "get-weather",
+    "GetWeather",
+    "_private",
+    "mcp__files__read_file",
+    "admin.tools.list",
+    "ns:find",
+    "9lives",
+    "a b",
+    "caf\u00e9",
+    "x" * 64,
+    "x" * 65,
+    "x" * 128,
+    "x" * 129,
+]
+
+
+def name_rules():
+    """The rules, after checking that the pinned SDKs still word them so."""
+    from openai.types.shared import function_definition
+    from openai.types.shared_params import function_definition as function_definition_param
+
+    for module in (function_definition, function_definition_param):
+        text = " ".join(inspect.getsource(module).split())
+        said = "Must be a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64."
+        if said not in text:
+            raise SystemExit(f"{module.__name__} no longer says {said!r}: look at NAME_RULES again")
+    said = (
+        "Must start with a letter or an underscore. Must be a-z, A-Z, 0-9, or contain "
+        "underscores, dots, colons and dashes, with a maximum length of 128."
+    )
+    if said not in gt.FunctionDeclaration.model_fields["name"].description:
+        raise SystemExit(f"FunctionDeclaration.name no longer says {said!r}: look at NAME_RULES")
+    return NAME_RULES
+
+
+def tool_names():
+    rules = name_rules()
+    return {
+        "sdk": ", ".join(f"{name} {version}" for name, version in VERSIONS.items()),
+        "type": "tool names",
+        "rules": rules,
+        "cases": [
+            {
+                "name": name,
+                "accepted": {api: bool(re.fullmatch(rule, name)) for api, rule in rules.items()},
+            }
+            for name in NAME_CASES
+        ],
+    }
+
+
+def check_names(data, problems):
+    """Each export of the name cases: every name offered fits the API's rule, every name left
+    out does not, and each case is one or the other. Returns how many exports were checked."""
+    exports = data.get("name_exports", {})
+    keys = {"openai": "function", "responses": None, "anthropic": None, "gemini": None}
+    for api, export in exports.items():
+        rule = NAME_RULES[api]
+        if api == "gemini":
+            offered = [d["name"] for t in export["tools"] for d in t["functionDeclarations"]]
+        elif keys[api]:
+            offered = [t[keys[api]]["name"] for t in export["tools"]]
+        else:
+            offered = [t["name"] for t in export["tools"]]
+        left_out = export["left_out"]
+        for name in offered:
+            if not re.fullmatch(rule, name):
+                problems.append(f"name_exports.{api}: {name!r} was offered, and {api} refuses it")
+        for name in left_out:
+            if re.fullmatch(rule, name):
+                problems.append(f"name_exports.{api}: {name!r} was left out, and {api} takes it")
+        if sorted(offered + left_out) != sorted(export["all"]):
+            problems.append(f"name_exports.{api}: offered and left out are not all the names")
+    return len(exports)
+
+
 def generate(out):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -484,6 +586,7 @@ def generate(out):
         "anthropic_stream.json": anthropic_stream(),
         "gemini_response.json": gemini_whole(),
         "gemini_stream.json": gemini_stream(),
+        "tool_names.json": tool_names(),
     }
     for name, value in fixtures.items():
         text = json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
@@ -598,6 +701,19 @@ def validate(path):
     for i, tool in each("gemini_tools"):
         check_model(gt.Tool, tool, f"gemini_tools[{i}]", problems)
         checked += 1
+    # The exports of the name cases: names each API refuses are left out, never sent.
+    for api, export in data.get("name_exports", {}).items():
+        hint = {
+            "openai": oc.ChatCompletionFunctionToolParam,
+            "responses": orr.FunctionToolParam,
+            "anthropic": at.ToolParam,
+        }.get(api)
+        for i, tool in enumerate(export["tools"]):
+            if hint:
+                check_input(hint, tool, f"name_exports.{api}.tools[{i}]", problems)
+            else:
+                check_model(gt.Tool, tool, f"name_exports.{api}.tools[{i}]", problems)
+    checked += check_names(data, problems)
     # The calls toolwire put together from the streams, against the SDKs' output types.
     streamed = {
         "openai_stream_calls": oc.ChatCompletionMessageFunctionToolCall,

@@ -104,6 +104,23 @@ def whoami(ctx: Context) -> str:
     return f"protocol {ctx.protocol_version}"
 
 
+class Answer(BaseModel):
+    name: str = "nobody"
+
+
+@server.tool(
+    structured_output=False,
+    description="Ask the user for a name (elicitation) and greet them.",
+)
+async def ask(ctx: Context) -> str:
+    # The classic elicitation call: a request back to the client while the tool runs, which
+    # needs the handshake era's back-channel.
+    result = await ctx.elicit(message="What is your name?", schema=Answer)
+    if result.action == "accept":
+        return f"hello, {result.data.name}"
+    return f"no name ({result.action})"
+
+
 # ----------------------------------------------------------- resources, prompts
 
 

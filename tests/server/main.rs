@@ -16,6 +16,7 @@ mod http_slowloris;
 mod interop_inspector;
 mod interop_python;
 mod interop_toolwire;
+mod peer_address;
 mod pool_flood;
 mod registry;
 mod skills_tree;

@@ -301,3 +301,46 @@ pub fn with_home(command: &mut Command, home: &Path) {
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("APPDATA", home.join("AppData"));
 }
+
+/// Runs a command that logs in (`login --no-browser`, or any command that logs in by itself),
+/// playing the browser for the authorization address it prints on stderr: the address is
+/// fetched without following its redirect, and the redirect is delivered to the command's
+/// loopback listener, as a browser would.
+pub fn browse(mut command: Command) -> Run {
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().expect("start toolwire");
+    let stdout = drain(child.stdout.take().expect("stdout"));
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut seen = String::new();
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap_or(0) > 0 {
+        seen.push_str(&line);
+        if let Some(address) = line
+            .split_whitespace()
+            .find(|word| word.contains("/authorize?"))
+        {
+            let agent = ureq::Agent::new_with_config(
+                ureq::Agent::config_builder()
+                    .max_redirects(0)
+                    .http_status_as_error(false)
+                    .build(),
+            );
+            let answer = agent
+                .get(address)
+                .call()
+                .expect("the authorization endpoint");
+            let location = answer.headers()["location"].to_str().unwrap().to_owned();
+            assert!(location.starts_with("http://127.0.0.1:"), "{location}");
+            let page = agent.get(&location).call().expect("the command's listener");
+            assert_eq!(page.status().as_u16(), 200);
+        }
+        line.clear();
+    }
+    let code = wait_bounded(&mut child, LIMIT);
+    Run {
+        code,
+        stdout: stdout.join().expect("stdout reader"),
+        stderr: seen,
+        took: Duration::ZERO,
+    }
+}

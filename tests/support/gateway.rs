@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Map, Value};
 use toolwire::config::LoadOptions;
-use toolwire::gateway::{Gateway, GatewayOptions, Policy};
+use toolwire::gateway::{Gateway, GatewayConfig, Policy};
 use toolwire::server::{HttpServer, HttpServerConfig, PeerTransport, Server, ServerConnection};
 use toolwire::transport::MemoryTransport;
 use toolwire::{CallToolResult, McpClient, McpConfig, ProtocolMode, ServerConfigs};
@@ -65,11 +65,11 @@ pub fn configs(entries: &[(&str, Value)]) -> ServerConfigs {
 
 /// A gateway over `entries` with the policy `policy` (JSON text).
 pub fn gateway(entries: &[(&str, Value)], policy: &str) -> Gateway {
-    gateway_with(entries, policy, GatewayOptions::new())
+    gateway_with(entries, policy, GatewayConfig::new())
 }
 
 /// [`gateway`] with options.
-pub fn gateway_with(entries: &[(&str, Value)], policy: &str, options: GatewayOptions) -> Gateway {
+pub fn gateway_with(entries: &[(&str, Value)], policy: &str, options: GatewayConfig) -> Gateway {
     let policy = Policy::parse(policy).expect("policy");
     Gateway::start(&configs(entries), policy, options).expect("gateway")
 }

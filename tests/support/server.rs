@@ -58,7 +58,13 @@ impl HttpExample {
     /// Starts `name` with `args` (it must print `listening on URL` and serve until its stdin
     /// ends).
     pub fn start(name: &'static str, args: &[&str]) -> HttpExample {
-        let mut child = Command::new(example(name))
+        HttpExample::start_program(&example(name), args)
+    }
+
+    /// Starts the program at `path` (an example built already, e.g. one that needs a
+    /// feature [`example`] does not name) the same way.
+    pub fn start_program(path: &std::path::Path, args: &[&str]) -> HttpExample {
+        let mut child = Command::new(path)
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -186,11 +186,8 @@ fn when(at: SystemTime) -> String {
     let (year, month, day) = crate::civil::civil_from_days(days as i64);
     let now = SystemTime::now();
     let relative = match at.duration_since(now) {
-        Ok(ahead) => format!("in {}", crate::output::duration(round_minutes(ahead))),
-        Err(behind) => format!(
-            "{} ago",
-            crate::output::duration(round_minutes(behind.duration()))
-        ),
+        Ok(ahead) => format!("in {}", in_words(ahead)),
+        Err(behind) => format!("{} ago", in_words(behind.duration())),
     };
     format!(
         "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC ({relative})",
@@ -200,11 +197,21 @@ fn when(at: SystemTime) -> String {
     )
 }
 
-fn round_minutes(duration: Duration) -> Duration {
-    if duration >= Duration::from_secs(120) {
-        Duration::from_secs(duration.as_secs() / 60 * 60)
+/// A token's time left (or past), rounded down the way people say it: `45 s`, `59 min`,
+/// `5 h 3 min`, `12 days`.
+fn in_words(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    if seconds < 120 {
+        format!("{seconds} s")
+    } else if seconds < 120 * 60 {
+        format!("{} min", seconds / 60)
+    } else if seconds < 48 * 3600 {
+        match (seconds / 3600, seconds % 3600 / 60) {
+            (hours, 0) => format!("{hours} h"),
+            (hours, minutes) => format!("{hours} h {minutes} min"),
+        }
     } else {
-        Duration::from_secs(duration.as_secs())
+        format!("{} days", seconds / 86_400)
     }
 }
 
@@ -246,4 +253,22 @@ pub fn status_json(status: &AuthStatus) -> Value {
         "clientId": status.client_id,
         "refreshable": status.refreshable,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_left_is_said_in_words() {
+        let words = |seconds| in_words(Duration::from_secs(seconds));
+        assert_eq!(words(45), "45 s");
+        assert_eq!(words(3540), "59 min");
+        assert_eq!(words(3599), "59 min");
+        assert_eq!(words(7200), "2 h");
+        assert_eq!(words(5 * 3600 + 3 * 60 + 59), "5 h 3 min");
+        assert_eq!(words(12 * 86_400 + 7), "12 days");
+        let shown = when(SystemTime::now() + Duration::from_secs(3600));
+        assert!(shown.ends_with(" UTC (in 59 min)"), "{shown}");
+    }
 }

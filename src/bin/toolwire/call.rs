@@ -141,12 +141,15 @@ pub fn run(
     let elapsed = started.elapsed();
     let result = match outcome {
         Ok(result) => result,
-        Err(failure) => {
+        Err(mut failure) => {
             note(
                 "result",
                 json!({"tool": name, "status": failure.exit.status(),
                        "duration_us": crate::micros(elapsed), "detail": failure.message}),
             );
+            if let Some(hint) = could_not_ask(client, &failure.message) {
+                failure.message.push_str(&format!("\n{hint}"));
+            }
             return Err(failure);
         }
     };
@@ -168,7 +171,48 @@ pub fn run(
     if result.is_error && request.mode != Mode::Quiet {
         errln!("toolwire: the tool `{name}` returned isError (exit 1)");
     }
+    if result.is_error {
+        if let Some(hint) = could_not_ask(client, &result.text()) {
+            errln!("{hint}");
+        }
+    }
     Ok(exit)
+}
+
+/// What a server says when it could not send the client a request of its own: the methods,
+/// and the Python SDK's "no back-channel".
+const ASKING: [&str; 5] = [
+    "elicitation/create",
+    "sampling/createmessage",
+    "roots/list",
+    "back-channel",
+    "back channel",
+];
+
+/// The hint for a call that failed because the server could not ask its question: in a
+/// 2026-07-28 session a server asks only by answering with an input round, and servers
+/// written for the handshake era (a request sent while the tool runs, as the Python SDK's
+/// classic `ctx.elicit` does) have no channel to send it on. `None` for other failures and
+/// for sessions of the handshake era.
+fn could_not_ask(client: &McpClient, failure: &str) -> Option<String> {
+    let stateless = client
+        .session_info()
+        .is_ok_and(|info| info.era == toolwire::mcp::Era::Stateless);
+    let lower = failure.to_ascii_lowercase();
+    let method = ASKING.iter().find(|method| lower.contains(*method))?;
+    if !stateless {
+        return None;
+    }
+    let method = match *method {
+        "sampling/createmessage" => "sampling/createMessage",
+        "back-channel" | "back channel" => "a request of its own",
+        named => named,
+    };
+    Some(format!(
+        "hint: the server could not send its request ({method}) in this 2026-07-28 session, \
+         where a server asks only through input rounds; a server written for the handshake \
+         era asks while the tool runs: try again with --protocol legacy"
+    ))
 }
 
 /// The call's own deadline: `timeout` from the start or the last progress report, never

@@ -379,14 +379,15 @@ pub enum Command {
         server: ServerCommand,
     },
     /// Ask the server to complete an argument of a prompt or a resource template.
+    // One of --prompt and --template, named together when neither is given.
+    #[command(group(
+        clap::ArgGroup::new("completed")
+            .required(true)
+            .args(["prompt", "template"])
+    ))]
     Complete {
         /// The prompt whose argument is completed.
-        #[arg(
-            long,
-            value_name = "NAME",
-            conflicts_with = "template",
-            required_unless_present = "template"
-        )]
+        #[arg(long, value_name = "NAME")]
         prompt: Option<String>,
         /// The resource template (its URI template) whose variable is completed.
         #[arg(long, value_name = "URI_TEMPLATE")]
@@ -503,6 +504,55 @@ impl Command {
     }
 }
 
+/// The options of every command that `serve` does not use (it serves every server of a config
+/// file, never logs in or asks, and takes its bounds from the policy): hidden from
+/// `serve --help`, so its help shows only what applies to it.
+const NOT_FOR_SERVE: [&str; 16] = [
+    "server",
+    "url",
+    "headers",
+    "env",
+    "timeout",
+    "max_total",
+    "server_log",
+    "roots",
+    "elicit",
+    "sampling_command",
+    "client_id",
+    "client_secret",
+    "scopes",
+    "no_login",
+    "headless",
+    "no_browser",
+];
+
+/// The command line as clap sees it, each subcommand with only the options that apply to it
+/// in its help.
+pub fn command() -> clap::Command {
+    let command = <Cli as clap::CommandFactory>::command();
+    // A global option is copied into each subcommand when the command is built, unless the
+    // subcommand has an option of that id already: `serve` gets hidden copies first.
+    let hidden: Vec<clap::Arg> = command
+        .get_arguments()
+        .filter(|arg| NOT_FOR_SERVE.contains(&arg.get_id().as_str()))
+        .map(|arg| arg.clone().global(false).hide(true))
+        .collect();
+    command.mut_subcommands(|subcommand| {
+        if subcommand.get_name() == "serve" {
+            subcommand.args(hidden.clone())
+        } else {
+            subcommand
+        }
+    })
+}
+
+/// Parses the command line ([`command`]).
+pub fn parse(argv: &[String]) -> Result<Cli, clap::Error> {
+    use clap::FromArgMatches;
+    let matches = command().try_get_matches_from(argv)?;
+    Cli::from_arg_matches(&matches).map_err(|error| error.format(&mut command()))
+}
+
 /// Reads `30s`, `500ms`, `2m`, `1h`, `1.5s`, or a bare number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
@@ -587,5 +637,16 @@ mod tests {
     fn the_command_line_is_consistent() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+        command().debug_assert();
+    }
+
+    #[test]
+    fn options_hidden_from_serve_still_parse() {
+        // `serve --help` itself: tests/cli/newuser.rs.
+        // Still accepted where they apply, and parsed for serve as before.
+        let argv = |line: &str| line.split(' ').map(str::to_owned).collect::<Vec<_>>();
+        assert!(parse(&argv("toolwire --elicit decline call x")).is_ok());
+        let cli = parse(&argv("toolwire serve --config s.json --protocol legacy")).unwrap();
+        assert_eq!(cli.options.protocol, Protocol::Legacy);
     }
 }

@@ -186,7 +186,6 @@ fn check(
                 return report;
             }
         }
-        report.authorization = "not needed";
     }
     let outcome = target::connect(&target, mcp_config(cli, asks), None, provider.clone()).and_then(
         |client| {
@@ -230,11 +229,14 @@ fn check(
                 report.era = Some(crate::output::era_word(info.era));
                 report.server = Some(format!("{} {}", info.server.name, info.server.version));
             }
-            if provider
-                .as_ref()
-                .is_some_and(|oauth| oauth.status().authorized)
-            {
-                report.authorization = "authorized";
+            // Only a server that answered says whether it needed authorization: one that
+            // could not be reached keeps `-`.
+            if let Some(oauth) = &provider {
+                report.authorization = if oauth.status().authorized {
+                    "authorized"
+                } else {
+                    "not needed"
+                };
             }
         }
         Err(failure) if failure.login_required => {

@@ -56,7 +56,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clap::Parser;
 use serde_json::json;
 use toolwire::{Error, McpClient, McpConfig};
 
@@ -161,7 +160,7 @@ fn missing_separator(argv: &[String]) -> Option<String> {
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
     let hint = missing_separator(&argv);
-    let cli = match Cli::try_parse_from(&argv) {
+    let cli = match cli::parse(&argv) {
         Ok(cli) => cli,
         Err(error) => {
             let usage = error.use_stderr();
@@ -237,7 +236,7 @@ fn run(
         return serve::run(cli, args, transcript, interrupts);
     }
     if let Command::Completions { shell } = &cli.command {
-        let mut command = <Cli as clap::CommandFactory>::command();
+        let mut command = cli::command();
         let mut out = Vec::new();
         clap_complete::generate(*shell, &mut command, "toolwire", &mut out);
         output::write_raw(&out);
@@ -264,8 +263,22 @@ fn run(
     let plan = auth::plan(&target);
     match (&cli.command, &plan) {
         (Command::Login, Some(plan)) => {
-            auth::login(plan, &cli.auth, false)?;
-            return Ok(Exit::Ok);
+            return match auth::login(plan, &cli.auth, false) {
+                Ok(_) => Ok(Exit::Ok),
+                // A server that answers without asking for authorization has nothing to log
+                // in to: its discovery or registration endpoints are simply absent (404).
+                Err(failure) if answers_without_login(cli, &target) => {
+                    errln!(
+                        "toolwire: {} needs no login: it answers without authorization, so \
+                         there is nothing to log in to and no token was kept (the attempt \
+                         ended with: {})",
+                        target.describe(),
+                        failure.message
+                    );
+                    Ok(Exit::Ok)
+                }
+                Err(failure) => Err(failure),
+            };
         }
         (Command::Logout, Some(plan)) => {
             let removed = auth::logout(plan, &cli.auth)?;
@@ -391,6 +404,11 @@ fn run_connected(
                 .list_tools()
                 .map_err(|error| Failure::from_error("listing the tools", &error))?;
             output::print_tools(&tools, *json);
+            if !*json && !cli.options.quiet {
+                if let Some(note) = output::capability_note(&tools) {
+                    errln!("{note}");
+                }
+            }
             Ok(Exit::Ok)
         }
         Command::Ping { .. } => {
@@ -430,6 +448,23 @@ fn run_connected(
 }
 
 /// The MCP settings from the options: protocol mode and timeouts.
+/// Whether the target opens a session with no authorization at all (within
+/// `--connect-timeout`), asking nobody anything.
+fn answers_without_login(cli: &Cli, target: &target::Target) -> bool {
+    let Ok(asks) = asks::Asks::new(&[], cli::Elicit::Decline, None, cli.options.timeout) else {
+        return false;
+    };
+    match target::connect(target, mcp_config(cli, &asks), None, None) {
+        Ok(client) => {
+            if let Err(error) = client.close() {
+                log::debug!("closing the probe session: {error}");
+            }
+            true
+        }
+        Err(_) => false,
+    }
+}
+
 fn mcp_config(cli: &Cli, asks: &asks::Asks) -> McpConfig {
     let timeout = cli.options.timeout;
     let mut config = McpConfig::default().mode(match cli.options.protocol {

@@ -325,6 +325,36 @@ pub fn print_tools(tools: &[Tool], json: bool) {
     );
 }
 
+/// The note under `tools` when some tools seem to use what the command declares (roots,
+/// sampling, elicitation): some servers (server-everything) list such tools only to a client
+/// that declares the capability, so a client that declares fewer lists fewer. `None` when no
+/// tool's name or description mentions them.
+pub fn capability_note(tools: &[Tool]) -> Option<String> {
+    const WORDS: [&str; 3] = ["sampling", "elicit", "roots"];
+    let named: Vec<String> = tools
+        .iter()
+        .filter(|tool| {
+            let text = format!(
+                "{} {}",
+                tool.name,
+                tool.description.as_deref().unwrap_or("")
+            )
+            .to_lowercase();
+            WORDS.iter().any(|word| text.contains(word))
+        })
+        .map(|tool| terminal::shown_line(&tool.name).into_owned())
+        .collect();
+    if named.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "toolwire: note: toolwire declares the roots, sampling and elicitation capabilities, \
+         and some servers list the tools that use them only to a client that declares them: \
+         {} may be missing from a client that declares fewer (the MCP Inspector, say)",
+        named.join(", ")
+    ))
+}
+
 /// Why a tool cannot be used (its schema cannot be read or is over a bound).
 pub fn unusable(tool: &Tool) -> String {
     match (tool.schema_problem(), tool.raw()) {

@@ -17,7 +17,7 @@ use clap::Args;
 use crossbeam_channel::{bounded, select, Receiver};
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
-use toolwire::gateway::{Gateway, GatewayOptions, Policy};
+use toolwire::gateway::{Gateway, GatewayConfig, Policy};
 
 use crate::cli::{Cli, Protocol};
 use crate::transcript::Transcript;
@@ -63,7 +63,7 @@ pub fn run(
         None => Policy::from_config_section(&path).map(Option::unwrap_or_default),
     }
     .map_err(|error| Failure::usage(format!("bad policy: {error}")))?;
-    let mut options = GatewayOptions::new()
+    let mut options = GatewayConfig::new()
         .start_timeout(args.start_timeout)
         .connect_timeout(cli.options.connect_timeout)
         .protocol(match cli.options.protocol {

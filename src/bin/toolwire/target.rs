@@ -84,6 +84,15 @@ pub fn resolve(options: &TargetOptions, command: &[String]) -> Result<Target, Fa
         return Ok(Target::Command(stdio));
     }
     if let Some(url) = &options.url {
+        if !url.contains("://") && !url.starts_with("unix:") {
+            // `127.0.0.1:3911/mcp`: said here, before the authorization's URL checks see it.
+            return Err(Failure::usage(format!(
+                "--url `{}` has no scheme: did you mean {}? (a URL starts with http://, \
+                 https://, ws://, wss://, tcp:// or unix:)",
+                crate::terminal::shown_line(&mask_url(url)),
+                crate::terminal::shown_line(&mask_url(&format!("http://{url}")))
+            )));
+        }
         let entry = ServerEntry::from_url(url);
         if !matches!(entry, ServerEntry::Http { .. }) {
             let entry = match entry {

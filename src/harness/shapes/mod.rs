@@ -35,6 +35,7 @@
 use serde_json::Value;
 
 use super::parse::{check_size, parse_strict};
+use super::Harness;
 
 mod events;
 mod fields;
@@ -158,6 +159,49 @@ pub(crate) fn mark_custom<S: AsRef<str>>(shape: CallShape, calls: &[S], replies:
         if call.contains("custom") {
             reply.custom = serde_json::from_str::<message::Tagged>(call)
                 .is_ok_and(|tagged| tagged.kind.as_deref() == Some(tag));
+        }
+    }
+}
+
+/// The accumulators of streamed responses, each with the harness's bounds.
+impl Harness {
+    /// A new [`OpenAiDeltas`], to put together the tool calls of a streamed OpenAI Chat
+    /// Completions response for [`Harness::handle_all`], bounded by this harness's
+    /// [`super::HarnessConfig::max_calls_per_message`], [`super::HarnessConfig::max_input_chars`] (per
+    /// call) and [`super::HarnessConfig::max_message_chars`] (per chunk).
+    pub fn openai_deltas(&self) -> OpenAiDeltas {
+        let config = &self.inner.config;
+        OpenAiDeltas::new(
+            config.max_calls_per_message,
+            config.max_input_chars,
+            config.max_message_chars,
+        )
+    }
+
+    /// A new [`ResponsesEvents`], to put together the tool calls of a streamed OpenAI
+    /// Responses response, bounded as [`Harness::openai_deltas`] is (per event for per chunk).
+    pub fn responses_events(&self) -> ResponsesEvents {
+        ResponsesEvents::new(self.stream_bounds())
+    }
+
+    /// A new [`AnthropicEvents`], to put together the `tool_use` blocks of a streamed
+    /// Anthropic Messages response, bounded as [`Harness::openai_deltas`] is.
+    pub fn anthropic_events(&self) -> AnthropicEvents {
+        AnthropicEvents::new(self.stream_bounds())
+    }
+
+    /// A new [`GeminiChunks`], to gather the function calls of a streamed Gemini response,
+    /// bounded as [`Harness::openai_deltas`] is.
+    pub fn gemini_chunks(&self) -> GeminiChunks {
+        GeminiChunks::new(self.stream_bounds())
+    }
+
+    fn stream_bounds(&self) -> StreamBounds {
+        let config = &self.inner.config;
+        StreamBounds {
+            max_calls: config.max_calls_per_message,
+            max_chars: config.max_input_chars,
+            max_event_chars: config.max_message_chars,
         }
     }
 }

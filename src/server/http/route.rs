@@ -212,7 +212,7 @@ pub(crate) fn post(
             "Bad Request: the Mcp-Session-Id header is required (send initialize first)",
         );
     }
-    let session = match open_session(inner) {
+    let session = match open_session(inner, stream.peer_addr().ok()) {
         Ok(session) => session,
         Err((status, message)) => return refuse(stream, status, -32603, &message),
     };
@@ -220,7 +220,12 @@ pub(crate) fn post(
     session_post(inner, &session, head, frame, body, stream, (json, sse))
 }
 
-fn open_session(inner: &Arc<HttpInner>) -> Result<Arc<Session>, (u16, String)> {
+/// Opens a session for a client at `peer` (its [`crate::server::RequestContext::peer_address`]
+/// for every request of the session).
+fn open_session(
+    inner: &Arc<HttpInner>,
+    peer: Option<std::net::SocketAddr>,
+) -> Result<Arc<Session>, (u16, String)> {
     inner.sweep_sessions();
     if inner.sessions.lock().len() >= inner.config.max_sessions {
         return Err((
@@ -241,6 +246,7 @@ fn open_session(inner: &Arc<HttpInner>) -> Result<Arc<Session>, (u16, String)> {
         inner.server.shared(),
         Arc::new(SharedTransport(Arc::clone(&transport))),
         EraPolicy::Handshake,
+        peer,
     )
     .map_err(|error| (500, error.to_string()))?;
     let session = Arc::new(Session {
@@ -395,6 +401,7 @@ fn stateless_post(
         Arc::clone(inner.server.shared()),
         link,
         EraPolicy::Stateless,
+        stream.peer_addr().ok(),
     );
     let id = request.id.clone();
     connection.handle(request, &envelope);

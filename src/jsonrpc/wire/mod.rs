@@ -220,8 +220,60 @@ impl ErrorObject {
 }
 
 impl fmt::Display for ErrorObject {
+    /// The message and `(code N)`; the message alone when it already states the code (the
+    /// TypeScript SDK sends `MCP error -32602: Resource … not found`), so it is said once.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (code {})", self.message, self.code)
+        if states_code(&self.message, i64::from(self.code.0)) {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{} (code {})", self.message, self.code)
+        }
+    }
+}
+
+/// Whether `message` holds `code` as a whole number (not inside a longer one, and with its
+/// sign: `-32602`, not the `32602` of `-32602` for code 32602).
+fn states_code(message: &str, code: i64) -> bool {
+    let wanted = code.to_string();
+    let bytes = message.as_bytes();
+    message.match_indices(&wanted).any(|(at, _)| {
+        let before = at.checked_sub(1).map(|index| bytes[index]);
+        let after = bytes.get(at + wanted.len()).copied();
+        !before.is_some_and(|byte| byte.is_ascii_digit() || byte == b'-')
+            && !after.is_some_and(|byte| byte.is_ascii_digit())
+    })
+}
+
+#[cfg(test)]
+mod display_tests {
+    use super::*;
+
+    fn shown(code: i32, message: &str) -> String {
+        ErrorObject {
+            code: ErrorCode(code),
+            message: message.into(),
+            data: None,
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn the_code_is_said_once() {
+        assert_eq!(
+            shown(-32602, "MCP error -32602: Resource demo://nosuch not found"),
+            "MCP error -32602: Resource demo://nosuch not found"
+        );
+        assert_eq!(
+            shown(-32002, "Resource not found: demo://nosuch"),
+            "Resource not found: demo://nosuch (code -32002)"
+        );
+        // Another number, or the code inside a longer one or without its sign, is not it.
+        assert_eq!(
+            shown(-32602, "limit -326020"),
+            "limit -326020 (code -32602)"
+        );
+        assert_eq!(shown(32602, "error -32602"), "error -32602 (code 32602)");
+        assert_eq!(shown(-1, "got -10 items"), "got -10 items (code -1)");
     }
 }
 

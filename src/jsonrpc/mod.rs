@@ -3,13 +3,17 @@
 //! wheel; and [`Dialect`], the seam through which the protocol above adds progress,
 //! cancellation and default answers.
 
-pub use crate::client::{
+pub(crate) mod client;
+pub(crate) mod timer;
+pub(crate) mod wire;
+
+pub use client::{
     BatchEntry, CallEvent, CallHandle, CallOptions, CallSet, Client, ClientConfig, Dialect,
     NotificationHandler, PeerRequests, PlainJsonRpc, Progress, ProgressCallback, RequestHandler,
     RequestSink, Stats,
 };
-pub use crate::timer::{TimerKey, TimerTask, TimerWheel};
-pub use crate::wire::{
+pub use timer::{TimerKey, TimerTask, TimerWheel};
+pub use wire::{
     batch_to_line, classify_frame, classify_message, parse_frame, parse_incoming, ErrorCode,
     ErrorObject, Frame, Incoming, IncomingFrame, Invalid, Message, Notification, ParseError,
     RawResponse, Request, RequestId, Response, JSONRPC_VERSION,
