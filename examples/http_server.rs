@@ -1,6 +1,7 @@
 //! A `toolwire::harness::ToolRegistry` served as an MCP server, over Streamable HTTP (by
-//! default) or stdio, with a few tools of the server's own that use its context: progress,
-//! cancellation, and a sampling request back to the client.
+//! default) or stdio, with two tools written with the request's context
+//! (`LocalTool::with_context`): progress, cancellation, and a sampling request back to the
+//! client.
 //!
 //! ```text
 //! cargo run --example http_server -- [--port N] [--stdio] [--workers N]
@@ -12,7 +13,7 @@
 //!
 //! Tools from the registry (checked by the registry: the schema with its repair message, the
 //! integer bound, the result limit): `echo {message}`, `add {a, b}` (with an output schema),
-//! `wait {ms}` (honours its cancel flag). Tools of the server: `count {steps, ms}` (reports
+//! `wait {ms}` (honours its cancel flag). Tools with the context: `count {steps, ms}` (reports
 //! progress when asked, stops when cancelled) and `summarize {text}` (asks the client's model
 //! with `sampling/createMessage`, or in a 2026-07-28 input round). A resource `memo://readme`
 //! and a prompt `greeting {name}`.
@@ -26,7 +27,7 @@ use toolwire::harness::{
 };
 use toolwire::server::{
     content, CallToolResult, HttpServer, HttpServerConfig, PromptResult, Server, ServerConfig,
-    ServerPrompt, ServerResource, ServerTool,
+    ServerPrompt, ServerResource,
 };
 
 fn registry() -> toolwire::Result<ToolRegistry> {
@@ -80,8 +81,10 @@ fn registry() -> toolwire::Result<ToolRegistry> {
 fn server(workers: usize) -> toolwire::Result<Server> {
     let server = Server::new(ServerConfig::new("toolwire-http-server", "0.1.0").workers(workers))?;
     server.add_registry(&registry()?)?;
+    // Written once with its request's context: served here, and a local harness would run it
+    // as it is.
     server.add_tool(
-        ServerTool::new(
+        LocalTool::with_context(
             "count",
             "Counts steps, one every ms milliseconds, reporting progress; stops when cancelled.",
             json!({"type": "object", "required": ["steps"],
@@ -96,18 +99,17 @@ fn server(workers: usize) -> toolwire::Result<Server> {
                         eprintln!("http_server: count cancelled at step {step}");
                         return Ok(CallToolResult::error(format!("cancelled at step {step}")));
                     }
-                    if let Some(progress) = context.progress() {
-                        progress.report(
-                            step as f64,
-                            Some(steps as f64),
-                            Some(&format!("step {step}")),
-                        );
-                    }
+                    // Sent only when the client asked for progress.
+                    context.report_progress(
+                        step as f64,
+                        Some(steps as f64),
+                        Some(&format!("step {step}")),
+                    );
                 }
                 Ok(CallToolResult::from_text(format!("counted {steps}")))
             },
         )
-        .timeout(Duration::from_secs(600)),
+        .options(ToolOptions::new().timeout(ToolTimeout::Custom(Duration::from_secs(600)))),
     )?;
     server.add_resource(
         ServerResource::new("memo://readme", "README", |_, uri| {
@@ -127,14 +129,15 @@ fn server(workers: usize) -> toolwire::Result<Server> {
         })
         .argument("name", "Who to greet", true),
     )?;
-    server.add_tool(ServerTool::new(
+    server.add_tool(LocalTool::with_context(
         "summarize",
         "Asks the client's model to summarize a text.",
         json!({"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}}),
         |context, args| {
             let text = args["text"].as_str().unwrap_or_default();
-            let answer = context.sample(
+            let answer = context.request_input(
                 "summary",
+                "sampling/createMessage",
                 json!({"messages": [{"role": "user", "content": {"type": "text",
                        "text": format!("Summarize: {text}")}}], "maxTokens": 100}),
             )?;

@@ -86,6 +86,12 @@
 //!   a progress token, one progress notification, both with that text; writes it to stderr;
 //!   then answers it as a text result (`as` absent or `"text"`), as a result with `isError`
 //!   (`"error"`), or as JSON-RPC error -32000 (`"rpc_error"`).
+//! * With `--hostile` only, the tool `leak {name, as?}`, listed before `hostile`: a server
+//!   that quotes its credentials. The value of the environment variable `name` is in a
+//!   `notifications/message` warning, a progress report (with a progress token), a stderr
+//!   line and the answer: a text result (`as`
+//!   absent or `"text"`), a result with `isError` (`"error"`), or JSON-RPC error -32000 whose
+//!   message and `data` quote it (`"rpc_error"`).
 
 #[path = "support/tool_server_catalog.rs"]
 mod catalog;
@@ -624,6 +630,15 @@ fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Re
     )?;
     if hostile {
         server.add_tool(tool(
+            "leak",
+            "Quotes the value of an environment variable everywhere.",
+            json!({"type": "object", "required": ["name"],
+                   "properties": {"name": {"type": "string"},
+                                  "as": {"type": "string",
+                                         "enum": ["text", "error", "rpc_error"]}}}),
+            leak_tool,
+        ))?;
+        server.add_tool(tool(
             "hostile",
             &format!("Prints {HOSTILE}."),
             json!({"type": "object",
@@ -633,6 +648,34 @@ fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Re
         ))?;
     }
     Ok(())
+}
+
+/// Runs the `leak` tool: the variable's value in a log message, on stderr and in the answer
+/// `as` asks for.
+fn leak_tool(context: &RequestContext, args: &Value) -> Result<CallToolResult, HandlerError> {
+    let name = req_str(args, "name").map_err(bad)?;
+    let value = std::env::var(name).unwrap_or_default();
+    context.log(
+        LogLevel::Warning,
+        Some("leak"),
+        json!(format!("using {name}={value}")),
+    );
+    if let Some(progress) = context.progress() {
+        progress.report(1.0, Some(1.0), Some(&format!("checking {value}")));
+    }
+    eprintln!("tool_server: {name} is {value}");
+    match opt_str(args, "as").map_err(bad)?.unwrap_or("text") {
+        "error" => Ok(CallToolResult::error(format!(
+            "rejected credential {value}"
+        ))),
+        "rpc_error" => Err(HandlerError::Rpc(
+            ErrorObject::new(ErrorCode(-32000), format!("Bearer {value} is not valid"))
+                .with_data(json!({"sent": value, "env": {name: value}})),
+        )),
+        _ => Ok(CallToolResult::from_text(format!(
+            "the credential is {value}"
+        ))),
+    }
 }
 
 /// Runs the `hostile` tool: a log message, a progress report and a stderr line carrying

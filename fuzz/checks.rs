@@ -15,7 +15,6 @@ use toolwire::config::{ConfigFormat, LoadOptions, ServerEntry};
 use toolwire::fuzzing::{read_call, read_lines, LineOut, RawCall};
 #[cfg(feature = "http")]
 use toolwire::fuzzing::{read_sse, SseOut, SseRead};
-use toolwire::harness::NameProfile;
 use toolwire::jsonrpc::{
     batch_to_line, classify_frame, parse_frame, ErrorCode, Frame, Invalid, Message, ParseError,
     RequestId,
@@ -629,43 +628,21 @@ fn repeats_a_key(text: &str) -> Option<bool> {
     Some(repeated.get())
 }
 
-/// The tool-name patterns, spelled out.
-fn name_model(name: &str, profile: NameProfile) -> bool {
-    let lower_digit_dash = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
-    let strict = name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name.len() <= 64
-        && name.chars().all(lower_digit_dash);
-    let mcp = || {
-        let Some(rest) = name.strip_prefix("mcp__") else {
-            return false;
-        };
-        let server_len = rest
-            .find(|c: char| !lower_digit_dash(c))
-            .unwrap_or(rest.len());
-        let Some(tool) = rest[server_len..].strip_prefix("__") else {
-            return false;
-        };
-        name.chars().count() <= 64
-            && server_len > 0
-            && !tool.is_empty()
-            && tool
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    };
-    match profile {
-        NameProfile::Strict => strict,
-        _ => strict || mcp(),
-    }
+/// The names a call may carry before the registry is asked, spelled out: 1 to 128 ASCII
+/// letters, digits, `_`, `-`, `.` and `:` (any name some model API or MCP accepts; the rest
+/// is `INVALID`).
+fn name_model(name: &str) -> bool {
+    !name.is_empty()
+        && name.chars().count() <= 128
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
 }
 
 /// What the harness should accept, given the call's text as a JSON value when it is strict
 /// JSON (one value, no repeated key; else `None`): exactly the shape's fields with their
-/// types, and a name of the profile.
-fn raw_call_model(
-    shape: CallShape,
-    strict: Option<&Value>,
-    profile: NameProfile,
-) -> Option<RawCall> {
+/// types, and a name of the rule.
+fn raw_call_model(shape: CallShape, strict: Option<&Value>) -> Option<RawCall> {
     fn exactly(object: &serde_json::Map<String, Value>, fields: &[&str]) -> bool {
         object.len() == fields.len() && fields.iter().all(|field| object.contains_key(*field))
     }
@@ -805,7 +782,7 @@ fn raw_call_model(
             }
         }
     };
-    (call.arguments.is_object() && name_model(&call.name, profile)).then_some(call)
+    (call.arguments.is_object() && name_model(&call.name)).then_some(call)
 }
 
 /// The call written back in `shape`, as a model would send it.
@@ -845,33 +822,24 @@ const SHAPES: [CallShape; 5] = [
     CallShape::OpenAiResponses,
     CallShape::Gemini,
 ];
-const PROFILES: [NameProfile; 2] = [NameProfile::Default, NameProfile::Strict];
-
-/// One harness per name profile, with no tools: `handle` then runs every check and ends in
-/// `UNKNOWN_TOOL` for a call that passed them, and never runs anything.
-fn harnesses() -> &'static [Harness; 2] {
-    static HARNESSES: OnceLock<[Harness; 2]> = OnceLock::new();
-    HARNESSES.get_or_init(|| {
-        PROFILES.map(|profile| {
-            Harness::new(
-                ToolRegistry::with_profile(profile),
-                HarnessConfig::default().workers(1),
-            )
-            .expect("a harness")
-        })
+/// A harness with no tools: `handle` then runs every check and ends in `UNKNOWN_TOOL` for a
+/// call that passed them, and never runs anything.
+fn harness() -> &'static Harness {
+    static HARNESS: OnceLock<Harness> = OnceLock::new();
+    HARNESS.get_or_init(|| {
+        Harness::new(ToolRegistry::new(), HarnessConfig::default().workers(1)).expect("a harness")
     })
 }
 
 /// The `raw_call` properties, for the harness's reading of a raw tool call: the size check,
 /// the strict JSON parse, the exact fields of the OpenAI Chat Completions, OpenAI Responses,
-/// Anthropic, Gemini and plain shapes, and the tool-name profiles.
+/// Anthropic, Gemini and plain shapes, and the tool-name rule.
 ///
 /// Input layout: byte 0 picks the shape (`(byte % 3 + 3 * (byte / 6 % 2)) % 5` indexes
-/// OpenAI, Anthropic, plain, Responses, Gemini) and the name profile `Harness::handle` is
-/// compared under (`byte / 3 % 2`: default, strict), so the digits `0` to `5` spell the first
-/// three shapes with either profile (as before the last two were added), `6` and `7` spell
-/// Responses and Gemini with the default profile, and `9` and `:` with the strict one; the
-/// rest, read as UTF-8 (lossily), is the raw call, read in that shape with both profiles.
+/// OpenAI, Anthropic, plain, Responses, Gemini), so the digits `0` to `5` spell the first
+/// three shapes (twice each: the byte once also picked one of two name profiles, which the one
+/// tool-name rule replaced), and `6`, `7`, `9` and `:` spell Responses and Gemini; the rest,
+/// read as UTF-8 (lossily), is the raw call, read in that shape.
 /// Checked for every input:
 /// * nothing panics, and `Harness::handle` (with no tools) agrees: `UNKNOWN_TOOL` with the
 ///   call's id and name for an accepted call, `INVALID` with the same reason and id for a
@@ -881,7 +849,7 @@ fn harnesses() -> &'static [Harness; 2] {
 ///   fields and no others but its optional ones, with their types (a streamed OpenAI call's
 ///   `index` a non-negative integer; a Responses item `completed` or without status, and in no
 ///   namespace), a non-empty id (optional for Gemini), object arguments (`args` may be left
-///   out for Gemini), a name of the profile's pattern (written out here independently);
+///   out for Gemini), a name some model API or MCP accepts (written out here independently);
 /// * text with a repeated key is refused, saying "duplicate key";
 /// * a rejection has a non-empty reason, and a call id only when it is not empty;
 /// * an integer outside the 64-bit range is refused by name (only text with a run of 19 or
@@ -894,7 +862,6 @@ pub fn raw_call(data: &[u8]) {
         return;
     };
     let shape = SHAPES[usize::from(pick % 3 + 3 * (pick / 6 % 2)) % SHAPES.len()];
-    let compared = usize::from(pick / 3 % 2);
     let raw = String::from_utf8_lossy(raw);
     let raw = raw.as_ref();
     let limit = HarnessConfig::default().get_max_input_chars();
@@ -902,77 +869,72 @@ pub fn raw_call(data: &[u8]) {
     let repeated = repeats_a_key(raw);
     let strict: Option<Value> =
         (repeated == Some(false)).then(|| serde_json::from_str(raw).expect("scanned JSON parses"));
-    for (index, profile) in PROFILES.into_iter().enumerate() {
-        let read = read_call(shape, raw, limit, profile);
-        match &read {
-            Ok(call) => {
-                assert!(name_model(&call.name, profile), "{call:?}");
-                assert!(call.arguments.is_object(), "{call:?}");
-                assert!(call.call_id.as_ref().is_none_or(|id| !id.is_empty()));
-                // Written back, it reads the same.
-                let text = raw_call_text(shape, call);
-                assert_eq!(
-                    read_call(shape, &text, usize::MAX, profile).as_ref(),
-                    Ok(call),
-                    "{text} does not read back"
-                );
-            }
-            Err(error) => {
-                assert!(!error.reason.trim().is_empty(), "an empty reason");
-                assert!(error.call_id.as_ref().is_none_or(|id| !id.is_empty()));
-            }
+    let read = read_call(shape, raw, limit);
+    match &read {
+        Ok(call) => {
+            assert!(name_model(&call.name), "{call:?}");
+            assert!(call.arguments.is_object(), "{call:?}");
+            assert!(call.call_id.as_ref().is_none_or(|id| !id.is_empty()));
+            // Written back, it reads the same.
+            let text = raw_call_text(shape, call);
+            assert_eq!(
+                read_call(shape, &text, usize::MAX).as_ref(),
+                Ok(call),
+                "{text} does not read back"
+            );
         }
-        if repeated == Some(true) {
-            let error = read.as_ref().expect_err("a repeated key was accepted");
-            assert!(error.reason.contains("duplicate key"), "{error:?}");
+        Err(error) => {
+            assert!(!error.reason.trim().is_empty(), "an empty reason");
+            assert!(error.call_id.as_ref().is_none_or(|id| !id.is_empty()));
         }
-        if chars > 0 {
-            let error = read_call(shape, raw, chars - 1, profile)
-                .expect_err("a call over the size limit was accepted");
-            assert!(error.reason.contains("characters long"), "{error:?}");
-            assert_eq!(error.call_id, None);
+    }
+    if repeated == Some(true) {
+        let error = read.as_ref().expect_err("a repeated key was accepted");
+        assert!(error.reason.contains("duplicate key"), "{error:?}");
+    }
+    if chars > 0 {
+        let error =
+            read_call(shape, raw, chars - 1).expect_err("a call over the size limit was accepted");
+        assert!(error.reason.contains("characters long"), "{error:?}");
+        assert_eq!(error.call_id, None);
+    }
+    if chars > limit {
+        return;
+    }
+    // Integers outside the 64-bit range are refused by name; the model does not tokenize
+    // numbers, so such inputs (which need a run of 19 or more digits) are only checked for
+    // that.
+    let long_digits = raw
+        .as_bytes()
+        .split(|byte| !byte.is_ascii_digit())
+        .any(|run| run.len() >= 19);
+    if let Err(error) = &read {
+        if error.reason.contains("outside the 64-bit range") {
+            assert!(long_digits, "{error:?} without a wide integer");
         }
-        if chars > limit {
-            continue;
+    }
+    if long_digits {
+        return;
+    }
+    assert_eq!(
+        read.as_ref().ok(),
+        raw_call_model(shape, strict.as_ref()).as_ref(),
+        "{shape:?}"
+    );
+    // The size limit, at the boundary.
+    assert_eq!(read_call(shape, raw, chars), read);
+    // The public path says the same.
+    let reply = harness().handle(shape, raw);
+    match &read {
+        Ok(call) => {
+            assert_eq!(reply.outcome.status, Status::UnknownTool, "{reply:?}");
+            assert_eq!(reply.call_id, call.call_id);
+            assert_eq!(reply.tool.as_deref(), Some(call.name.as_str()));
         }
-        // Integers outside the 64-bit range are refused by name; the model does not tokenize
-        // numbers, so such inputs (which need a run of 19 or more digits) are only checked for
-        // that.
-        let long_digits = raw
-            .as_bytes()
-            .split(|byte| !byte.is_ascii_digit())
-            .any(|run| run.len() >= 19);
-        if let Err(error) = &read {
-            if error.reason.contains("outside the 64-bit range") {
-                assert!(long_digits, "{error:?} without a wide integer");
-            }
-        }
-        if long_digits {
-            continue;
-        }
-        assert_eq!(
-            read.as_ref().ok(),
-            raw_call_model(shape, strict.as_ref(), profile).as_ref(),
-            "{shape:?} {profile:?}"
-        );
-        if index != compared {
-            continue;
-        }
-        // The size limit, at the boundary.
-        assert_eq!(read_call(shape, raw, chars, profile), read);
-        // The public path says the same.
-        let reply = harnesses()[index].handle(shape, raw);
-        match &read {
-            Ok(call) => {
-                assert_eq!(reply.outcome.status, Status::UnknownTool, "{reply:?}");
-                assert_eq!(reply.call_id, call.call_id);
-                assert_eq!(reply.tool.as_deref(), Some(call.name.as_str()));
-            }
-            Err(error) => {
-                assert_eq!(reply.outcome.status, Status::Invalid, "{reply:?}");
-                assert_eq!(reply.outcome.detail, error.reason);
-                assert_eq!(reply.call_id, error.call_id);
-            }
+        Err(error) => {
+            assert_eq!(reply.outcome.status, Status::Invalid, "{reply:?}");
+            assert_eq!(reply.outcome.detail, error.reason);
+            assert_eq!(reply.call_id, error.call_id);
         }
     }
 }

@@ -80,8 +80,8 @@ pub enum Error {
     /// Invalid configuration or arguments, before anything was sent.
     #[error("invalid configuration: {0}")]
     Config(String),
-    /// A tool could not be registered: a name outside the registry's
-    /// [`crate::harness::NameProfile`], a name already taken, or an input schema that is not a
+    /// A tool could not be registered: a name outside the tool-name rule
+    /// ([`crate::mcp::TOOL_NAME_RULE`]), a name already taken, or an input schema that is not a
     /// compilable object schema. Calls never fail this way: they end in an
     /// [`crate::harness::Outcome`].
     #[error("{0}")]
@@ -278,8 +278,8 @@ impl fmt::Display for AuthError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RegistryErrorKind {
-    /// The name is outside the registry's name pattern (or, for an import, the server's name
-    /// is not `[a-z0-9-]+`).
+    /// The name is outside the tool-name rule, [`crate::mcp::TOOL_NAME_RULE`] (or, for an
+    /// import, the server's name is not `[a-z0-9-]+`).
     BadName,
     /// A tool with this name is already registered.
     Duplicate,

@@ -9,7 +9,7 @@ use std::io::{self, Read};
 
 use serde_json::Value;
 
-use crate::harness::{check_name, read_raw, CallShape, NameProfile};
+use crate::harness::{name_refusal, read_raw, CallShape};
 use crate::transport::lines::{self, LineEvent};
 
 /// A reader over memory that hands out at most `chunk` bytes per `read` (`0`: no limit).
@@ -146,19 +146,15 @@ pub struct RawCallError {
 
 /// Runs the checks [`crate::Harness::handle`] runs on a raw call before it looks in the
 /// registry: the size in characters (at most `max_chars`), strict JSON, the exact fields of
-/// `shape`, and the tool name against `profile`.
-pub fn read_call(
-    shape: CallShape,
-    raw: &str,
-    max_chars: usize,
-    profile: NameProfile,
-) -> Result<RawCall, RawCallError> {
+/// `shape`, and the tool name (one no model API nor MCP accepts is refused; any other is
+/// then looked up).
+pub fn read_call(shape: CallShape, raw: &str, max_chars: usize) -> Result<RawCall, RawCallError> {
     let request = read_raw(shape, raw, max_chars).map_err(|error| RawCallError {
         reason: error.reason,
         call_id: error.call_id,
     })?;
     // The first check of `Harness::handle` once the call is read.
-    if let Err(reason) = check_name(&request.name, profile) {
+    if let Some(reason) = name_refusal(&request.name) {
         return Err(RawCallError {
             reason,
             call_id: request.call_id,

@@ -8,13 +8,20 @@
 //! `secret`, `password`, `auth`, `sig`, …) becomes `***`. The host, port, path and the other
 //! parameters stay, so a message still says where it went.
 //!
-//! Text that comes from outside (a server's error body, a dependency's error message) may
-//! quote a secret back; [`Secrets::scrub`] removes the configured ones from it.
+//! Text that comes from outside (a server's error body, a dependency's error message, a
+//! peer's JSON-RPC error, a tool's `isError` text, a child's stderr) may quote a secret back.
+//! Each connection's transport knows that connection's secrets and shares them as one
+//! [`Scrubber`] ([`crate::transport::Transport::scrubber`]); whatever shows or records the
+//! peer's text takes it through that scrubber first.
 // Without the `http` feature only `mask_url` and the `Debug` helpers have users.
 #![cfg_attr(not(feature = "http"), allow(dead_code))]
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde_json::Value;
 
 /// What a secret is shown as.
 pub(crate) const MASK: &str = "***";
@@ -28,6 +35,10 @@ const SECRET_PARAMETERS: &[&str] = &[
 /// Secrets shorter than this are not searched for in foreign text: a two-letter header value
 /// would otherwise blank out words at random, and is no secret.
 const SCRUB_MIN_CHARS: usize = 6;
+
+/// How many credentials handed out over a connection's life (OAuth access tokens, DPoP
+/// proofs, refreshed ones) a [`Scrubber`] keeps searching for; the oldest go first.
+const MAX_LEARNED: usize = 32;
 
 /// The form of `url` that may be shown: a password (or a userinfo without a colon) and the
 /// values of credential-like query parameters replaced by `***`. Works on any text, parsed
@@ -208,6 +219,13 @@ impl Secrets {
         Secrets { values }
     }
 
+    /// Whether one of the secrets is in `text`.
+    fn found_in(&self, text: &str) -> bool {
+        self.values
+            .iter()
+            .any(|value| text.contains(value.as_str()))
+    }
+
     /// `text` with every secret in it replaced by `***`, and every URL in it masked.
     pub(crate) fn scrub(&self, text: &str) -> String {
         let mut text = mask_urls_in(text).into_owned();
@@ -223,6 +241,135 @@ impl Secrets {
 impl fmt::Debug for Secrets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Secrets({} masked)", self.values.len())
+    }
+}
+
+/// The secrets of one connection, shared by its transport (which knows them) and everything
+/// that shows or records what the peer sent: the JSON-RPC client (the peer's error objects),
+/// the MCP client (a tool's `isError` result), the command's transcript (every frame).
+///
+/// What it takes out: the values of the headers the connection sends (configured ones and the
+/// credentials of its [`crate::transport::HttpAuth`], such as OAuth access tokens, as they are
+/// handed out), a URL's password (also percent-decoded, and as the `Basic` credentials sent
+/// for it), and the values of the variables set for a child process (its `env`, `envFile` and
+/// `--env`, not the inherited ones such as `HOME` or `PATH`). Values shorter than six
+/// characters are left alone. Every URL in the text is also masked as [`mask_url`] does.
+///
+/// A scrubber with no secrets (the default, of a transport that has none) still masks URLs.
+/// Cheap to clone: every clone shares what the transport learns later.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwire::transport::{StdioConfig, StdioTransport, Transport};
+///
+/// let transport = StdioTransport::spawn(
+///     StdioConfig::new("cat").env("API_TOKEN", "tok-planted-1234"),
+/// ).unwrap();
+/// let scrubber = transport.scrubber();
+/// assert_eq!(scrubber.scrub("bad token tok-planted-1234"), "bad token ***");
+/// let mut error = json!({"message": "denied", "data": {"sent": "tok-planted-1234"}});
+/// scrubber.scrub_value(&mut error);
+/// assert_eq!(error["data"]["sent"], "***");
+/// transport.close().unwrap();
+/// ```
+#[derive(Clone, Default)]
+pub struct Scrubber(Arc<ScrubberState>);
+
+#[derive(Default)]
+struct ScrubberState {
+    /// Known when the connection is made.
+    fixed: Secrets,
+    /// Handed out later (credentials of each request), with the generation last seen.
+    learned: Mutex<Learned>,
+}
+
+#[derive(Default)]
+struct Learned {
+    generation: u64,
+    /// Oldest first; at most [`MAX_LEARNED`].
+    values: Vec<String>,
+    /// `values` as a [`Secrets`], longest first.
+    secrets: Secrets,
+}
+
+impl Scrubber {
+    /// A scrubber of these secrets.
+    pub(crate) fn new(fixed: Secrets) -> Scrubber {
+        Scrubber(Arc::new(ScrubberState {
+            fixed,
+            learned: Mutex::new(Learned::default()),
+        }))
+    }
+
+    /// Adds credentials handed out for a request (header values), unless their `generation`
+    /// (non-zero) was already learned. The last [`MAX_LEARNED`] values are kept.
+    pub(crate) fn learn<'a>(&self, generation: u64, values: impl IntoIterator<Item = &'a str>) {
+        let mut learned = self.0.learned.lock();
+        if generation != 0 && learned.generation == generation {
+            return;
+        }
+        learned.generation = generation;
+        let mut changed = false;
+        for value in values {
+            if !learned.values.iter().any(|known| known == value) {
+                learned.values.push(value.to_owned());
+                changed = true;
+            }
+        }
+        if changed {
+            let excess = learned.values.len().saturating_sub(MAX_LEARNED);
+            learned.values.drain(..excess);
+            learned.secrets = Secrets::new("", learned.values.iter().map(String::as_str));
+        }
+    }
+
+    /// `text` with every secret of the connection replaced by `***` and every URL masked.
+    pub fn scrub(&self, text: &str) -> String {
+        let text = self.0.fixed.scrub(text);
+        let learned = self.0.learned.lock();
+        if learned.secrets.values.is_empty() {
+            text
+        } else {
+            learned.secrets.scrub(&text)
+        }
+    }
+
+    /// Scrubs every string of `value` (and every object key) in place, as [`Scrubber::scrub`]:
+    /// for JSON the peer sent, whose strings are searched decoded (a secret holding a `"` is
+    /// escaped in the text, never in the value).
+    pub fn scrub_value(&self, value: &mut Value) {
+        match value {
+            Value::String(text) if self.needs_scrub(text) => *text = self.scrub(text),
+            Value::Array(items) => items.iter_mut().for_each(|item| self.scrub_value(item)),
+            Value::Object(object) => {
+                if object.keys().any(|key| self.needs_scrub(key)) {
+                    let entries = std::mem::take(object);
+                    for (key, item) in entries {
+                        object.insert(self.scrub(&key), item);
+                    }
+                }
+                object.values_mut().for_each(|item| self.scrub_value(item));
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether [`Scrubber::scrub`] may change `text` (a quick test that skips the copy).
+    fn needs_scrub(&self, text: &str) -> bool {
+        text.contains("://")
+            || self.0.fixed.found_in(text)
+            || self.0.learned.lock().secrets.found_in(text)
+    }
+}
+
+impl fmt::Debug for Scrubber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let learned = self.0.learned.lock().secrets.values.len();
+        write!(
+            f,
+            "Scrubber({} masked)",
+            self.0.fixed.values.len() + learned
+        )
     }
 }
 
@@ -306,6 +453,46 @@ mod tests {
         );
         assert_eq!(text, "echo: ***; token ***; *** *** *** short");
         assert_eq!(format!("{secrets:?}"), "Secrets(5 masked)");
+    }
+
+    #[test]
+    fn a_scrubber_learns_credentials_and_scrubs_json() {
+        let scrubber = Scrubber::new(Secrets::new("", ["fixed-secret"]));
+        scrubber.learn(1, ["Bearer token-one-111"]);
+        // The same generation again is known already.
+        scrubber.learn(1, ["Bearer token-two-222"]);
+        assert_eq!(scrubber.scrub("token-two-222"), "token-two-222");
+        let clone = scrubber.clone();
+        scrubber.learn(2, ["Bearer token-two-222"]);
+        // The earlier token is still taken out, and a clone sees what was learned later.
+        assert_eq!(
+            clone.scrub("a token-one-111 b token-two-222 c fixed-secret"),
+            "a *** b *** c ***"
+        );
+        let mut value = serde_json::json!({
+            "m": "say \"fixed-secret\"",
+            "fixed-secret": [1, "x token-one-111", {"url": "http://u:pw@h/"}],
+            "n": 5
+        });
+        scrubber.scrub_value(&mut value);
+        assert_eq!(
+            value,
+            serde_json::json!({"m": "say \"***\"", "***": [1, "x ***", {"url": "http://u:***@h/"}],
+                               "n": 5})
+        );
+        assert_eq!(format!("{scrubber:?}"), "Scrubber(5 masked)");
+    }
+
+    #[test]
+    fn a_scrubber_keeps_the_last_learned_values() {
+        let scrubber = Scrubber::default();
+        for generation in 1..=40u64 {
+            let value = format!("credential-{generation:03}");
+            scrubber.learn(generation, [value.as_str()]);
+        }
+        assert_eq!(scrubber.scrub("credential-001"), "credential-001");
+        assert_eq!(scrubber.scrub("credential-009"), "***");
+        assert_eq!(scrubber.scrub("credential-040"), "***");
     }
 
     #[test]

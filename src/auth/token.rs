@@ -11,7 +11,7 @@ use super::jwt::{client_assertion, dpop_proof, SigningKey};
 use super::store::ClientRegistration;
 use super::util::{b64std, form_body, form_encode, shown};
 use crate::error::{AuthErrorKind, Error, Result};
-use crate::mask::mask_url;
+use crate::mask::{mask_url, Secrets};
 
 /// How the client proves itself at the token endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,6 +194,20 @@ pub(crate) struct Dpop<'a> {
     pub(crate) nonce: &'a parking_lot::Mutex<Option<String>>,
 }
 
+/// The form fields of a token request whose values are secrets: taken out of the server's
+/// error text.
+const SECRET_FIELDS: &[&str] = &[
+    "client_secret",
+    "refresh_token",
+    "code",
+    "code_verifier",
+    "client_assertion",
+    "assertion",
+    "subject_token",
+    "actor_token",
+    "password",
+];
+
 /// POSTs a token request with the client's authentication (and a DPoP proof), retrying once
 /// with the server's nonce when it answers `use_dpop_nonce` (RFC 9449 §8).
 pub(crate) fn request_token(
@@ -247,6 +261,17 @@ pub(crate) fn request_token(
         .map(|(name, value)| (*name, value.as_str()))
         .collect();
     let body = form_body(&pairs);
+    // What the server says back may quote what it was sent: the secrets of the request are
+    // taken out of its error text.
+    let secrets = Secrets::new(
+        "",
+        pairs
+            .iter()
+            .filter(|(name, _)| SECRET_FIELDS.contains(name))
+            .map(|(_, value)| *value)
+            .chain(headers.iter().map(|(_, value)| value.as_str()))
+            .chain(client.and_then(|client| client.secret)),
+    );
     let mut nonce_retried = false;
     loop {
         let mut all = headers.clone();
@@ -285,7 +310,7 @@ pub(crate) fn request_token(
                 format!(
                     "{what} was refused by {}: {}",
                     mask_url(endpoint),
-                    answer.oauth_error()
+                    secrets.scrub(&answer.oauth_error())
                 ),
             ),
             transient: answer.status >= 500,

@@ -198,7 +198,11 @@
 //! `finished`: the harness writes them, with one sequence of call numbers), and each forwarded read, prompt get and completion a `request` and a
 //! `response` line whose `tool` is the method and what it names (`resources/read URI`,
 //! `prompts/get NAME`): sizes and statuses, never arguments or results, and URLs in error
-//! texts masked. Counters per backend and status answer the `toolwire/stats` request and
+//! texts masked. A backend that quotes its credentials (its entry's header values, URL
+//! password, OAuth token, `env` and `envFile` values) in an error, an `isError` text, a log
+//! message or its stderr has them taken out where its client reads them (see
+//! [`crate::transport::Scrubber`]), so no log line, transcript detail or front client's
+//! answer shows them. Counters per backend and status answer the `toolwire/stats` request and
 //! [`Gateway::stats`]; [`Gateway::stats_table`] is the text `toolwire serve` prints on exit.
 //!
 //! # Scaling out over HTTP

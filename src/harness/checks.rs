@@ -6,8 +6,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::outcome::{Outcome, Status};
-use super::parse::{check_name, quote, MAX_SAFE_INTEGER};
+use super::parse::{quote, MAX_SAFE_INTEGER};
 use super::registry::{RegisteredTool, ToolRegistry, ToolSchema};
+use crate::mcp::{is_callable_name, TOOL_NAME_RULE};
 
 /// The most tool names listed in an `UNKNOWN_TOOL` detail.
 const MAX_LISTED_NAMES: usize = 32;
@@ -70,7 +71,8 @@ pub(crate) fn check_arguments(
 }
 
 /// The checks a call passes before any tool code runs, in the order the harness documents:
-/// the name pattern, the registry (`UNKNOWN_TOOL`), object arguments, the tool's input schema
+/// the registry (`UNKNOWN_TOOL` for a name some model API or MCP accepts, `INVALID` for any
+/// other, see [`unknown_name`]), object arguments, the tool's input schema
 /// (`INVALID` with the repair message; `TOOL_ERROR` when the schema itself cannot be used or
 /// checked), and integers beyond ±(2^53 − 1). The MCP server runs a served registry's calls
 /// through the same checks.
@@ -80,14 +82,8 @@ pub(crate) fn check_call<'a>(
     arguments: &Value,
     repair_schema_chars: usize,
 ) -> Result<&'a Arc<RegisteredTool>, Outcome> {
-    if let Err(reason) = check_name(name, registry.profile()) {
-        return Err(Outcome::new(Status::Invalid, reason));
-    }
     let Some(tool) = registry.get(name) else {
-        return Err(Outcome::new(
-            Status::UnknownTool,
-            unknown_tool_detail(registry, name),
-        ));
+        return Err(unknown_name(registry, name));
     };
     check_arguments(
         &tool.name,
@@ -97,6 +93,29 @@ pub(crate) fn check_call<'a>(
         repair_schema_chars,
     )?;
     Ok(tool)
+}
+
+/// The answer to a call of a name the registry does not hold: `UNKNOWN_TOOL` with the list
+/// of tools when the name is one some model API or MCP accepts (`search_web`, `ns:tool`), so
+/// the model learns what exists; `INVALID` naming the rule for anything else (`../secret`, a
+/// name with a space), which no model API would have offered.
+pub(crate) fn unknown_name(registry: &ToolRegistry, name: &str) -> Outcome {
+    match name_refusal(name) {
+        None => Outcome::new(Status::UnknownTool, unknown_tool_detail(registry, name)),
+        Some(reason) => Outcome::new(Status::Invalid, reason),
+    }
+}
+
+/// Why a call's name is refused before the registry is asked (`INVALID`), or `None` for a
+/// name some model API or MCP accepts ([`is_callable_name`]).
+pub(crate) fn name_refusal(name: &str) -> Option<String> {
+    if is_callable_name(name) {
+        return None;
+    }
+    Some(format!(
+        "the tool name {} is not a valid tool name: names must be {TOOL_NAME_RULE}",
+        quote(name)
+    ))
 }
 
 fn unknown_tool_detail(registry: &ToolRegistry, name: &str) -> String {

@@ -3,12 +3,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::parse::{check_name, quote};
+use super::parse::quote;
 use super::registry::{Backend, OutputSchema, RegisteredTool, ToolRegistry, ToolSchema};
 use super::remote::{RemoteBinding, RemoteErrorText, RemoteTimeoutSlot};
 use super::tool::{check_bound, Served, ToolOptions};
 use crate::error::{Error, RegistryErrorKind, Result};
-use crate::mcp::McpClient;
+use crate::mcp::{check_tool_name, McpClient};
 
 /// How imported MCP tools are named in the registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -16,7 +16,8 @@ pub enum Namespace {
     /// `mcp__{server}__{tool}`.
     #[default]
     Prefixed,
-    /// The server's own name (it must then fit the registry's profile as it is).
+    /// The server's own name (it must then follow the tool-name rule as it is,
+    /// [`crate::mcp::TOOL_NAME_RULE`]).
     Bare,
 }
 
@@ -138,7 +139,7 @@ pub struct ImportReport {
 
 impl ToolRegistry {
     /// Imports the tools of an MCP client's `tools/list`, filtered and named as `import`
-    /// says. A tool whose name cannot fit the profile, or whose input schema is not an object
+    /// says. A tool whose name does not follow the tool-name rule, or whose input schema is not an object
     /// schema, is skipped and reported (and logged at warn); nothing is registered unless
     /// the whole import succeeds. Input schemas are compiled on each tool's first call, not
     /// here: a schema over the schema bounds ([`crate::schema::SchemaLimits`]) or that cannot
@@ -201,7 +202,7 @@ impl ToolRegistry {
                 }
             }
             let name = import.registry_name(&tool.name);
-            if let Err(reason) = check_name(&name, self.profile()) {
+            if let Err(reason) = check_tool_name(&name) {
                 skip(&tool.name, reason);
                 continue;
             }
@@ -261,6 +262,7 @@ impl ToolRegistry {
                     title: tool.title.clone(),
                     annotations: tool.annotations,
                     output_schema: None,
+                    ..Served::default()
                 },
                 output_schema: output.map(OutputSchema::Remote),
             });

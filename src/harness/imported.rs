@@ -141,6 +141,7 @@ impl ImportedTool {
                 title: tool.title.clone(),
                 annotations: tool.annotations,
                 output_schema: None,
+                ..Served::default()
             },
             output_schema: tool.output_schema()?.map(OutputSchema::Remote),
             name,

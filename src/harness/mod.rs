@@ -24,6 +24,7 @@ mod audit;
 mod batch;
 mod budget;
 mod checks;
+mod context;
 mod conversation;
 pub(crate) mod executor;
 mod export;
@@ -42,12 +43,13 @@ mod tool;
 pub use admission::Admission;
 pub use audit::{AuditEvent, AuditKind, AuditObserver, Transcript, HARNESS_LOG_TARGET};
 pub use budget::{BudgetScope, BudgetScopes, BudgetState};
+pub use context::{ToolContext, ToolFunction};
 pub use conversation::{Conversation, MAX_CONVERSATION_ID_CHARS};
 pub use export::{LeftOutTool, ToolExport};
 pub use import::{ImportReport, McpImport, Namespace, SkippedTool};
 pub use imported::{CallSettings, ImportedTool, ProgressSink};
 pub use outcome::{Outcome, Overflow, ResultLimit, Status};
-pub use parse::{parse_strict, NameProfile, MAX_SAFE_INTEGER};
+pub use parse::{parse_strict, MAX_SAFE_INTEGER};
 pub use registry::{ToolInfo, ToolRegistry};
 pub use remote::{RemoteErrorText, RemoteTimeoutSlot};
 pub use retry::{RetryPolicy, Sleeper, ThreadSleeper};
@@ -59,16 +61,18 @@ pub use tool::{CancelFlag, LocalTool, ToolFailure, ToolHandler, ToolOptions, Too
 
 #[cfg(feature = "server")]
 pub(crate) use checks::check_call;
+pub(crate) use checks::name_refusal;
 #[cfg(feature = "server")]
-pub(crate) use outcome::value_text;
-pub(crate) use parse::check_name;
+pub(crate) use outcome::{limit_mcp_result, value_text};
 #[cfg(feature = "server")]
-pub(crate) use ran::{remote_error, run_local, Ran};
+pub(crate) use ran::{failure_ran, remote_error, run_function, run_local, Ran};
 #[cfg(feature = "server")]
 pub(crate) use registry::{Backend, OutputSchema, RegisteredTool};
 pub(crate) use shapes::read_raw;
 #[cfg(feature = "server")]
 pub(crate) use tool::check_bound;
+#[cfg(feature = "server")]
+pub(crate) use tool::LocalCode;
 
 pub(crate) use audit::Audit;
 use budget::Budget;
@@ -342,8 +346,9 @@ impl HarnessConfig {
 /// # The order of the checks
 ///
 /// size (characters, before parsing) → strict JSON (no repeated key at any depth, nothing
-/// after the value) → the exact fields of the shape → the name pattern ([`NameProfile`]) →
-/// the registry (`UNKNOWN_TOOL`) → the arguments against the tool's schema (`INVALID` with a
+/// after the value) → the exact fields of the shape → the registry: a name it does not
+/// hold is `UNKNOWN_TOOL` with the list of tools when some model API or MCP accepts it
+/// ([`crate::mcp::is_callable_name`]), `INVALID` otherwise → the arguments against the tool's schema (`INVALID` with a
 /// repair message naming each field, what is wrong, and the schema) → the budget
 /// (`BUDGET`) → admission (`BUSY`) → the run (`OK`, `NOT_FOUND`, `TOOL_ERROR`, `TIMEOUT`)
 /// → the result limit. Nothing before admission runs any tool code, and nothing

@@ -275,6 +275,18 @@ pub(crate) enum Limited {
     },
 }
 
+#[cfg(feature = "server")]
+impl Limited {
+    /// The result to send, whatever the limit made of it.
+    pub(crate) fn into_result(self) -> CallToolResult {
+        match self {
+            Limited::Within(result)
+            | Limited::Cut { result, .. }
+            | Limited::Refused { result, .. } => result,
+        }
+    }
+}
+
 /// Applies `limit` to an MCP tool's whole result (see [`ResultLimit`]); `declared` is true
 /// when the tool declares an `outputSchema`.
 pub(crate) fn limit_mcp_result(
@@ -333,11 +345,17 @@ pub(crate) fn limit_mcp_result(
 fn measure(result: &CallToolResult, bound: Option<usize>) -> usize {
     let bound = bound.unwrap_or(usize::MAX);
     let mut measured = 0usize;
-    let blocks = match result.raw.get("content") {
-        Some(Value::Array(blocks)) => blocks.as_slice(),
-        _ => &[],
+    // A result read from a server is measured as it came (its blocks' every field); one built
+    // here (a served local tool's) has only its typed blocks.
+    let blocks: Vec<std::borrow::Cow<'_, Value>> = match result.raw.get("content") {
+        Some(Value::Array(blocks)) => blocks.iter().map(std::borrow::Cow::Borrowed).collect(),
+        _ => result
+            .content
+            .iter()
+            .map(|block| std::borrow::Cow::Owned(block.to_value()))
+            .collect(),
     };
-    for block in blocks {
+    for block in &blocks {
         measured += match (block.get("type"), block.get("text")) {
             (Some(Value::String(kind)), Some(Value::String(text))) if kind == "text" => {
                 text.chars().take(bound).count()

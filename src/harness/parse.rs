@@ -1,4 +1,5 @@
-//! Checks on the raw text of a call: its size, strict JSON, and the tool-name pattern.
+//! Checks on the raw text of a call: its size and strict JSON. (The tool-name rule is MCP's,
+//! in `crate::mcp::names`.)
 //!
 //! serde_json keeps the last of two equal keys without a word, so `{"a":1,"a":2}` would reach
 //! a tool as `{"a":2}` after something upstream had checked `{"a":1}`. The call is read by the
@@ -9,86 +10,6 @@ use serde_json::Value;
 
 use crate::json::Refusal;
 pub(crate) use crate::json::{quote, show_pointer};
-
-/// Which tool names the harness accepts, in registrations and in calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum NameProfile {
-    /// Only `^[a-z][a-z0-9-]{0,63}$`.
-    Strict,
-    /// The strict form, or the namespaced MCP form `^mcp__[a-z0-9-]+__[A-Za-z0-9_-]+$`, at
-    /// most 64 characters in all (the limit OpenAI and Anthropic put on tool names). The
-    /// server part has no underscore, so the first `__` after `mcp__` always ends it.
-    #[default]
-    Default,
-}
-
-impl NameProfile {
-    /// The pattern in words, for rejection messages.
-    pub fn describe(self) -> &'static str {
-        match self {
-            NameProfile::Strict => "^[a-z][a-z0-9-]{0,63}$",
-            NameProfile::Default => {
-                "^[a-z][a-z0-9-]{0,63}$ or ^mcp__[a-z0-9-]+__[A-Za-z0-9_-]+$ \
-                 (at most 64 characters)"
-            }
-        }
-    }
-
-    /// True when `name` fits this profile.
-    pub fn admits(self, name: &str) -> bool {
-        match self {
-            NameProfile::Strict => is_strict_name(name),
-            NameProfile::Default => is_strict_name(name) || is_mcp_name(name),
-        }
-    }
-}
-
-/// Checks a tool name against the profile.
-pub(crate) fn check_name(name: &str, profile: NameProfile) -> Result<(), String> {
-    if profile.admits(name) {
-        Ok(())
-    } else {
-        Err(format!(
-            "the tool name {} is not a valid tool name: names must match {}",
-            quote(name),
-            profile.describe()
-        ))
-    }
-}
-
-fn is_strict_name(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    match bytes.split_first() {
-        Some((first, rest)) => {
-            first.is_ascii_lowercase()
-                && rest.len() <= 63
-                && rest
-                    .iter()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-        }
-        None => false,
-    }
-}
-
-fn is_mcp_name(name: &str) -> bool {
-    if name.len() > 64 {
-        return false;
-    }
-    let Some(rest) = name.strip_prefix("mcp__") else {
-        return false;
-    };
-    let Some((server, tool)) = rest.split_once("__") else {
-        return false;
-    };
-    !server.is_empty()
-        && server
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !tool.is_empty()
-        && tool
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
 
 /// Checks the size of a call before it is parsed, counting no further than one past the
 /// limit.
@@ -236,48 +157,6 @@ mod tests {
     fn nesting_is_bounded() {
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         assert!(parse_strict(&deep).unwrap_err().contains("recursion limit"));
-    }
-
-    #[test]
-    fn strict_names() {
-        for good in ["a", "read-file", "x9", &format!("a{}", "b".repeat(63))] {
-            assert!(NameProfile::Strict.admits(good), "{good}");
-        }
-        for bad in [
-            "",
-            "9a",
-            "-a",
-            "Read",
-            "read_file",
-            "a.b",
-            "../secret",
-            "a b",
-            "é",
-            &format!("a{}", "b".repeat(64)),
-            "mcp__files__read",
-        ] {
-            assert!(!NameProfile::Strict.admits(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn the_default_profile_admits_the_namespaced_mcp_form() {
-        for good in ["echo", "mcp__files__read_file", "mcp__a-1__Tool-X_2"] {
-            assert!(NameProfile::Default.admits(good), "{good}");
-        }
-        for bad in [
-            "mcp__files",
-            "mcp____read",
-            "mcp__files__",
-            "mcp__Files__read",
-            "mcp__fi_les__read",
-            "mcp__files__read.file",
-            "mcp__files__../secret",
-            &format!("mcp__s__{}", "t".repeat(57)),
-        ] {
-            assert!(!NameProfile::Default.admits(bad), "{bad}");
-        }
-        assert!(NameProfile::Default.admits(&format!("mcp__s__{}", "t".repeat(56))));
     }
 
     #[test]

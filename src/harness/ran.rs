@@ -7,9 +7,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use serde_json::Value;
 
+use super::context::{ToolContext, ToolFunction};
 use super::outcome::{value_text, Status};
 use super::remote::RemoteErrorText;
-use super::tool::{CancelFlag, FailureKind, ToolHandler};
+use super::tool::{FailureKind, LocalCode, ToolFailure};
 use crate::error::Error;
 use crate::mcp::CallToolResult;
 
@@ -83,34 +84,74 @@ impl Ran {
     }
 }
 
-/// Runs a local tool, turning its failures and panics into what the model may see.
-pub(crate) fn run_local(handler: &ToolHandler, arguments: &Value, cancel: &CancelFlag) -> Ran {
-    match catch_unwind(AssertUnwindSafe(|| handler(arguments, cancel))) {
-        Ok(Ok(Some(value))) => Ran::Result(value),
-        Ok(Ok(None)) => Ran::NoResult,
-        Ok(Err(failure)) => match failure.kind() {
-            FailureKind::Safe => Ran::Failed {
-                public: "the tool reported an error".into(),
-                answer: Value::String(failure.message().to_owned()),
-                internal: None,
-            },
-            FailureKind::Internal => Ran::Failed {
-                public: GENERIC_FAILURE.into(),
-                answer: Value::Null,
-                internal: Some(format!("the tool failed: {}", failure.message())),
-            },
-            FailureKind::Transport => {
-                Ran::Transport(format!("transport failure: {}", failure.message()))
-            }
-        },
-        Err(panic) => {
-            let message = crate::sys::panic_message(&*panic);
-            Ran::Failed {
-                public: GENERIC_FAILURE.into(),
-                answer: Value::Null,
-                internal: Some(format!("the tool panicked: {message}")),
-            }
+/// Runs a local tool, in either form, turning its failures and panics into what the model may
+/// see; a tool in the full form also gives its MCP result, to be passed on as it is.
+pub(crate) fn run_local(
+    code: &LocalCode,
+    arguments: &Value,
+    context: &dyn ToolContext,
+) -> (Ran, Option<CallToolResult>) {
+    match code {
+        LocalCode::Value(handler) => {
+            let cancel = context.cancel_flag();
+            let ran = match catch_unwind(AssertUnwindSafe(|| handler(arguments, cancel))) {
+                Ok(Ok(Some(value))) => Ran::Result(value),
+                Ok(Ok(None)) => Ran::NoResult,
+                Ok(Err(failure)) => failure_ran(&failure),
+                Err(panic) => panicked(&*panic),
+            };
+            (ran, None)
         }
+        LocalCode::Context(function) => match run_function(function, context, arguments) {
+            Ok(result) => (remote_result(&result, RemoteErrorText::Pass), Some(result)),
+            Err(failure) => (failure_ran(&failure), None),
+        },
+    }
+}
+
+/// Runs a tool's code in the full form, a panic caught as an internal failure.
+pub(crate) fn run_function(
+    function: &ToolFunction,
+    context: &dyn ToolContext,
+    arguments: &Value,
+) -> Result<CallToolResult, ToolFailure> {
+    match catch_unwind(AssertUnwindSafe(|| function(context, arguments))) {
+        Ok(answer) => answer,
+        Err(panic) => Err(ToolFailure::internal(format!(
+            "panicked: {}",
+            crate::sys::panic_message(&*panic)
+        ))),
+    }
+}
+
+/// What a tool's failure is for the model: a safe text as the tool's answer, an internal one
+/// withheld (kept for the operator), a transport failure retryable.
+pub(crate) fn failure_ran(failure: &ToolFailure) -> Ran {
+    match failure.kind() {
+        FailureKind::Safe => Ran::Failed {
+            public: "the tool reported an error".into(),
+            answer: Value::String(failure.message().to_owned()),
+            internal: None,
+        },
+        FailureKind::Internal => Ran::Failed {
+            public: GENERIC_FAILURE.into(),
+            answer: Value::Null,
+            internal: Some(format!("the tool failed: {}", failure.message())),
+        },
+        FailureKind::Transport => {
+            Ran::Transport(format!("transport failure: {}", failure.message()))
+        }
+    }
+}
+
+fn panicked(panic: &(dyn std::any::Any + Send)) -> Ran {
+    Ran::Failed {
+        public: GENERIC_FAILURE.into(),
+        answer: Value::Null,
+        internal: Some(format!(
+            "the tool panicked: {}",
+            crate::sys::panic_message(panic)
+        )),
     }
 }
 
@@ -187,6 +228,8 @@ pub(crate) fn remote_error(error: Error) -> Ran {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::context::LocalContext;
+    use crate::harness::tool::{CancelFlag, ToolHandler};
     use serde_json::json;
     use std::sync::Arc;
     use std::time::Duration;
@@ -273,15 +316,32 @@ mod tests {
 
     #[test]
     fn local_panics_and_internal_failures_are_sanitized() {
-        let handler: ToolHandler = Arc::new(|_, _| panic!("password=hunter2"));
-        match run_local(&handler, &json!({}), &CancelFlag::new()) {
-            Ran::Failed {
-                public, internal, ..
-            } => {
-                assert!(!public.contains("hunter2"));
-                assert!(internal.unwrap().contains("hunter2"));
+        let cancel = CancelFlag::new();
+        let context = LocalContext {
+            tool: "t",
+            cancel: &cancel,
+            progress: None,
+        };
+        let value: ToolHandler = Arc::new(|_, _| panic!("password=hunter2"));
+        let function: ToolFunction = Arc::new(|_, _| panic!("password=hunter2"));
+        let failing: ToolFunction = Arc::new(|_, _| Err(ToolFailure::internal("password=hunter2")));
+        for code in [
+            LocalCode::Value(value),
+            LocalCode::Context(function),
+            LocalCode::Context(failing),
+        ] {
+            match run_local(&code, &json!({}), &context) {
+                (
+                    Ran::Failed {
+                        public, internal, ..
+                    },
+                    None,
+                ) => {
+                    assert!(!public.contains("hunter2"));
+                    assert!(internal.unwrap().contains("hunter2"));
+                }
+                other => panic!("{other:?}"),
             }
-            other => panic!("{other:?}"),
         }
     }
 }

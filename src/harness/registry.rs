@@ -7,12 +7,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::parse::{check_name, NameProfile};
 use super::remote::RemoteBinding;
 use super::retry::RetryPolicy;
-use super::tool::{LocalTool, Served, ToolHandler, ToolOptions};
+use super::tool::{LocalCode, LocalTool, Served, ToolOptions};
 use crate::error::{Error, RegistryErrorKind, Result};
-use crate::mcp::ToolAnnotations;
+use crate::mcp::{check_tool_name, ToolAnnotations};
 use crate::schema::Schema;
 
 /// A registered tool as the registry describes it.
@@ -40,7 +39,7 @@ pub struct ToolInfo {
 
 /// Where a registered tool runs.
 pub(crate) enum Backend {
-    Local(ToolHandler),
+    Local(LocalCode),
     Remote(RemoteBinding),
 }
 
@@ -205,40 +204,26 @@ fn compile_object_schema(name: &str, which: &str, schema: &Value) -> Result<Sche
 }
 
 /// The tools a harness may call, and nothing else: a name that is not here is
-/// `UNKNOWN_TOOL`. Names are checked against a [`NameProfile`] when registered and when
-/// called. Nothing is found by reflection or by path: a name is only a key.
+/// `UNKNOWN_TOOL`. Names follow the one tool-name rule ([`crate::mcp::TOOL_NAME_RULE`]: 1 to
+/// 128 characters of `A-Z a-z 0-9 _ - .`), checked when a tool is registered. Nothing is
+/// found by reflection or by path: a name is only a key.
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
-    profile: NameProfile,
     tools: BTreeMap<String, Arc<RegisteredTool>>,
 }
 
 impl fmt::Debug for ToolRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolRegistry")
-            .field("profile", &self.profile)
             .field("tools", &self.tools.keys().collect::<Vec<_>>())
             .finish()
     }
 }
 
 impl ToolRegistry {
-    /// An empty registry with the default [`NameProfile`].
+    /// An empty registry.
     pub fn new() -> ToolRegistry {
         ToolRegistry::default()
-    }
-
-    /// An empty registry with the given name profile.
-    pub fn with_profile(profile: NameProfile) -> ToolRegistry {
-        ToolRegistry {
-            profile,
-            tools: BTreeMap::new(),
-        }
-    }
-
-    /// The name profile.
-    pub fn profile(&self) -> NameProfile {
-        self.profile
     }
 
     /// Registers a local tool.
@@ -285,7 +270,7 @@ impl ToolRegistry {
     }
 
     fn check_new_name(&self, name: &str) -> Result<()> {
-        check_name(name, self.profile)
+        check_tool_name(name)
             .map_err(|reason| Error::registry_error(RegistryErrorKind::BadName, name, reason))?;
         if self.tools.contains_key(name) {
             return Err(Error::registry_error(
@@ -392,15 +377,28 @@ mod tests {
     }
 
     #[test]
-    fn the_strict_profile_refuses_namespaced_names() {
-        let mut registry = ToolRegistry::with_profile(NameProfile::Strict);
-        assert!(registry
-            .register(LocalTool::new("mcp__a__b", "", object(), nothing))
-            .is_err());
+    fn provider_style_and_dotted_names_register() {
         let mut registry = ToolRegistry::new();
-        assert!(registry
-            .register(LocalTool::new("mcp__a__b", "", object(), nothing))
-            .is_ok());
+        for name in [
+            "get_weather",
+            "test_simple_text",
+            "a.b",
+            "mcp__a__b",
+            "Read-File",
+        ] {
+            registry
+                .register(LocalTool::new(name, "", object(), nothing))
+                .unwrap();
+        }
+        for bad in ["a/b", "a b", ""] {
+            let error = registry
+                .register(LocalTool::new(bad, "", object(), nothing))
+                .unwrap_err();
+            assert!(
+                error.to_string().contains("is not a valid tool name"),
+                "{error}"
+            );
+        }
     }
 
     #[test]

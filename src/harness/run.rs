@@ -16,6 +16,7 @@ use super::answer::{answer, AnswerWait, Answerer, Waited};
 use super::audit::{Audit, AuditEvent, AuditKind};
 use super::budget::{Budget, Refusal};
 use super::checks::check_call;
+use super::context::LocalContext;
 use super::imported::CallSettings;
 use super::outcome::{limit_mcp_result, value_text, Limited, Outcome, Status};
 use super::ran::{remote_error, remote_result, run_local, Ran, GENERIC_FAILURE, GENERIC_TRANSPORT};
@@ -648,8 +649,13 @@ impl AttemptJob {
         }
         let started = Instant::now();
         let attempted = match &self.tool.backend {
-            Backend::Local(handler) => {
-                let ran = run_local(handler, &self.arguments, &self.cancel);
+            Backend::Local(code) => {
+                let context = LocalContext {
+                    tool: &self.tool.name,
+                    cancel: &self.cancel,
+                    progress: self.context.settings.progress.as_ref(),
+                };
+                let (ran, mcp) = run_local(code, &self.arguments, &context);
                 if wanted {
                     let mut event = self
                         .context
@@ -661,7 +667,10 @@ impl AttemptJob {
                     event.size = ran.size();
                     self.audit.emit(event);
                 }
-                Attempted::from(ran)
+                Attempted {
+                    ran,
+                    mcp: mcp.map(Box::new),
+                }
             }
             Backend::Remote(binding) => self.run_remote(binding),
         };

@@ -1,5 +1,6 @@
 //! Local tools: the code, its options, its failures, and the cancel flag it may honour.
 
+use std::any::Any;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -9,10 +10,11 @@ use crossbeam_channel::{Receiver, Sender};
 use parking_lot::Mutex;
 use serde_json::Value;
 
+use super::context::ToolFunction;
 use super::outcome::ResultLimit;
 use super::retry::RetryPolicy;
 use crate::error::{Error, Result};
-use crate::mcp::ToolAnnotations;
+use crate::mcp::{CallToolResult, TaskSupport, ToolAnnotations};
 
 /// Set when a call's time bound has passed (or the harness is closing). A tool may check it
 /// and stop early; nothing forces it to. Cheap to clone; clones share the flag.
@@ -76,15 +78,37 @@ pub(crate) enum FailureKind {
     Transport,
 }
 
-/// Why a local tool failed. The model never sees an internal message: only a
-/// [`ToolFailure::safe`] one reaches it.
+/// Why a tool failed. The model and the client never see an internal message: only a
+/// [`ToolFailure::safe`] one reaches them; an internal one is kept for the operator (the log,
+/// the transcript).
 ///
 /// Any `std::error::Error` converts into an internal failure, so a handler can use `?`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct ToolFailure {
     kind: FailureKind,
     message: String,
+    /// Something for whoever runs the tool, never shown (see [`ToolFailure::carrying`]).
+    carried: Option<Arc<dyn Any + Send + Sync>>,
 }
+
+impl fmt::Debug for ToolFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolFailure")
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .field("carried", &self.carried.is_some())
+            .finish()
+    }
+}
+
+/// Two failures are equal when their kind and message are (what they carry is not compared).
+impl PartialEq for ToolFailure {
+    fn eq(&self, other: &ToolFailure) -> bool {
+        self.kind == other.kind && self.message == other.message
+    }
+}
+
+impl Eq for ToolFailure {}
 
 impl ToolFailure {
     /// A failure whose text stays internal: it goes to the log and the transcript, and the
@@ -93,6 +117,7 @@ impl ToolFailure {
         ToolFailure {
             kind: FailureKind::Internal,
             message: message.into(),
+            carried: None,
         }
     }
 
@@ -102,6 +127,7 @@ impl ToolFailure {
         ToolFailure {
             kind: FailureKind::Safe,
             message: message.into(),
+            carried: None,
         }
     }
 
@@ -111,6 +137,7 @@ impl ToolFailure {
         ToolFailure {
             kind: FailureKind::Transport,
             message: message.into(),
+            carried: None,
         }
     }
 
@@ -129,6 +156,21 @@ impl ToolFailure {
         self.kind == FailureKind::Transport
     }
 
+    /// The failure with `value` attached for whoever runs the tool, never shown to the model
+    /// or the client: an MCP server's [`ToolContext`](super::ToolContext) puts the JSON-RPC
+    /// answer of a request back to the client here (a 2026-07-28 input round, a capability
+    /// the client lacks), so the server answers it as it would its own. A local harness
+    /// ignores it.
+    pub fn carrying(mut self, value: impl Any + Send + Sync) -> ToolFailure {
+        self.carried = Some(Arc::new(value));
+        self
+    }
+
+    /// What the failure carries, when it is a `T` ([`ToolFailure::carrying`]).
+    pub fn carried<T: Any>(&self) -> Option<&T> {
+        self.carried.as_deref()?.downcast_ref()
+    }
+
     pub(crate) fn kind(&self) -> FailureKind {
         self.kind
     }
@@ -140,10 +182,21 @@ impl<E: std::error::Error> From<E> for ToolFailure {
     }
 }
 
-/// A local tool's code: given the validated arguments and the call's cancel flag, it returns
-/// a result, `Ok(None)` when it ran and found nothing (`NOT_FOUND`), or a failure.
+/// The short form of a tool's code, for a tool that needs no more of its context than the
+/// cancel flag: given the validated arguments, it returns a JSON result, `Ok(None)` when it
+/// ran and found nothing (`NOT_FOUND`), or a failure ([`LocalTool::new`]). The full form is
+/// [`super::ToolFunction`] ([`LocalTool::with_context`]).
 pub type ToolHandler =
     Arc<dyn Fn(&Value, &CancelFlag) -> Result<Option<Value>, ToolFailure> + Send + Sync>;
+
+/// A local tool's code, in either form.
+#[derive(Clone)]
+pub(crate) enum LocalCode {
+    /// [`LocalTool::new`]: a JSON value (or nothing) from the arguments.
+    Value(ToolHandler),
+    /// [`LocalTool::with_context`]: the one handler signature.
+    Context(ToolFunction),
+}
 
 /// How long the harness waits for a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -255,12 +308,22 @@ impl ToolOptions {
     }
 }
 
-/// A Rust function offered as a tool.
+/// A tool whose code runs in this process: the one runnable tool type. Registered in a
+/// [`super::ToolRegistry`] it runs in a local harness ([`super::Harness`]); the same value is
+/// served by `toolwire::server` (`Server::add_tool`, or a whole registry with
+/// `Server::add_registry`) with the same checks, options, result limit and failure wording.
+/// An MCP server's tool is its counterpart ([`super::ImportedTool`]), and the listing entry
+/// both are shown as is [`crate::mcp::Tool`].
+///
+/// Its code has the one handler signature ([`LocalTool::with_context`]: the request's
+/// [`super::ToolContext`] and the arguments in, a [`CallToolResult`] or a [`ToolFailure`]
+/// out), or the short form of [`LocalTool::new`] for code that needs only the arguments and
+/// the cancel flag.
 pub struct LocalTool {
     pub(crate) name: String,
     pub(crate) description: String,
     pub(crate) input_schema: Value,
-    pub(crate) handler: ToolHandler,
+    pub(crate) handler: LocalCode,
     pub(crate) options: ToolOptions,
     pub(crate) served: Served,
 }
@@ -272,6 +335,7 @@ pub(crate) struct Served {
     pub(crate) title: Option<String>,
     pub(crate) annotations: ToolAnnotations,
     pub(crate) output_schema: Option<Value>,
+    pub(crate) task: TaskSupport,
 }
 
 impl fmt::Debug for LocalTool {
@@ -284,9 +348,12 @@ impl fmt::Debug for LocalTool {
 }
 
 impl LocalTool {
-    /// A tool named `name` (checked against the registry's [`crate::harness::NameProfile`] when registered),
-    /// described for the model, with the JSON Schema of its arguments (an object schema,
-    /// compiled once when registered) and its code.
+    /// A tool named `name` (it must follow [`crate::mcp::TOOL_NAME_RULE`], checked when it is
+    /// registered), described for the model, with the JSON Schema of its arguments (an object
+    /// schema, compiled once when registered) and its code in the short form
+    /// ([`ToolHandler`]): the arguments and the cancel flag in, a JSON result out. Served, an
+    /// object result is sent as `structuredContent` with its JSON as text, any other as text.
+    /// [`LocalTool::with_context`] is the full form.
     pub fn new(
         name: impl Into<String>,
         description: impl Into<String>,
@@ -300,7 +367,61 @@ impl LocalTool {
             name: name.into(),
             description: description.into(),
             input_schema,
-            handler: Arc::new(handler),
+            handler: LocalCode::Value(Arc::new(handler)),
+            options: ToolOptions::default(),
+            served: Served::default(),
+        }
+    }
+
+    /// A tool named `name` (it must follow [`crate::mcp::TOOL_NAME_RULE`]), described for the
+    /// model, with the JSON Schema of its arguments (an object schema, compiled once when
+    /// registered) and its code, with the one handler signature: the request's
+    /// [`super::ToolContext`] (cancellation, progress, log messages, input requests to the
+    /// client) and the checked arguments in, the MCP result out (its `structuredContent`
+    /// checked against [`LocalTool::output_schema`] when served; held to the result limit in
+    /// both places) or a [`ToolFailure`].
+    ///
+    /// In a local harness an `isError` result is `TOOL_ERROR` with its text for the model, a
+    /// result with `structuredContent` is `OK` with that value, one of text blocks `OK` with
+    /// the text, an empty one `NOT_FOUND`.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwire::harness::{Harness, HarnessConfig, LocalTool, Status, ToolRegistry};
+    /// use toolwire::CallToolResult;
+    ///
+    /// let tool = LocalTool::with_context(
+    ///     "get_weather",
+    ///     "The weather in a city.",
+    ///     json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+    ///     |context, args| {
+    ///         context.report_progress(1.0, Some(1.0), Some("asked the sky"));
+    ///         Ok(CallToolResult::structured(json!({"city": args["city"], "sky": "clear"})))
+    ///     },
+    /// );
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(tool)?;
+    /// let harness = Harness::new(registry, HarnessConfig::default())?;
+    /// let outcome = harness.call("get_weather", json!({"city": "Lima"}));
+    /// assert_eq!(outcome.status, Status::Ok);
+    /// assert_eq!(outcome.result, json!({"city": "Lima", "sky": "clear"}));
+    /// harness.close();
+    /// # Ok::<(), toolwire::Error>(())
+    /// ```
+    pub fn with_context(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: impl Fn(&dyn super::ToolContext, &Value) -> Result<CallToolResult, ToolFailure>
+            + Send
+            + Sync
+            + 'static,
+    ) -> LocalTool {
+        LocalTool {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            handler: LocalCode::Context(Arc::new(handler)),
             options: ToolOptions::default(),
             served: Served::default(),
         }
@@ -323,6 +444,16 @@ impl LocalTool {
     /// `idempotentHint: true` unless this says otherwise.
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.served.annotations = annotations;
+        self
+    }
+
+    /// Whether a served call runs as a task of the 2026-07-28 tasks extension (see
+    /// `toolwire::server`): answered at once with the task, the code run on the server's
+    /// pool, an input request ([`super::ToolContext::request_input`]) answered with
+    /// `tasks/update`. A local harness runs every call within the call, whatever this says.
+    /// Defaults to [`TaskSupport::Forbidden`].
+    pub fn task(mut self, support: TaskSupport) -> Self {
+        self.served.task = support;
         self
     }
 

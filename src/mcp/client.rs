@@ -3,6 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -385,6 +386,14 @@ impl McpClient {
         session
             .rpc
             .notify_with(methods::ROOTS_LIST_CHANGED, Value::Null, meta)
+    }
+
+    /// Waits until the handlers (`on_log`, `on_notification`, the server's requests) have seen
+    /// everything the server sent before this call, at most `timeout`; true when they have
+    /// (or there is no session). See [`crate::Client::settle`].
+    pub fn settle(&self, timeout: Duration) -> bool {
+        let session = self.inner.session.lock().clone();
+        session.is_none_or(|session| session.rpc.settle(timeout))
     }
 
     /// Closes the session and the server. Idempotent; no restart happens after it.

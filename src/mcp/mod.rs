@@ -10,7 +10,7 @@
 //!
 //! Files: `client` (the public calls), `session` (connecting, both eras, restarts), `requests`
 //! (stamping, input rounds, paging, the server's requests), `tools` (the tool cache, output
-//! validation, tool calls in flight), `dialect`, `methods`, `connect` (config-file entries),
+//! validation, tool calls in flight), `names` (the one tool-name rule), `dialect`, `methods`, `connect` (config-file entries),
 //! `config`, and the data shapes in `types`, `tool_types` and `catalog`; `skills` (the Skills
 //! extension: entries, loading and verifying a skill's files) with `frontmatter` (the
 //! `SKILL.md` frontmatter parser).
@@ -35,6 +35,7 @@ mod dialect;
 mod frontmatter;
 pub(crate) mod headers;
 pub mod methods;
+mod names;
 mod paging;
 mod requests;
 mod result;
@@ -57,6 +58,9 @@ pub use config::{
 };
 pub use dialect::McpDialect;
 pub use frontmatter::parse_frontmatter;
+pub use names::{
+    check_tool_name, is_callable_name, is_tool_name, MAX_TOOL_NAME_CHARS, TOOL_NAME_RULE,
+};
 pub use result::{CallToolResult, Content};
 pub use skills::{
     skill_digest, verify_file, verify_frontmatter, LoadedSkill, SkillEntry, SkillFile,

@@ -17,7 +17,7 @@ use super::{methods, McpInner, Session, META_CLIENT_CAPABILITIES, META_CLIENT_IN
 use super::{META_LOG_LEVEL, META_PROTOCOL_VERSION};
 use crate::client::{CallOptions, Client, ClientConfig};
 use crate::error::{Closed, Error, Result};
-use crate::transport::{FrameMeta, Lifecycle};
+use crate::transport::{FrameMeta, Lifecycle, Scrubber};
 use crate::wire::{ErrorCode, Notification, Request};
 
 /// What is left of [`crate::McpConfig::connect_timeout`] as the connection's steps go.
@@ -238,7 +238,9 @@ impl McpInner {
 
     pub(super) fn open_session(&self) -> Result<Session> {
         let budget = Budget::new(self.config.connect_timeout);
-        let rpc = Client::with_shared_transport((self.connector)()?, self.rpc_config())?;
+        let transport = (self.connector)()?;
+        let scrubber = transport.scrubber();
+        let rpc = Client::with_shared_transport(transport, self.rpc_config(scrubber))?;
         let opened = match self.config.mode {
             ProtocolMode::Legacy => budget
                 .left(self.config.initialize_timeout)
@@ -409,8 +411,8 @@ impl McpInner {
     }
 
     /// The JSON-RPC settings with the MCP dialect and the handlers for the server's requests
-    /// and notifications.
-    fn rpc_config(&self) -> ClientConfig {
+    /// and notifications; the log messages handed on have the transport's secrets taken out.
+    fn rpc_config(&self, scrubber: Scrubber) -> ClientConfig {
         let mut rpc = self.config.rpc.clone();
         rpc.set_dialect(Arc::new(McpDialect));
         let handlers = ServerRequests::from_config(&self.config);
@@ -438,7 +440,10 @@ impl McpInner {
         let on_log = self.config.on_log.clone();
         rpc.set_notification_handler(Arc::new(move |notification: &Notification| {
             if notification.method == methods::LOG_MESSAGE {
-                let message = log_message(notification);
+                // Shown and logged: the connection's secrets are taken out first.
+                let mut message = log_message(notification);
+                scrubber.scrub_value(&mut message.data);
+                message.logger = message.logger.map(|logger| scrubber.scrub(&logger));
                 forward_to_log(&message);
                 if let Some(handler) = &on_log {
                     handler(&message);

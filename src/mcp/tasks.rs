@@ -246,7 +246,7 @@ impl McpClient {
                 terminal_value(&task)?
             }
         };
-        let mut result = CallToolResult::from_value(value)?;
+        let mut result = self.read_tool_result(value)?;
         result.task_id = Some(task_id.to_owned());
         Ok(result)
     }

@@ -193,11 +193,25 @@ impl McpClient {
     }
 
     pub(super) fn finish_tool_result(&self, name: &str, value: Value) -> Result<CallToolResult> {
-        let result = CallToolResult::from_value(value)?;
+        let result = self.read_tool_result(value)?;
         if self.inner.config.validate_output && !result.is_error {
             self.validate_output(name, &result)?;
         }
         Ok(result)
+    }
+
+    /// A result with `isError` is the tool's error text, which the caller shows, logs and
+    /// records (the harness's audit, a gateway's transcript and front client): the
+    /// connection's secrets are taken out of all of it (every string of its content,
+    /// `structuredContent` and `_meta`), here, where every tool result from the server is
+    /// read. A successful result is the caller's data and passes as the server sent it.
+    pub(super) fn read_tool_result(&self, mut value: Value) -> Result<CallToolResult> {
+        if value.get("isError") == Some(&Value::Bool(true)) {
+            if let Ok(session) = self.inner.session() {
+                session.rpc.scrubber().scrub_value(&mut value);
+            }
+        }
+        CallToolResult::from_value(value)
     }
 
     fn validate_output(&self, name: &str, result: &CallToolResult) -> Result<()> {

@@ -73,27 +73,10 @@ pub struct CompletionRequest {
     pub context: Option<Value>,
 }
 
-/// The longest tool name accepted (the 2025-11-25 revision's recommendation).
-const MAX_TOOL_NAME: usize = 128;
-
-/// Checks a tool name: 1 to 128 characters of `A-Z a-z 0-9 _ - . /`.
+/// Checks a tool name against the one tool-name rule ([`crate::mcp::TOOL_NAME_RULE`]).
 pub(crate) fn check_tool_name(name: &str) -> Result<()> {
-    let valid = !name.is_empty()
-        && name.len() <= MAX_TOOL_NAME
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'));
-    if valid {
-        return Ok(());
-    }
-    Err(Error::registry_error(
-        RegistryErrorKind::BadName,
-        name,
-        format!(
-            "the tool name {name:?} must be 1 to {MAX_TOOL_NAME} characters of A-Z, a-z, 0-9, \
-             '_', '-', '.' and '/'"
-        ),
-    ))
+    crate::mcp::check_tool_name(name)
+        .map_err(|reason| Error::registry_error(RegistryErrorKind::BadName, name, reason))
 }
 
 /// A tool the server runs itself, with a [`RequestContext`] (progress, log messages,
@@ -361,7 +344,7 @@ impl ToolEntry {
     pub(crate) fn task_support(&self) -> TaskSupport {
         match self {
             ToolEntry::Native { tool, .. } => tool.task,
-            ToolEntry::Registry { .. } => TaskSupport::Forbidden,
+            ToolEntry::Registry { tool, .. } => tool.served.task,
         }
     }
 
@@ -763,9 +746,9 @@ mod tests {
     }
 
     #[test]
-    fn tool_names_follow_the_recommended_alphabet() {
-        assert!(check_tool_name("get_weather.v2/x-y").is_ok());
-        for bad in ["", "has space", "ünï", &"a".repeat(129)] {
+    fn tool_names_follow_the_one_rule() {
+        assert!(check_tool_name("get_weather.v2-x_Y").is_ok());
+        for bad in ["", "has space", "ünï", "a/b", &"a".repeat(129)] {
             assert!(check_tool_name(bad).is_err(), "{bad:?}");
         }
     }

@@ -15,7 +15,7 @@ use super::conn::Pending;
 use super::types::{HandlerError, InputRequired, LogLevel, MISSING_CAPABILITY};
 use crate::client::CallHandle;
 use crate::error::{Error, Result};
-use crate::harness::CancelFlag;
+use crate::harness::{CancelFlag, ToolContext, ToolFailure};
 use crate::mcp::{methods, Era, Implementation};
 use crate::timer::TimerKey;
 use crate::wire::{ErrorObject, RequestId, Response};
@@ -621,5 +621,67 @@ impl Responder {
             .pending
             .as_ref()
             .is_some_and(Pending::is_cancelled)
+    }
+}
+
+/// A served tool's context ([`crate::harness::LocalTool::with_context`]): the request's cancel
+/// flag, its progress reporter (when the client sent a token), log messages to the client, and
+/// input requests to it. A request that cannot be answered in this call (a 2026-07-28 first
+/// round, a capability the client did not declare, the client's error) fails with the
+/// server's answer carried ([`ToolFailure::carried`] holds the [`HandlerError`]), which the
+/// server sends as it would for a tool of its own.
+impl ToolContext for RequestContext {
+    fn cancel_flag(&self) -> &CancelFlag {
+        RequestContext::cancel_flag(self)
+    }
+
+    fn report_progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(progress) = self.progress() {
+            progress.report(done, total, message);
+        }
+    }
+
+    fn log_message(&self, level: log::Level, message: &str) {
+        let level = match level {
+            log::Level::Error => LogLevel::Error,
+            log::Level::Warn => LogLevel::Warning,
+            log::Level::Info => LogLevel::Info,
+            log::Level::Debug | log::Level::Trace => LogLevel::Debug,
+        };
+        self.log(level, None, Value::String(message.to_owned()));
+    }
+
+    fn request_input(
+        &self,
+        key: &str,
+        method: &str,
+        params: Value,
+    ) -> std::result::Result<Value, ToolFailure> {
+        let answer = match method {
+            methods::ELICITATION_CREATE => self.elicit(key, params),
+            methods::SAMPLING_CREATE_MESSAGE => self.sample(key, params),
+            methods::ROOTS_LIST => self.list_roots(key),
+            other => {
+                return Err(ToolFailure::internal(format!(
+                    "a tool asked the client with {other:?}, which is not an input request \
+                     (elicitation/create, sampling/createMessage or roots/list)"
+                )))
+            }
+        };
+        answer.map_err(|error| ToolFailure::internal(error.to_string()).carrying(error))
+    }
+
+    fn as_any(&self) -> Option<&dyn Any> {
+        Some(self)
+    }
+}
+
+impl RequestContext {
+    /// The request's context behind a served tool's [`ToolContext`]
+    /// ([`crate::harness::LocalTool::with_context`]), for what only a server has (the
+    /// connection's state, the client's identity, [`RequestContext::defer`]); `None` when
+    /// the tool runs elsewhere (a local harness).
+    pub fn of(context: &dyn ToolContext) -> Option<&RequestContext> {
+        context.as_any()?.downcast_ref()
     }
 }

@@ -108,7 +108,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, RegistryErrorKind, Result};
 use crate::harness::executor::Executor;
-use crate::harness::ToolRegistry;
+use crate::harness::{LocalTool, ToolRegistry};
 use crate::timer::TimerWheel;
 use crate::transport::Transport;
 use crate::wire::Notification;
@@ -156,6 +156,27 @@ pub use types::{
 };
 
 pub use crate::mcp::{CallToolResult, Content};
+
+/// A tool [`Server::add_tool`] takes: the harness's one runnable tool type, or a server tool.
+#[derive(Debug)]
+pub enum AddedTool {
+    /// A [`LocalTool`], served as a harness registry's tools are.
+    Local(LocalTool),
+    /// A [`ServerTool`].
+    Server(ServerTool),
+}
+
+impl From<LocalTool> for AddedTool {
+    fn from(tool: LocalTool) -> AddedTool {
+        AddedTool::Local(tool)
+    }
+}
+
+impl From<ServerTool> for AddedTool {
+    fn from(tool: ServerTool) -> AddedTool {
+        AddedTool::Server(tool)
+    }
+}
 
 /// The result of a tool call: the one [`CallToolResult`] a client reads too.
 #[deprecated(
@@ -352,14 +373,43 @@ impl Server {
         Ok(())
     }
 
-    /// Adds a tool; clients already connected are told the list changed.
+    /// Adds a tool; clients already connected are told the list changed. It is the harness's
+    /// one runnable tool type, [`LocalTool`] (served as [`Server::add_registry`] serves a
+    /// registry's: the same checks, options, result limit and failure wording as in a local
+    /// harness, with this request's [`RequestContext`] as its
+    /// [`crate::harness::ToolContext`]), or a [`ServerTool`] (for what only a server does:
+    /// tasks, steps before a task, required client capabilities, inline handlers).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwire::harness::LocalTool;
+    /// use toolwire::server::{Server, ServerConfig};
+    /// use toolwire::CallToolResult;
+    ///
+    /// let server = Server::new(ServerConfig::new("weather", "1.0"))?;
+    /// server.add_tool(LocalTool::with_context(
+    ///     "get_weather",
+    ///     "The weather in a city.",
+    ///     json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+    ///     |_context, args| Ok(CallToolResult::from_text(format!("clear in {}", args["city"]))),
+    /// ))?;
+    /// # Ok::<(), toolwire::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
     /// [`Error::Registry`] for a bad name, a name already served, or a schema that is not a
-    /// compilable object schema; [`Error::Config`] for a timeout out of its bounds.
-    pub fn add_tool(&self, tool: ServerTool) -> Result<()> {
-        self.add_tool_entry(ToolEntry::native(tool)?)
+    /// compilable object schema; [`Error::Config`] for a timeout or other option out of its
+    /// bounds.
+    pub fn add_tool(&self, tool: impl Into<AddedTool>) -> Result<()> {
+        match tool.into() {
+            AddedTool::Local(tool) => {
+                let mut registry = ToolRegistry::new();
+                registry.register(tool)?;
+                self.add_registry(&registry)
+            }
+            AddedTool::Server(tool) => self.add_tool_entry(ToolEntry::native(tool)?),
+        }
     }
 
     /// Serves every tool of a harness registry as it is: its names, descriptions, input and

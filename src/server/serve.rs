@@ -162,6 +162,10 @@ impl Transport for Gate {
     fn describe(&self) -> String {
         self.inner.describe()
     }
+
+    fn scrubber(&self) -> crate::transport::Scrubber {
+        self.inner.scrubber()
+    }
 }
 
 /// The client's inbound sink, with word of the end.

@@ -12,7 +12,10 @@ use super::conn::Connection;
 use super::context::RequestContext;
 use super::types::HandlerError;
 use crate::client::CallOptions;
-use crate::harness::{check_call, remote_error, run_local, value_text, Backend, Ran};
+use crate::harness::{
+    check_call, failure_ran, limit_mcp_result, remote_error, run_function, run_local, value_text,
+    Backend, LocalCode, Ran,
+};
 use crate::mcp::CallToolResult;
 use crate::mcp::Era;
 use crate::schema::Schema;
@@ -46,7 +49,27 @@ pub(crate) fn call(
                 Err(outcome) => return Ok(CallToolResult::error(outcome.detail).to_value()),
             };
             let ran = match &checked.backend {
-                Backend::Local(handler) => run_local(handler, &arguments, context.cancel_flag()),
+                Backend::Local(code @ LocalCode::Value(_)) => {
+                    run_local(code, &arguments, context).0
+                }
+                Backend::Local(LocalCode::Context(function)) => {
+                    match run_function(function, context, &arguments) {
+                        Ok(result) => {
+                            let result = checked_output(entry, result);
+                            let limit = &checked.options.result_limit;
+                            let declared = checked.output_schema.is_some();
+                            return Ok(limit_mcp_result(limit, result, declared)
+                                .into_result()
+                                .to_value());
+                        }
+                        // A request back to the client the server answers itself (an input
+                        // round, a missing capability) is answered as for its own tools.
+                        Err(failure) => match failure.carried::<HandlerError>() {
+                            Some(error) => return Err(error.clone()),
+                            None => failure_ran(&failure),
+                        },
+                    }
+                }
                 Backend::Remote(binding) => {
                     let timeout = context
                         .deadline()
@@ -57,8 +80,15 @@ pub(crate) fn call(
                         CallOptions::new().timeout(timeout),
                     );
                     match answer {
-                        // An MCP tool's result is passed on as its server sent it.
-                        Ok(result) => return Ok(result.to_value()),
+                        // An MCP tool's result is passed on as its server sent it, within the
+                        // tool's result limit.
+                        Ok(result) => {
+                            let limit = &checked.options.result_limit;
+                            let declared = checked.output_schema.is_some();
+                            return Ok(limit_mcp_result(limit, result, declared)
+                                .into_result()
+                                .to_value());
+                        }
                         Err(error) => remote_error(error),
                     }
                 }
@@ -123,30 +153,26 @@ fn checked_output(entry: &ToolEntry, result: CallToolResult) -> CallToolResult {
     }
 }
 
-/// A served registry tool's attempt as an MCP result, within its result limit.
+/// A served registry tool's attempt as an MCP result, within its result limit: the
+/// harness's one limit ([`crate::harness::ResultLimit`]), which counts the text, the content
+/// blocks and `structuredContent` together and answers a result over it as a tool error when
+/// the tool declares an output schema (a cut result could not carry the structured content
+/// that schema promises).
 fn registry_result(
     entry: &ToolEntry,
     tool: &crate::harness::RegisteredTool,
     ran: Ran,
 ) -> CallToolResult {
-    let limit = tool.options.result_limit;
-    match ran {
+    let result = match ran {
         Ran::Result(value) => {
-            let structured = value.is_object().then(|| value.clone());
-            match limit.apply(value) {
-                Ok((shown, None)) => {
-                    let text = CallToolResult::from_text(value_text(&shown));
-                    match structured {
-                        Some(structured) => checked_output(entry, text.with_structured(structured)),
-                        None => text,
-                    }
-                }
-                // Cut to the limit: the text says so, and no structured content goes with it.
-                Ok((shown, Some(_))) => CallToolResult::from_text(value_text(&shown)),
-                Err(reason) => CallToolResult::error(reason),
+            let text = CallToolResult::from_text(value_text(&value));
+            if value.is_object() {
+                checked_output(entry, text.with_structured(value))
+            } else {
+                text
             }
         }
-        Ran::NoResult => CallToolResult::new(Vec::new()),
+        Ran::NoResult => return CallToolResult::new(Vec::new()),
         Ran::Failed {
             public,
             answer,
@@ -155,26 +181,25 @@ fn registry_result(
             if let Some(internal) = internal {
                 log::warn!(target: super::LOG_TARGET, "tool {:?}: {internal}", tool.name);
             }
-            let text = if answer.is_null() {
+            CallToolResult::error(if answer.is_null() {
                 public
             } else {
                 value_text(&answer)
-            };
-            let text = match limit.apply(Value::String(text)) {
-                Ok((shown, _)) => value_text(&shown),
-                Err(reason) => reason,
-            };
-            CallToolResult::error(text)
+            })
         }
         Ran::Transport(reason) => {
             log::warn!(target: super::LOG_TARGET, "tool {:?}: {reason}", tool.name);
-            CallToolResult::error(GENERIC_FAILURE)
+            return CallToolResult::error(GENERIC_FAILURE);
         }
-        Ran::Timeout { .. } => CallToolResult::error(format!(
-            "the tool did not answer within {:?}",
-            tool.timeout()
-        )),
-    }
+        Ran::Timeout { .. } => {
+            return CallToolResult::error(format!(
+                "the tool did not answer within {:?}",
+                tool.timeout()
+            ))
+        }
+    };
+    let declared = tool.output_schema.is_some();
+    limit_mcp_result(&tool.options.result_limit, result, declared).into_result()
 }
 
 /// Reads a resource: an exact URI first, then the templates in the order they were added.

@@ -71,7 +71,7 @@ enum Endpoint {
 struct Shared {
     config: HttpConfig,
     display_url: String,
-    secrets: crate::mask::Secrets,
+    secrets: crate::mask::Scrubber,
     agent: ureq::Agent,
     inbound: Mutex<Option<Arc<dyn Inbound>>>,
     endpoint: Mutex<Endpoint>,
@@ -116,7 +116,7 @@ impl LegacySseTransport {
         Ok(LegacySseTransport {
             shared: Arc::new(Shared {
                 display_url: config.display_url(),
-                secrets: config.secrets(),
+                secrets: crate::mask::Scrubber::new(config.secrets()),
                 config,
                 agent,
                 inbound: Mutex::new(None),
@@ -221,6 +221,10 @@ impl Transport for LegacySseTransport {
 
     fn describe(&self) -> String {
         self.shared.display_url.clone()
+    }
+
+    fn scrubber(&self) -> crate::mask::Scrubber {
+        self.shared.secrets.clone()
     }
 }
 

@@ -30,7 +30,7 @@ pub(crate) mod stdio;
 #[cfg(all(feature = "websocket", unix))]
 pub(crate) mod websocket;
 
-pub use crate::mask::mask_url;
+pub use crate::mask::{mask_url, Scrubber};
 #[cfg(feature = "http")]
 pub use http::{
     AuthDecision, AuthRefusal, AuthTarget, Credentials, HttpAuth, HttpConfig, HttpTransport,
@@ -294,6 +294,15 @@ pub trait Transport: Send + Sync + 'static {
 
     /// A short description for logs and errors, e.g. the command line.
     fn describe(&self) -> String;
+
+    /// The connection's secrets, to take out of whatever the peer sends before it is shown
+    /// or recorded (see [`Scrubber`]): a child's `env` values, an HTTP connection's header
+    /// values, URL password and the credentials of its [`HttpAuth`]. A wrapper returns the
+    /// scrubber of the transport it wraps. Defaults to one without secrets (it still masks
+    /// URLs).
+    fn scrubber(&self) -> Scrubber {
+        Scrubber::default()
+    }
 }
 
 #[cfg(test)]

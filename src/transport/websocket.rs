@@ -39,7 +39,7 @@ use tungstenite::Message;
 
 use super::{deliver, Connector, Inbound, Outgoing, Transport, TransportEvent};
 use crate::error::{Closed, Error, Result};
-use crate::mask::{mask_url, MaskedHeaders};
+use crate::mask::{mask_url, MaskedHeaders, Scrubber, Secrets};
 use crate::sys::spawn_named;
 
 /// How to reach and bound a WebSocket peer. [`WebSocketConfig::new`] sets every bound to its
@@ -150,6 +150,8 @@ impl std::fmt::Debug for WebSocketTransport {
 struct Shared {
     config: WebSocketConfig,
     display_url: String,
+    /// The URL's password and the header values, to take out of what the server says.
+    scrubber: Scrubber,
     /// A handle on the TCP socket (the same one the WebSocket reads), to shut it down.
     tcp: TcpStream,
     socket: Mutex<Option<Socket>>,
@@ -256,6 +258,10 @@ impl WebSocketTransport {
         let (done_tx, thread_done) = bounded(0);
         Ok(WebSocketTransport {
             shared: Arc::new(Shared {
+                scrubber: Scrubber::new(Secrets::new(
+                    &config.url,
+                    config.headers.iter().map(|(_, value)| value.as_str()),
+                )),
                 config,
                 display_url,
                 tcp: handle,
@@ -342,6 +348,10 @@ impl Transport for WebSocketTransport {
 
     fn describe(&self) -> String {
         self.shared.display_url.clone()
+    }
+
+    fn scrubber(&self) -> Scrubber {
+        self.shared.scrubber.clone()
     }
 }
 

@@ -8,6 +8,7 @@ use crate::support::auth_fake;
 use std::sync::Arc;
 
 use auth_fake::{connect, provider, FakeAuth, Iss, Options};
+use serde_json::json;
 use toolwire::auth::{NonInteractive, OAuth, OAuthConfig};
 use toolwire::error::AuthErrorKind;
 
@@ -147,6 +148,28 @@ fn without_a_user_the_flow_stops_before_registering_and_says_how_to_log_in() {
     assert_eq!(kind(&error), AuthErrorKind::LoginRequired, "{error}");
     assert!(error.to_string().contains("toolwire login"), "{error}");
     assert_eq!((fake.registrations(), fake.authorizations()), (0, 0));
+}
+
+#[test]
+fn a_server_quoting_the_oauth_token_shows_it_masked() {
+    let fake = FakeAuth::start(Options {
+        token_prefix: "oauth-access-token-",
+        ..Options::default()
+    });
+    let oauth = provider(&fake, OAuthConfig::default());
+    let client = connect(&fake, &oauth).expect("connected");
+    let error = client
+        .call_tool("quote", json!({}))
+        .expect_err("a JSON-RPC error");
+    let shown = format!("{error} {error:?}");
+    assert!(shown.contains("refused ***"), "{shown}");
+    assert!(!shown.contains("oauth-access-token-"), "{shown}");
+    let result = client.call_tool("quote_text", json!({})).expect("a result");
+    assert!(result.is_error);
+    let shown = format!("{result:?}");
+    assert!(shown.contains("refused ***"), "{shown}");
+    assert!(!shown.contains("oauth-access-token-"), "{shown}");
+    client.close().unwrap();
 }
 
 #[test]

@@ -19,6 +19,29 @@ fn oauth(fake: &FakeAuth, config: OAuthConfig) -> Arc<OAuth> {
 }
 
 #[test]
+fn a_refusal_quoting_the_client_secret_shows_it_masked() {
+    for method in ["client_secret_basic", "client_secret_post"] {
+        let fake = FakeAuth::start(Options {
+            auth_methods: vec![method],
+            grant_types: vec!["client_credentials"],
+            refresh_fails: true,
+            ..Options::default()
+        });
+        let config = OAuthConfig::default()
+            .grant(Grant::ClientCredentials)
+            .client_id("svc")
+            .client_secret("svc-secret-quoted");
+        let error = connect(&fake, &oauth(&fake, config)).expect_err("refused");
+        let shown = format!("{error} {error:?}");
+        assert!(shown.contains("invalid_client"), "{shown}");
+        assert!(shown.contains("received ***"), "{shown}");
+        assert!(!shown.contains("svc-secret-quoted"), "{method}: {shown}");
+        // Nor its Basic form.
+        assert!(!shown.contains("Basic "), "{method}: {shown}");
+    }
+}
+
+#[test]
 fn client_credentials_with_a_secret_use_basic_and_no_user() {
     let fake = FakeAuth::start(Options {
         auth_methods: vec!["client_secret_basic"],
@@ -128,6 +151,12 @@ fn workload_identity_forwards_its_jwt_and_never_retries() {
     });
     let error = connect(&refusing, &oauth(&refusing, config)).expect_err("refused");
     assert!(error.to_string().contains("invalid_grant"), "{error}");
+    // The refusal quoted the assertion: the error shows it masked.
+    assert!(
+        !format!("{error} {error:?}").contains("workload.jwt.here"),
+        "{error}"
+    );
+    assert!(error.to_string().contains("received ***"), "{error}");
     assert_eq!(refusing.token_requests(), 1);
     assert_eq!(refusing.authorizations(), 0);
 }

@@ -18,6 +18,7 @@ mod human_output;
 mod interrupt;
 mod newuser;
 mod output_safety;
+mod peer_secrets;
 mod peers;
 mod peers_catalog;
 mod pty;

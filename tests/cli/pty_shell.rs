@@ -38,7 +38,7 @@ fn ctrl_c_cancels_the_running_call_only_and_history_comes_back() {
         ("first", ""),
         // Ctrl-C at the prompt drops the line, and the session stays.
         (PROMPT, "call add a=1\u{3}"),
-        ("^C", "ping\r"),
+        (PROMPT, "ping\r"),
         ("pong from toolwire-tool-server", "history\r"),
         ("   1  call echo message=first", "exit\r"),
     ]);
@@ -51,7 +51,7 @@ fn ctrl_c_cancels_the_running_call_only_and_history_comes_back() {
             "the call to `sleep` was cancelled (the server was told)",
             "call echo message=first",
             "first",
-            "^C",
+            "call add a=1",
             "pong from toolwire-tool-server",
             "   2  call sleep ms=60000 progress=600",
             "   3  call echo message=first",
@@ -60,6 +60,61 @@ fn ctrl_c_cancels_the_running_call_only_and_history_comes_back() {
     );
     // One connection: the server was started once (one greeting).
     assert_eq!(screen.matches("connected to").count(), 1, "{screen:?}");
+}
+
+/// A wide character takes two columns: the left arrow over one moves the cursor back two,
+/// and text typed there goes before it.
+#[test]
+fn wide_characters_are_edited_by_their_width() {
+    let (code, screen) = on_a_terminal(&[
+        (PROMPT, "call echo message=\u{8a9e}\u{1b}[D"),
+        ("\u{1b}[2D", "\u{65e5}\u{672c}\r"),
+        ("\r\n\u{65e5}\u{672c}\u{8a9e}\r\n", "history\r"),
+        ("   1  call echo message=\u{65e5}\u{672c}\u{8a9e}", "exit\r"),
+    ]);
+    assert_eq!(code, 0, "{screen:?}");
+    assert_in_order(
+        &screen,
+        &[
+            "\u{1b}[2D",
+            "\r\n\u{65e5}\u{672c}\u{8a9e}\r\n",
+            "   1  call echo message=\u{65e5}\u{672c}\u{8a9e}",
+        ],
+    );
+}
+
+/// Lines from a pipe keep their wide characters, in `key=value` and JSON arguments alike.
+#[test]
+fn the_shell_reads_wide_characters_from_a_pipe() {
+    let mut command = toolwire(&["shell", "--"]);
+    command.arg(tool_server());
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            "call echo message=日本語\ncall echo '{\"message\":\"中文 ✓ 日本語\"}'\nhistory\n"
+                .as_bytes(),
+        )
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let out = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
+    assert_eq!(wait_bounded(&mut child, LIMIT), 0);
+    let out = out.join().unwrap();
+    assert_in_order(
+        &out,
+        &[
+            "日本語\n",
+            "中文 ✓ 日本語\n",
+            "   1  call echo message=日本語",
+            "   2  call echo '{\"message\":\"中文 ✓ 日本語\"}'",
+        ],
+    );
 }
 
 #[test]

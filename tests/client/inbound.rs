@@ -265,3 +265,39 @@ fn close_waits_for_a_stuck_handler_only_for_the_dispatch_grace() {
         .recv_timeout(SOON)
         .expect("the released handler returns");
 }
+
+/// `settle` waits for the handlers to have seen what the peer sent before the last answer:
+/// the answer wakes its caller at once while a notification sent before it is still queued
+/// behind a busy handler; `settle` says so within its bound, and returns true once the
+/// handler has had it.
+#[test]
+fn settle_waits_for_notifications_sent_before_the_answer() {
+    let (gate_tx, gate_rx) = unbounded::<()>();
+    let (seen_tx, seen_rx) = unbounded::<u64>();
+    let config = ClientConfig::default().dialect(McpDialect).on_notification(
+        move |notification: &Notification| {
+            let seq = notification.params.as_ref().expect("params")["seq"]
+                .as_u64()
+                .expect("seq");
+            if seq == 0 {
+                // The first holds the dispatch thread until the test opens the gate.
+                gate_rx.recv().expect("the gate");
+            }
+            let _ = seen_tx.send(seq);
+        },
+    );
+    let (client, peer) = memory_client(config);
+    support::notify(&peer, "notifications/message", json!({"seq": 0}));
+    support::notify(&peer, "notifications/message", json!({"seq": 1}));
+    // The answer that follows both on the wire reaches its caller.
+    support::round_trip(&client, &peer);
+    assert!(
+        !client.settle(std::time::Duration::from_millis(50)),
+        "the handler is held: not settled"
+    );
+    assert!(seen_rx.try_recv().is_err());
+    gate_tx.send(()).expect("open the gate");
+    assert!(client.settle(SOON), "settled once the handler has both");
+    assert_eq!(seen_rx.try_iter().collect::<Vec<_>>(), vec![0, 1]);
+    support::finish(&client);
+}

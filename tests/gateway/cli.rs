@@ -297,3 +297,74 @@ fn serve_answers_initialize_while_a_server_hangs_and_reports_it_once() {
     );
     assert!(stderr.contains("within 3s"), "{stderr}");
 }
+
+#[test]
+fn serve_shows_a_backends_quoted_env_value_nowhere() {
+    const SECRET: &str = "serve-env-S3CRET-0021";
+    let folder = cli::scratch("serve-secrets");
+    let config = folder.join("claude_desktop_config.json");
+    let entry = json!({"command": support::tool_server().display().to_string(),
+                       "args": ["--hostile"], "env": {"PLANTED": SECRET}});
+    std::fs::write(&config, json!({"mcpServers": {"leaky": entry}}).to_string()).unwrap();
+    let transcript = folder.join("audit.jsonl");
+    let mut child = cli::toolwire(&["serve", "--config", config.to_str().unwrap()])
+        .args(["--log-level", "trace", "--transcript"])
+        .arg(&transcript)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
+    // Every line the host receives, up to the answer to `request`.
+    let mut received = Vec::new();
+    let mut ask = |request: Value| -> Value {
+        writeln!(stdin, "{request}").unwrap();
+        let Some(id) = request.get("id") else {
+            return Value::Null;
+        };
+        loop {
+            let mut line = String::new();
+            assert!(stdout.read_line(&mut line).unwrap() > 0, "serve ended");
+            received.push(line.clone());
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message.get("id") == Some(id) {
+                return message;
+            }
+        }
+    };
+    ask(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "host", "version": "1"}}}),
+    );
+    ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let refused = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "mcp__leaky__leak",
+                   "arguments": {"name": "PLANTED", "as": "rpc_error"}}}));
+    assert_eq!(refused["result"]["isError"], json!(true), "{refused}");
+    let failed = ask(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "mcp__leaky__leak",
+                   "arguments": {"name": "PLANTED", "as": "error"}}}));
+    assert_eq!(
+        failed["result"]["content"][0]["text"],
+        json!("rejected credential ***"),
+        "{failed}"
+    );
+    drop(stdin);
+    assert_eq!(cli::wait_bounded(&mut child, cli::LIMIT), 0);
+    let stderr = stderr.join().unwrap();
+    let transcript = std::fs::read_to_string(&transcript).unwrap();
+    for (what, text) in [
+        ("the host's answers", received.concat()),
+        ("stderr", stderr.clone()),
+        ("the transcript", transcript),
+    ] {
+        assert!(!text.contains(SECRET), "{what} shows the secret:\n{text}");
+    }
+    // The JSON-RPC error's text was logged for the operator, masked.
+    assert!(stderr.contains("Bearer *** is not valid"), "{stderr}");
+}

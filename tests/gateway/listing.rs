@@ -6,7 +6,8 @@
 use crate::support::gateway as support;
 
 use serde_json::json;
-use support::{call, front, gateway, status_count, tool_server_entry};
+use support::{call, front, gateway, http_backend, status_count, tool_server_entry, url_entry};
+use toolwire::server::{CallToolResult, Server, ServerConfig, ServerTool};
 use toolwire::CallOptions;
 
 #[test]
@@ -132,4 +133,48 @@ fn a_result_over_the_limit_is_cut_with_the_marker_or_refused() {
     assert_eq!(small.text(), "aaaaa");
     client.close().unwrap();
     connection.wait();
+}
+
+/// Issue 21: one tool-name rule. A backend's `get_weather`, `test_simple_text` and `a.b`
+/// pass the gateway: listed and called under the default front names and under their own
+/// (`{tool}`).
+#[test]
+fn provider_style_and_dotted_names_pass_the_gateway() {
+    let names = ["get_weather", "test_simple_text", "a.b"];
+    let backend = Server::new(ServerConfig::new("names", "1.0")).unwrap();
+    for name in names {
+        backend
+            .add_tool(ServerTool::new(
+                name,
+                "Says its name.",
+                json!({"type": "object"}),
+                move |_, _| Ok(CallToolResult::from_text(name)),
+            ))
+            .unwrap();
+    }
+    let (_http, url) = http_backend(&backend);
+    for (policy, prefix) in [("{}", "mcp__names__"), (r#"{"namespace": "{tool}"}"#, "")] {
+        let gateway = gateway(&[("names", url_entry(&url))], policy);
+        let started = &gateway.report().started[0];
+        assert!(started.skipped.is_empty(), "{started:?}");
+        let (client, connection) = front(&gateway);
+        let mut listed: Vec<String> = client
+            .list_tools()
+            .unwrap()
+            .iter()
+            .map(|tool| tool.name.clone())
+            .collect();
+        listed.sort_unstable();
+        let mut expected: Vec<String> =
+            names.iter().map(|name| format!("{prefix}{name}")).collect();
+        expected.sort_unstable();
+        assert_eq!(listed, expected, "{policy}");
+        for name in names {
+            let result = call(&client, &format!("{prefix}{name}"), json!({}));
+            assert!(!result.is_error, "{policy} {name}: {result:?}");
+            assert_eq!(result.text(), name);
+        }
+        client.close().unwrap();
+        connection.wait();
+    }
 }

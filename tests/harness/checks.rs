@@ -5,7 +5,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use toolwire::harness::NameProfile;
 use toolwire::{CallShape, Harness, HarnessConfig, LocalTool, Status, ToolRegistry, ToolReply};
 
 /// A harness with one tool, `read-note`, that counts its runs.
@@ -26,10 +25,10 @@ fn note_schema() -> Value {
     })
 }
 
-fn fixture_with(profile: NameProfile, config: HarnessConfig) -> Fixture {
+fn fixture_with(config: HarnessConfig) -> Fixture {
     let runs = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&runs);
-    let mut registry = ToolRegistry::with_profile(profile);
+    let mut registry = ToolRegistry::new();
     registry
         .register(LocalTool::new(
             "read-note",
@@ -48,10 +47,7 @@ fn fixture_with(profile: NameProfile, config: HarnessConfig) -> Fixture {
 }
 
 fn fixture() -> Fixture {
-    fixture_with(
-        NameProfile::Default,
-        HarnessConfig::default().max_input_chars(300),
-    )
+    fixture_with(HarnessConfig::default().max_input_chars(300))
 }
 
 impl Fixture {
@@ -288,42 +284,55 @@ fn a_bad_name_is_invalid_and_never_a_path() {
     for name in [
         "../secret",
         "/etc/passwd",
-        "Read-Note",
-        "read_note",
         "read note",
         "",
         "mcp__files__../secret",
+        "caf\u{e9}",
     ] {
         let raw = json!({"tool": name, "arguments": {"title": "a"}}).to_string();
         fx.rejects(
             CallShape::Plain,
             &raw,
             Status::Invalid,
-            "is not a valid tool name: names must match ^[a-z][a-z0-9-]{0,63}$",
+            "is not a valid tool name: names must be 1 to 128 characters of A-Z, a-z, 0-9, \
+             '_', '-' and '.'",
         );
     }
-    let long = "a".repeat(65);
+    let long = "a".repeat(129);
     fx.rejects(
         CallShape::Plain,
         &json!({"tool": long, "arguments": {}}).to_string(),
         Status::Invalid,
         "is not a valid tool name",
     );
-    // The strict profile refuses the namespaced MCP form as a name, not as an unknown tool.
-    let strict = fixture_with(NameProfile::Strict, HarnessConfig::default());
-    strict.rejects(
-        CallShape::Plain,
-        r#"{"tool":"mcp__files__read","arguments":{}}"#,
-        Status::Invalid,
-        "names must match ^[a-z][a-z0-9-]{0,63}$",
-    );
-    // The default profile admits it, and it is simply not registered.
-    fx.rejects(
-        CallShape::Plain,
-        r#"{"tool":"mcp__files__read","arguments":{}}"#,
-        Status::UnknownTool,
-        "there is no tool named \"mcp__files__read\"",
-    );
+}
+
+/// Issue 27: a call to an unknown name that some model API or MCP accepts tells the model
+/// which tools exist (`UNKNOWN_TOOL` with the list), never `INVALID`.
+#[test]
+fn an_unknown_well_formed_name_is_unknown_tool_with_the_list() {
+    let fx = fixture();
+    for name in [
+        "search_web",
+        "Read-Note",
+        "read_note",
+        "files.read",
+        "mcp__files__read",
+        "ns:tool",
+        &"a".repeat(128),
+    ] {
+        let raw = json!({"tool": name, "arguments": {"title": "a"}}).to_string();
+        let reply = fx.rejects(
+            CallShape::Plain,
+            &raw,
+            Status::UnknownTool,
+            "; nothing was run. The available tools are: read-note",
+        );
+        assert!(
+            reply.outcome.detail.starts_with("there is no tool named"),
+            "{reply:?}"
+        );
+    }
 }
 
 #[test]
@@ -374,4 +383,35 @@ fn arguments_and_results_stay_data() {
         ["content", "role", "tool_call_id"]
     );
     assert_eq!(message["role"], "tool");
+}
+
+/// Issue 21: one tool-name rule. Provider-style (`get_weather`), MCP conformance-suite
+/// (`test_simple_text`) and dotted (`a.b`) names register and run in a local harness, in
+/// every call shape.
+#[test]
+fn provider_style_and_dotted_names_register_and_run() {
+    let mut registry = ToolRegistry::new();
+    for name in ["get_weather", "test_simple_text", "a.b"] {
+        registry
+            .register(LocalTool::new(
+                name,
+                "Says its name.",
+                json!({"type": "object"}),
+                move |_, _| Ok(Some(json!(name))),
+            ))
+            .unwrap();
+    }
+    let harness = Harness::new(registry, HarnessConfig::default()).unwrap();
+    for name in ["get_weather", "test_simple_text", "a.b"] {
+        let outcome = harness.call(name, json!({}));
+        assert_eq!(outcome.status, Status::Ok, "{name}: {outcome:?}");
+        assert_eq!(outcome.result, json!(name));
+        let reply = harness.handle(CallShape::OpenAi, &openai(name, "{}"));
+        assert_eq!(reply.outcome.status, Status::Ok, "{name}: {reply:?}");
+        assert_eq!(reply.tool.as_deref(), Some(name));
+        let raw = json!({"type": "tool_use", "id": "t1", "name": name, "input": {}});
+        let reply = harness.handle(CallShape::Anthropic, &raw.to_string());
+        assert_eq!(reply.outcome.status, Status::Ok, "{name}: {reply:?}");
+    }
+    harness.close();
 }

@@ -6,6 +6,7 @@ mod support;
 
 mod budget;
 mod checks;
+mod context;
 mod everything;
 mod numbers;
 mod outcomes;

@@ -374,7 +374,7 @@ fn every_shape_answers_each_error_status_with_its_reason() {
              available tools are: fail-safely, get-weather",
         ),
         (
-            "Get_Weather",
+            "get weather",
             r#"{}"#,
             Status::Invalid,
             "is not a valid tool name",

@@ -4,4 +4,5 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod gateway_secrets;
 mod secrets_masked;

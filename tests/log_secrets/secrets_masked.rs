@@ -46,7 +46,7 @@ impl Log for Capture {
     fn flush(&self) {}
 }
 
-fn capture_logs() {
+pub(crate) fn capture_logs() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         // `set_logger` with a static: `set_boxed_logger` needs log's `std` feature, which
@@ -86,6 +86,14 @@ fn assert_logs_hidden() {
         }
         assert_hidden(&format!("a {level} record of {target}"), message);
     }
+}
+
+/// Every record logged so far in this binary: (level, target, message).
+pub(crate) fn records() -> Vec<(Level, String, String)> {
+    RECORDS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .clone()
 }
 
 fn assert_error_hidden(error: &Error) {

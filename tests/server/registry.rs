@@ -150,3 +150,192 @@ fn a_registry_is_served_as_it_is() {
     client.close().unwrap();
     connection.wait();
 }
+
+/// Issue 21: one tool-name rule. `get_weather`, `test_simple_text` and `a.b` are served and
+/// called, whether added as server tools or from a harness registry; a name with `/` is not.
+#[test]
+fn provider_style_and_dotted_names_are_served_and_called() {
+    use toolwire::server::{CallToolResult, ServerTool};
+    let names = ["get_weather", "test_simple_text", "a.b"];
+    let native = Server::new(ServerConfig::new("native", "1")).unwrap();
+    let mut registry = ToolRegistry::new();
+    for name in names {
+        native
+            .add_tool(ServerTool::new(
+                name,
+                "Says its name.",
+                json!({"type": "object"}),
+                move |_, _| Ok(CallToolResult::from_text(name)),
+            ))
+            .unwrap();
+        registry
+            .register(LocalTool::new(
+                name,
+                "Says its name.",
+                json!({"type": "object"}),
+                move |_, _| Ok(Some(json!(name))),
+            ))
+            .unwrap();
+    }
+    let bad = ServerTool::new("a/b", "", json!({"type": "object"}), |_, _| {
+        Ok(CallToolResult::from_text(""))
+    });
+    let error = native.add_tool(bad).unwrap_err();
+    assert!(
+        error.to_string().contains("is not a valid tool name"),
+        "{error}"
+    );
+    let served = Server::new(ServerConfig::new("registry", "1")).unwrap();
+    served.add_registry(&registry).unwrap();
+    for server in [&native, &served] {
+        let (client, connection) = memory_client(server);
+        let listed = client.call("tools/list", Value::Null).unwrap();
+        let mut listed: Vec<&str> = listed["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap())
+            .collect();
+        listed.sort_unstable();
+        assert_eq!(listed, ["a.b", "get_weather", "test_simple_text"]);
+        for name in names {
+            let result = call(&client, name, json!({}));
+            assert_eq!(result["isError"], false, "{name}: {result}");
+            assert_eq!(text(&result), name);
+        }
+        client.close().unwrap();
+        connection.wait();
+    }
+}
+
+/// The served registry uses the harness's one result limit: text and `structuredContent`
+/// count together, and a result over the limit of a tool with an output schema is a tool
+/// error saying so (no `structuredContent`, which every client accepts), not a cut text.
+#[test]
+fn a_structured_result_over_the_limit_is_a_tool_error_naming_the_limit() {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(
+            LocalTool::new(
+                "report",
+                "A long report.",
+                json!({"type": "object"}),
+                |_, _| Ok(Some(json!({"body": "y".repeat(60)}))),
+            )
+            .output_schema(json!({"type": "object", "properties": {"body": {"type": "string"}}}))
+            .options(ToolOptions::new().result_limit(ResultLimit::new(100, Overflow::Truncate))),
+        )
+        .unwrap();
+    let server = Server::new(ServerConfig::new("limit", "1")).unwrap();
+    server.add_registry(&registry).unwrap();
+    let (client, connection) = memory_client(&server);
+    // 71 characters of text and 71 of structuredContent: each alone fits, together not.
+    let result = call(&client, "report", json!({}));
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    assert!(
+        text(&result).starts_with("TOOL_ERROR: the result is 142 characters long"),
+        "{result}"
+    );
+    assert!(
+        text(&result).contains("over this tool's limit of 100 characters"),
+        "{result}"
+    );
+    client.close().unwrap();
+    connection.wait();
+}
+
+/// Issue 21: a tool written once with the one handler signature is served by
+/// `Server::add_tool` with the request's context: progress and log messages reach the client,
+/// an input request is asked of it (a blocking request on the handshake era, an input round
+/// on 2026-07-28), an internal failure is withheld; the same kind of tool runs in a local
+/// harness in tests/harness/context.rs.
+#[test]
+fn a_tool_with_the_one_signature_is_served_with_the_request_context() {
+    use std::sync::{Arc, Mutex};
+    use toolwire::harness::ToolContext;
+    use toolwire::mcp::{ElicitResult, McpConfig};
+    use toolwire::server::CallToolResult;
+    use toolwire::{CallOptions, McpClient, ProtocolMode};
+
+    let server = Server::new(ServerConfig::new("context", "1")).unwrap();
+    server
+        .add_tool(LocalTool::with_context(
+            "get_weather",
+            "The weather, after asking for the city.",
+            json!({"type": "object", "properties": {"mode": {"type": "string"}}}),
+            |context: &dyn ToolContext, args: &Value| {
+                if args["mode"] == "secret" {
+                    return Err(ToolFailure::internal("password=hunter2"));
+                }
+                if args["mode"] == "who" {
+                    // What only a server has, through the request's own context.
+                    let request = toolwire::server::RequestContext::of(context)
+                        .expect("served: the request's context");
+                    let client = request.client_info().map(|info| info.name.clone());
+                    return Ok(CallToolResult::from_text(format!("{client:?}")));
+                }
+                context.report_progress(1.0, Some(2.0), Some("asking"));
+                context.log_message(log::Level::Warn, "asking for the city");
+                let city = context.request_input(
+                    "city",
+                    "elicitation/create",
+                    json!({"message": "Which city?",
+                           "requestedSchema": {"type": "object",
+                                               "properties": {"city": {"type": "string"}}}}),
+                )?;
+                Ok(CallToolResult::from_text(format!(
+                    "clear in {}",
+                    city["content"]["city"].as_str().unwrap_or("?")
+                )))
+            },
+        ))
+        .unwrap();
+    for mode in [ProtocolMode::Legacy, ProtocolMode::Modern] {
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&logs);
+        let (client_end, server_end) = toolwire::transport::MemoryTransport::pair();
+        let connection = server
+            .connect(toolwire::server::PeerTransport::new(server_end))
+            .unwrap();
+        let config = McpConfig::default()
+            .mode(mode)
+            .elicitation(|_| ElicitResult::Accept(json!({"city": "Lima"})))
+            .on_log(move |message| sink.lock().unwrap().push(message.data.clone()));
+        let client = McpClient::connect(client_end, config).unwrap();
+        let progress = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&progress);
+        let result = client
+            .call_tool_with(
+                "get_weather",
+                json!({}),
+                CallOptions::new()
+                    .on_progress(move |report| seen.lock().unwrap().push(report.progress)),
+            )
+            .unwrap();
+        assert!(!result.is_error, "{mode:?}: {result:?}");
+        assert_eq!(result.text(), "clear in Lima", "{mode:?}");
+        assert!(
+            progress.lock().unwrap().contains(&1.0),
+            "{mode:?}: no progress"
+        );
+        if mode == ProtocolMode::Legacy {
+            assert!(
+                logs.lock().unwrap().contains(&json!("asking for the city")),
+                "{mode:?}: no log message"
+            );
+        }
+        let secret = client
+            .call_tool("get_weather", json!({"mode": "secret"}))
+            .unwrap();
+        assert!(secret.is_error);
+        assert!(!format!("{secret:?}").contains("hunter2"), "{secret:?}");
+        let who = client
+            .call_tool("get_weather", json!({"mode": "who"}))
+            .unwrap();
+        assert!(!who.is_error, "{who:?}");
+        assert!(who.text().starts_with("Some("), "{who:?}");
+        client.close().unwrap();
+        connection.wait();
+    }
+}

@@ -586,3 +586,75 @@ fn the_crates_own_client_follows_a_task_through_its_input_to_its_result() {
     client.close().unwrap();
     connection.wait();
 }
+
+/// Issue 21: task support is an option of the one runnable tool type. A `LocalTool` written
+/// with the request's context and marked `task(Required)` runs as a task when served, and its
+/// input request (`ToolContext::request_input`) is answered through the task by the crate's
+/// own client.
+#[test]
+fn a_local_tool_with_task_support_runs_as_a_task_and_asks_through_it() {
+    use toolwire::harness::{LocalTool, ToolContext};
+    use toolwire::mcp::ElicitResult;
+    use toolwire::{McpClient, McpConfig, ProtocolMode};
+    let server =
+        Server::new(ServerConfig::new("tasks", "1.0").task_poll_interval(Duration::from_millis(5)))
+            .unwrap();
+    server
+        .add_tool(
+            LocalTool::with_context(
+                "get_weather",
+                "Asks for the city, as a task.",
+                json!({"type": "object"}),
+                |context: &dyn ToolContext, _: &Value| {
+                    let answer = context.request_input(
+                        "city",
+                        "elicitation/create",
+                        json!({"message": "Which city?", "requestedSchema": {"type": "object"}}),
+                    )?;
+                    Ok(CallToolResult::from_text(format!(
+                        "clear in {}",
+                        answer["content"]["v"]
+                    )))
+                },
+            )
+            .task(TaskSupport::Required),
+        )
+        .unwrap();
+    let (raw, connection) = memory_client(&server);
+    // Without the extension, a required task tool is refused.
+    let refused = rpc_error(call(
+        &raw,
+        json!({}),
+        "tools/call",
+        json!({"name": "get_weather", "arguments": {}}),
+    ));
+    assert_eq!(refused.code, MISSING_CAPABILITY);
+    // With it, the call is answered with a task at once.
+    let task = call(
+        &raw,
+        with_tasks(),
+        "tools/call",
+        json!({"name": "get_weather", "arguments": {}}),
+    )
+    .unwrap();
+    assert_eq!(task["resultType"], "task", "{task}");
+    raw.close().unwrap();
+    connection.wait();
+
+    let (client_end, server_end) = toolwire::transport::MemoryTransport::pair();
+    let connection = server
+        .connect(toolwire::server::PeerTransport::new(server_end))
+        .unwrap();
+    let config = McpConfig::default()
+        .mode(ProtocolMode::Modern)
+        .min_task_poll(Duration::from_millis(1))
+        .elicitation(|_| ElicitResult::Accept(json!({"v": "Lima"})));
+    let client = McpClient::connect(client_end, config).unwrap();
+    assert_eq!(
+        client.call_tool("get_weather", json!({})).unwrap().text(),
+        "clear in \"Lima\""
+    );
+    assert!(server.tasks_held() >= 2);
+    client.close().unwrap();
+    connection.wait();
+}

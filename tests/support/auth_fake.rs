@@ -435,10 +435,31 @@ fn token(req: &Req, reply: &mut Reply<'_>, options: &Options, world: &Mutex<Worl
     let basic = req.header("authorization").map(str::to_owned);
     let mut world = world.lock().unwrap();
     world.token_requests.push((body.clone(), basic.clone()));
+    // As many servers do, the refusal quotes what it was sent: the client must not show it.
+    let mut received: Vec<String> = [
+        "refresh_token",
+        "client_secret",
+        "code",
+        "code_verifier",
+        "assertion",
+        "client_assertion",
+    ]
+    .iter()
+    .filter_map(|name| body.get(*name).cloned())
+    .collect();
+    received.extend(basic.iter().cloned());
+    if let Some(pair) = basic
+        .as_deref()
+        .and_then(|value| value.strip_prefix("Basic "))
+        .and_then(|b64| String::from_utf8(STANDARD.decode(b64).ok()?).ok())
+    {
+        received.push(pair);
+    }
+    let description = format!("refused by the fake (received {})", received.join(" "));
     let fail = |reply: &mut Reply<'_>, error: &str| {
         reply.json(
             400,
-            &json!({"error": error, "error_description": "refused by the fake"}),
+            &json!({"error": error, "error_description": description}),
             &[],
         )
     };
@@ -541,6 +562,10 @@ fn token(req: &Req, reply: &mut Reply<'_>, options: &Options, world: &Mutex<Worl
             reply.json(200, &answer, &[])
         }
         Some("client_credentials") => {
+            if options.refresh_fails {
+                // Reused as "the client's credentials are refused".
+                return fail(reply, "invalid_client");
+            }
             let scopes = body
                 .get("scope")
                 .map(|scope| scope.split(' ').map(str::to_owned).collect())
@@ -634,6 +659,18 @@ fn mcp(req: &Req, reply: &mut Reply<'_>, base: &str, options: &Options, world: &
             req,
             json!({"resultType": "complete", "ttlMs": 0, "cacheScope": "private",
                    "tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}),
+        ),
+        // A server that quotes the credentials it received, in a JSON-RPC error and in a
+        // tool's error text.
+        "tools/call" if req.json()["params"]["name"] == "quote" => json!({
+            "jsonrpc": "2.0", "id": req.id(),
+            "error": {"code": -32000, "message": format!("refused {authorization}"),
+                      "data": {"token": token}}
+        }),
+        "tools/call" if req.json()["params"]["name"] == "quote_text" => result(
+            req,
+            json!({"content": [{"type": "text", "text": format!("refused {authorization}")}],
+                   "isError": true}),
         ),
         "tools/call" => text_result(req, "done"),
         "ping" => result(req, json!({})),

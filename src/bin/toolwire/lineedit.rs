@@ -1,15 +1,22 @@
-//! A small line editor for `shell`: the terminal in raw mode while a line is typed (and only
-//! then, so a running call gets Ctrl-C as SIGINT), left/right, Home/End, Backspace/Delete,
-//! Ctrl-A/E/U/K/W, up/down through the history, Ctrl-C clears the line, Ctrl-D on an empty
-//! line ends. Written here rather than taken from a crate: this is all `shell` needs, and the
-//! crates that do more (rustyline, reedline) bring a dozen dependencies to the `cli` feature.
-//! When stdin is not a terminal, lines are read as they come.
+//! The line editor of `shell`: rustyline (no default features, in-memory history) on a
+//! terminal, which puts it in raw mode only while a line is typed (so a running call gets
+//! Ctrl-C as SIGINT) and measures what it draws by display width, so wide characters (CJK,
+//! emoji) keep the cursor where the text is. Emacs keys (left/right, Home/End,
+//! Backspace/Delete, Ctrl-A/E/U/K/W), up/down through the history, Ctrl-C clears the line,
+//! Ctrl-D on an empty line ends. When stdin or stdout is not a terminal, lines are read as they
+//! come, with no prompt.
 
-use std::io::{BufRead, IsTerminal, Read, Write};
+use std::io::{BufRead, IsTerminal, Read};
+
+use rustyline::config::Config;
+use rustyline::error::ReadlineError;
+use rustyline::history::{History, SearchDirection};
+use rustyline::DefaultEditor;
 
 /// The most entries kept in the history.
 const MAX_HISTORY: usize = 1000;
-/// The longest line accepted (bytes).
+/// The longest line accepted (bytes): a longer line read from a pipe is cut there (the rest
+/// is the next line), a longer one typed or pasted at the terminal is dropped.
 const MAX_LINE: usize = 64 * 1024;
 
 /// What reading a line gave.
@@ -24,33 +31,44 @@ pub enum Line {
 
 /// The editor and its history.
 pub struct Editor {
-    history: Vec<String>,
+    editor: DefaultEditor,
     terminal: bool,
 }
 
 impl Editor {
-    /// An editor on stdin; raw mode only when stdin and stdout are terminals.
-    pub fn new() -> Editor {
-        Editor {
-            history: Vec::new(),
+    /// An editor on stdin; line editing only when stdin and stdout are terminals.
+    pub fn new() -> Result<Editor, String> {
+        let config = Config::builder()
+            .max_history_size(MAX_HISTORY)
+            .and_then(|builder| builder.history_ignore_dups(true))
+            .map_err(|error| format!("cannot set up the line editor: {error}"))?
+            .auto_add_history(false)
+            .build();
+        let editor = DefaultEditor::with_config(config)
+            .map_err(|error| format!("cannot set up the line editor: {error}"))?;
+        Ok(Editor {
+            editor,
             terminal: std::io::stdin().is_terminal() && std::io::stdout().is_terminal(),
-        }
+        })
     }
 
     /// The history, oldest first.
-    pub fn history(&self) -> &[String] {
-        &self.history
+    pub fn history(&self) -> Vec<String> {
+        let history = self.editor.history();
+        (0..history.len())
+            .filter_map(|index| history.get(index, SearchDirection::Forward).ok().flatten())
+            .map(|found| found.entry.into_owned())
+            .collect()
     }
 
     /// Adds a line to the history (not a repeat of the last one, nor a blank one).
     pub fn remember(&mut self, line: &str) {
-        if line.trim().is_empty() || self.history.last().is_some_and(|last| last == line) {
+        if line.trim().is_empty() {
             return;
         }
-        if self.history.len() == MAX_HISTORY {
-            self.history.remove(0);
+        if let Err(error) = self.editor.add_history_entry(line) {
+            log::debug!("the history did not take a line: {error}");
         }
-        self.history.push(line.to_owned());
     }
 
     /// Reads one line after showing `prompt`.
@@ -58,217 +76,25 @@ impl Editor {
         if !self.terminal {
             return read_plain();
         }
-        match raw::Raw::enter() {
-            Ok(raw) => {
-                let line = self.edit(prompt);
-                drop(raw);
-                line
+        match self.editor.readline(prompt) {
+            Ok(line) if line.len() > MAX_LINE => {
+                errln!(
+                    "toolwire: a line is at most {} KiB; that one was dropped",
+                    MAX_LINE / 1024
+                );
+                Line::Interrupted
             }
+            Ok(line) => Line::Text(line),
+            Err(ReadlineError::Interrupted | ReadlineError::Signal(_)) => Line::Interrupted,
+            Err(ReadlineError::Eof) => Line::End,
             Err(error) => {
-                log::debug!("no raw mode ({error}); reading plain lines");
+                log::debug!("no line editing ({error}); reading plain lines");
                 self.terminal = false;
-                show(prompt);
+                out!("{prompt}");
                 read_plain()
             }
         }
     }
-
-    fn edit(&mut self, prompt: &str) -> Line {
-        let mut line: Vec<char> = Vec::new();
-        let mut cursor = 0usize;
-        // Where in the history up/down is: `history.len()` is the line being typed.
-        let mut at = self.history.len();
-        let mut typed: Vec<char> = Vec::new();
-        let mut input = std::io::stdin().lock();
-        redraw(prompt, &line, cursor);
-        loop {
-            let Some(byte) = next_byte(&mut input) else {
-                show("\r\n");
-                return Line::End;
-            };
-            match byte {
-                b'\r' | b'\n' => {
-                    show("\r\n");
-                    return Line::Text(line.into_iter().collect());
-                }
-                3 => {
-                    show("^C\r\n");
-                    return Line::Interrupted;
-                }
-                4 if line.is_empty() => {
-                    show("\r\n");
-                    return Line::End;
-                }
-                4 => {
-                    if cursor < line.len() {
-                        line.remove(cursor);
-                    }
-                }
-                1 => cursor = 0,
-                5 => cursor = line.len(),
-                2 => cursor = cursor.saturating_sub(1),
-                6 => cursor = (cursor + 1).min(line.len()),
-                11 => line.truncate(cursor),
-                21 => {
-                    line.drain(..cursor);
-                    cursor = 0;
-                }
-                23 => {
-                    let mut start = cursor;
-                    while start > 0 && line[start - 1] == ' ' {
-                        start -= 1;
-                    }
-                    while start > 0 && line[start - 1] != ' ' {
-                        start -= 1;
-                    }
-                    line.drain(start..cursor);
-                    cursor = start;
-                }
-                8 | 127 => {
-                    if cursor > 0 {
-                        cursor -= 1;
-                        line.remove(cursor);
-                    }
-                }
-                27 => match escape(&mut input) {
-                    Key::Up | Key::Down if self.history.is_empty() => {}
-                    Key::Up => {
-                        if at == self.history.len() {
-                            typed.clone_from(&line);
-                        }
-                        at = at.saturating_sub(1);
-                        line = self.history[at].chars().collect();
-                        cursor = line.len();
-                    }
-                    Key::Down => {
-                        if at < self.history.len() {
-                            at += 1;
-                            line = if at == self.history.len() {
-                                typed.clone()
-                            } else {
-                                self.history[at].chars().collect()
-                            };
-                            cursor = line.len();
-                        }
-                    }
-                    Key::Left => cursor = cursor.saturating_sub(1),
-                    Key::Right => cursor = (cursor + 1).min(line.len()),
-                    Key::Home => cursor = 0,
-                    Key::End => cursor = line.len(),
-                    Key::Delete => {
-                        if cursor < line.len() {
-                            line.remove(cursor);
-                        }
-                    }
-                    Key::Other => {}
-                },
-                byte if byte < 32 => {}
-                byte => {
-                    if let Some(c) = utf8_char(byte, &mut input) {
-                        if line.len() * 4 < MAX_LINE {
-                            line.insert(cursor, c);
-                            cursor += 1;
-                        }
-                    }
-                }
-            }
-            redraw(prompt, &line, cursor);
-        }
-    }
-}
-
-/// A key from an escape sequence.
-enum Key {
-    Up,
-    Down,
-    Left,
-    Right,
-    Home,
-    End,
-    Delete,
-    Other,
-}
-
-/// Reads the rest of an escape sequence: `ESC [ A`, `ESC O H`, `ESC [ 3 ~`, ...
-fn escape(input: &mut impl Read) -> Key {
-    let Some(kind) = next_byte(input) else {
-        return Key::Other;
-    };
-    if kind != b'[' && kind != b'O' {
-        return Key::Other;
-    }
-    let mut parameter = Vec::new();
-    loop {
-        let Some(byte) = next_byte(input) else {
-            return Key::Other;
-        };
-        match byte {
-            b'0'..=b'9' | b';' if parameter.len() < 8 => parameter.push(byte),
-            b'A' => return Key::Up,
-            b'B' => return Key::Down,
-            b'C' => return Key::Right,
-            b'D' => return Key::Left,
-            b'H' => return Key::Home,
-            b'F' => return Key::End,
-            b'~' => {
-                return match parameter.as_slice() {
-                    b"1" | b"7" => Key::Home,
-                    b"4" | b"8" => Key::End,
-                    b"3" => Key::Delete,
-                    _ => Key::Other,
-                }
-            }
-            _ => return Key::Other,
-        }
-    }
-}
-
-fn next_byte(input: &mut impl Read) -> Option<u8> {
-    let mut byte = [0u8; 1];
-    loop {
-        match input.read(&mut byte) {
-            Ok(0) => return None,
-            Ok(_) => return Some(byte[0]),
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return None,
-        }
-    }
-}
-
-/// The character that starts with `first`, reading its continuation bytes.
-fn utf8_char(first: u8, input: &mut impl Read) -> Option<char> {
-    let length = match first {
-        0x00..=0x7f => 1,
-        0xc0..=0xdf => 2,
-        0xe0..=0xef => 3,
-        0xf0..=0xf7 => 4,
-        _ => return None,
-    };
-    let mut bytes = vec![first];
-    for _ in 1..length {
-        bytes.push(next_byte(input)?);
-    }
-    std::str::from_utf8(&bytes).ok()?.chars().next()
-}
-
-fn show(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
-}
-
-/// Draws the prompt and the line, and puts the cursor in place. What was typed is shown
-/// with its control characters escaped (pasted text may hold some).
-fn redraw(prompt: &str, line: &[char], cursor: usize) {
-    let text: String = line.iter().collect();
-    let after: String = line[cursor..].iter().collect();
-    let shown = crate::terminal::shown_line(&text);
-    let back = crate::terminal::shown_line(&after).chars().count();
-    let mut frame = format!("\r{prompt}{shown}\x1b[K");
-    if back > 0 {
-        frame.push_str(&format!("\x1b[{back}D"));
-    }
-    show(&frame);
 }
 
 fn read_plain() -> Line {
@@ -342,60 +168,6 @@ pub fn split(line: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
-/// The terminal's raw mode, restored when dropped.
-mod raw {
-    /// The terminal settings to restore.
-    pub struct Raw {
-        #[cfg(unix)]
-        saved: libc::termios,
-    }
-
-    impl Raw {
-        /// Puts stdin's terminal in raw mode: no line buffering, no echo, no signals from
-        /// keys (Ctrl-C arrives as a byte), no flow control; output processing kept.
-        #[cfg(unix)]
-        pub fn enter() -> std::io::Result<Raw> {
-            #[allow(unsafe_code)]
-            // SAFETY: tcgetattr fills a zeroed termios we own for fd 0; tcsetattr reads a
-            // copy of it; both only touch the terminal's settings.
-            unsafe {
-                let mut saved: libc::termios = std::mem::zeroed();
-                if libc::tcgetattr(0, &mut saved) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                let mut raw = saved;
-                raw.c_lflag &= !(libc::ICANON | libc::ECHO | libc::ISIG | libc::IEXTEN);
-                raw.c_iflag &= !(libc::IXON | libc::ICRNL);
-                raw.c_cc[libc::VMIN] = 1;
-                raw.c_cc[libc::VTIME] = 0;
-                if libc::tcsetattr(0, libc::TCSADRAIN, &raw) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(Raw { saved })
-            }
-        }
-
-        #[cfg(not(unix))]
-        pub fn enter() -> std::io::Result<Raw> {
-            Err(std::io::Error::new(
-                std::io::ErrorKind::Unsupported,
-                "line editing needs a Unix terminal",
-            ))
-        }
-    }
-
-    impl Drop for Raw {
-        fn drop(&mut self) {
-            #[cfg(unix)]
-            #[allow(unsafe_code)]
-            // SAFETY: restores the settings tcgetattr gave, from a termios we own.
-            unsafe {
-                libc::tcsetattr(0, libc::TCSADRAIN, &self.saved);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,13 +181,5 @@ mod tests {
         assert_eq!(split("  ").unwrap(), Vec::<String>::new());
         assert_eq!(split("a ''").unwrap(), ["a", ""]);
         assert!(split("call 'open").is_err());
-    }
-
-    #[test]
-    fn escape_sequences_are_keys() {
-        assert!(matches!(escape(&mut &b"[A"[..]), Key::Up));
-        assert!(matches!(escape(&mut &b"[3~"[..]), Key::Delete));
-        assert!(matches!(escape(&mut &b"OH"[..]), Key::Home));
-        assert!(matches!(escape(&mut &b"[1;5C"[..]), Key::Right));
     }
 }

@@ -132,6 +132,10 @@ impl Failure {
     }
 }
 
+/// How long a command waits, before it exits, for the server's messages sent before its last
+/// answer to be shown (they are handled on the client's dispatch thread, behind the answers).
+const SETTLE: Duration = Duration::from_secs(10);
+
 /// Programs that start MCP servers, to notice one given without `--` before it.
 const LAUNCHERS: [&str; 14] = [
     "npx", "uvx", "uv", "node", "python", "python3", "deno", "bun", "bunx", "docker", "pipx",
@@ -332,6 +336,8 @@ fn run(
                     )
                 };
                 interrupt::hold_client(None);
+                // The server's log lines sent before its last answer are shown before exiting.
+                client.settle(SETTLE);
                 if let Err(error) = client.close() {
                     log::debug!("closing the session: {error}");
                 }

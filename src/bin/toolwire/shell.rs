@@ -51,7 +51,7 @@ pub fn run(
         .map(|info| info.server.name)
         .unwrap_or_else(|_| "server".into());
     let prompt = format!("{}> ", crate::terminal::shown_line(&name));
-    let mut editor = Editor::new();
+    let mut editor = Editor::new().map_err(Failure::usage)?;
     errln!("connected to {name}; `help` lists the commands, `exit` or Ctrl-D leaves");
     loop {
         let text = match editor.read(&prompt) {

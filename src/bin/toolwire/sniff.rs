@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 use toolwire::jsonrpc::{IncomingFrame, Invalid, RequestId};
-use toolwire::transport::{Connector, Inbound, Outgoing, Transport, TransportEvent};
+use toolwire::transport::{Connector, Inbound, Outgoing, Scrubber, Transport, TransportEvent};
 use toolwire::{Closed, Result};
 
 /// The most characters of a line kept.
@@ -71,6 +71,7 @@ impl Transport for Sniffed {
         self.inner.start(Arc::new(SniffedInbound {
             inbound,
             record: Arc::clone(&self.record),
+            scrubber: self.inner.scrubber(),
         }))
     }
 
@@ -89,11 +90,17 @@ impl Transport for Sniffed {
     fn describe(&self) -> String {
         self.inner.describe()
     }
+
+    fn scrubber(&self) -> Scrubber {
+        self.inner.scrubber()
+    }
 }
 
 struct SniffedInbound {
     inbound: Arc<dyn Inbound>,
     record: Record,
+    /// The line is shown in an error: the connection's secrets are taken out first.
+    scrubber: Scrubber,
 }
 
 impl Inbound for SniffedInbound {
@@ -102,7 +109,7 @@ impl Inbound for SniffedInbound {
             let mut seen = self.record.lock();
             seen.lines = seen.lines.saturating_add(1);
             if seen.first.is_none() {
-                let text = String::from_utf8_lossy(bytes);
+                let text = self.scrubber.scrub(&String::from_utf8_lossy(bytes));
                 seen.first = Some(text.trim_end().chars().take(EXCERPT_CHARS).collect());
             }
         }

@@ -24,7 +24,7 @@ use std::time::Instant;
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 use toolwire::jsonrpc::{IncomingFrame, Invalid, RequestId};
-use toolwire::transport::{Connector, Inbound, Outgoing, Transport, TransportEvent};
+use toolwire::transport::{Connector, Inbound, Outgoing, Scrubber, Transport, TransportEvent};
 use toolwire::{Closed, Result};
 
 /// A JSONL file of decisions and wire messages.
@@ -53,14 +53,19 @@ impl Transcript {
         self.write(line);
     }
 
-    /// Writes one frame that went out (`send`) or came in (`recv`).
-    pub fn wire(&self, direction: &str, frame: &[u8]) {
+    /// Writes one frame that went out (`send`) or came in (`recv`), with the connection's
+    /// secrets masked (every string of the message, or the text of a frame that is not
+    /// JSON).
+    pub fn wire(&self, direction: &str, frame: &[u8], scrubber: &Scrubber) {
         let mut line = self.head(direction);
         match serde_json::from_slice::<Value>(frame) {
-            Ok(message) => line.insert("message".into(), message),
+            Ok(mut message) => {
+                scrubber.scrub_value(&mut message);
+                line.insert("message".into(), message)
+            }
             Err(_) => line.insert(
                 "text".into(),
-                Value::String(String::from_utf8_lossy(frame).into_owned()),
+                Value::String(scrubber.scrub(&String::from_utf8_lossy(frame))),
             ),
         };
         self.write(line);
@@ -93,10 +98,12 @@ impl Transcript {
     }
 }
 
-/// A transport seen through the transcript: every frame in and out is written to it.
+/// A transport seen through the transcript: every frame in and out is written to it, with
+/// the connection's secrets masked ([`Transport::scrubber`]).
 pub struct Tapped {
     inner: Arc<dyn Transport>,
     transcript: Arc<Transcript>,
+    scrubber: Scrubber,
 }
 
 impl Tapped {
@@ -105,6 +112,7 @@ impl Tapped {
         Box::new(move || {
             let inner = connector()?;
             Ok(Arc::new(Tapped {
+                scrubber: inner.scrubber(),
                 inner,
                 transcript: Arc::clone(&transcript),
             }) as Arc<dyn Transport>)
@@ -117,16 +125,18 @@ impl Transport for Tapped {
         self.inner.start(Arc::new(TappedInbound {
             inbound,
             transcript: Arc::clone(&self.transcript),
+            scrubber: self.scrubber.clone(),
         }))
     }
 
     fn send(&self, message: Outgoing, deadline: Option<Instant>) -> Result<()> {
-        self.transcript.wire("send", message.to_line().as_bytes());
+        self.transcript
+            .wire("send", message.to_line().as_bytes(), &self.scrubber);
         let sent = self.inner.send(message, deadline);
         if let Err(error) = &sent {
             self.transcript.decision(
                 "send_failed",
-                serde_json::json!({"detail": error.to_string()}),
+                serde_json::json!({"detail": self.scrubber.scrub(&error.to_string())}),
             );
         }
         sent
@@ -152,23 +162,28 @@ impl Transport for Tapped {
     fn describe(&self) -> String {
         self.inner.describe()
     }
+
+    fn scrubber(&self) -> Scrubber {
+        self.scrubber.clone()
+    }
 }
 
 struct TappedInbound {
     inbound: Arc<dyn Inbound>,
     transcript: Arc<Transcript>,
+    scrubber: Scrubber,
 }
 
 impl Inbound for TappedInbound {
     fn frame(&self, frame: std::result::Result<IncomingFrame, Invalid>, bytes: &[u8]) {
-        self.transcript.wire("recv", bytes);
+        self.transcript.wire("recv", bytes, &self.scrubber);
         self.inbound.frame(frame, bytes);
     }
 
     fn request_failed(&self, id: &RequestId, error: toolwire::Error) {
         self.transcript.decision(
             "request_failed",
-            serde_json::json!({"id": id.to_value(), "detail": error.to_string()}),
+            serde_json::json!({"id": id.to_value(), "detail": self.scrubber.scrub(&error.to_string())}),
         );
         self.inbound.request_failed(id, error);
     }
@@ -176,7 +191,7 @@ impl Inbound for TappedInbound {
     fn event(&self, event: TransportEvent) {
         self.transcript.decision(
             "transport_event",
-            serde_json::json!({"detail": format!("{event:?}")}),
+            serde_json::json!({"detail": self.scrubber.scrub(&format!("{event:?}"))}),
         );
         self.inbound.event(event);
     }
@@ -184,7 +199,8 @@ impl Inbound for TappedInbound {
     fn closed(&self, closed: Closed) {
         self.transcript.decision(
             "closed",
-            serde_json::json!({"detail": closed.reason, "exit_status": closed.exit_status}),
+            serde_json::json!({"detail": self.scrubber.scrub(&closed.reason),
+                               "exit_status": closed.exit_status}),
         );
         self.inbound.closed(closed);
     }

@@ -20,6 +20,8 @@ enum Item {
     /// The requests of one inbound batch, answered together as one array, with the error
     /// responses for its invalid elements.
     Batch(Vec<Request>, Vec<Response>),
+    /// Answered when every item queued before it has been handled.
+    Barrier(Sender<()>),
 }
 
 /// Owns the dispatch thread and the queue in front of it.
@@ -85,6 +87,9 @@ impl Dispatcher {
                             Some(inner) => inner.reply_batch(responses),
                             None => return,
                         }
+                    }
+                    Item::Barrier(reached) => {
+                        let _ = reached.send(());
                     }
                 }
             }
@@ -165,6 +170,23 @@ impl Dispatcher {
                 );
             }
         }
+    }
+
+    /// Waits until every request and notification queued before this call has been handled,
+    /// or until `deadline`; true when they all have (or there is no dispatch thread).
+    pub(crate) fn settle(&self, deadline: Instant) -> bool {
+        let Some(tx) = self.tx.lock().clone() else {
+            return true;
+        };
+        let (reached_tx, reached) = bounded::<()>(1);
+        if tx
+            .send_deadline(Item::Barrier(reached_tx), deadline)
+            .is_err()
+        {
+            return false;
+        }
+        drop(tx);
+        reached.recv_deadline(deadline).is_ok()
     }
 
     /// How many notifications were dropped because the queue was full.

@@ -11,7 +11,9 @@ use serde_json::Value;
 use super::{bump, CallEvent, Inner, PeerRequests, Progress};
 use crate::error::{Closed, Error};
 use crate::transport::{FrameMeta, Inbound, OutFrame, Outgoing, TransportEvent};
-use crate::wire::{Incoming, IncomingFrame, Invalid, Message, RawResponse, RequestId, Response};
+use crate::wire::{
+    ErrorObject, Incoming, IncomingFrame, Invalid, Message, RawResponse, RequestId, Response,
+};
 
 /// The transport's view of the client. Weak, so transport threads never keep it alive.
 pub(super) struct Link(pub(super) Weak<Inner>);
@@ -76,14 +78,19 @@ impl Inner {
         }
         match self.owed_answer(&invalid) {
             Some(response) => {
-                log::debug!("toolwire: invalid request from the peer: {}", invalid.error);
+                log::debug!(
+                    "toolwire: invalid request from the peer: {}",
+                    self.scrubber.scrub(&invalid.error.to_string())
+                );
                 self.reply(response);
             }
             None => {
-                let excerpt = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
+                let excerpt = self
+                    .scrubber
+                    .scrub(&String::from_utf8_lossy(&bytes[..bytes.len().min(200)]));
                 log::debug!(
                     "toolwire: skipped an invalid message ({}): {excerpt:?}",
-                    invalid.error
+                    self.scrubber.scrub(&invalid.error.to_string())
                 );
             }
         }
@@ -134,7 +141,7 @@ impl Inner {
                         bump(&self.counters.skipped_lines);
                         log::debug!(
                             "toolwire: invalid request in a batch from the peer: {}",
-                            invalid.error
+                            self.scrubber.scrub(&invalid.error.to_string())
                         );
                         errors.push(response);
                     }
@@ -161,22 +168,34 @@ impl Inner {
     }
 
     fn fail_malformed(&self, id: &RequestId, invalid: &Invalid) {
+        // What is wrong may quote the peer's text.
+        let why = self.scrubber.scrub(&invalid.error.to_string());
         match self.take_pending(id) {
             Some(pending) => {
                 log::warn!(
-                    "toolwire: malformed response to `{}` (id {id}): {}",
+                    "toolwire: malformed response to `{}` (id {id}): {why}",
                     pending.method,
-                    invalid.error
                 );
                 pending
                     .sink
                     .send(CallEvent::Done(Err(Error::Protocol(format!(
-                        "malformed response to `{}`: {}",
-                        pending.method, invalid.error
+                        "malformed response to `{}`: {why}",
+                        pending.method
                     )))));
             }
-            None => log::debug!("toolwire: skipped a malformed message: {}", invalid.error),
+            None => log::debug!("toolwire: skipped a malformed message: {why}"),
         }
+    }
+
+    /// The peer's error object with the connection's secrets taken out of its message and
+    /// data: the one place every error a peer sends passes, before any caller, log,
+    /// transcript or front client sees it.
+    fn scrubbed(&self, mut error: ErrorObject) -> ErrorObject {
+        error.message = self.scrubber.scrub(&error.message);
+        if let Some(data) = &mut error.data {
+            self.scrubber.scrub_value(data);
+        }
+        error
     }
 
     fn on_message(&self, message: Incoming) {
@@ -187,7 +206,11 @@ impl Inner {
                 None => self.dispatch.request(request, self),
             },
             Incoming::Notification(notification) => {
-                if let Some((token, progress)) = self.config.dialect.read_progress(&notification) {
+                if let Some((token, mut progress)) =
+                    self.config.dialect.read_progress(&notification)
+                {
+                    // Its message is shown (the CLI's progress line, a log).
+                    progress.message = progress.message.map(|text| self.scrubber.scrub(&text));
                     self.on_progress(&token, progress);
                     return;
                 }
@@ -203,9 +226,10 @@ impl Inner {
         let Some(id) = response.id else {
             bump(&self.counters.late_responses);
             match response.payload {
-                Err(error) => {
-                    log::warn!("toolwire: the peer reported an error without an id: {error}")
-                }
+                Err(error) => log::warn!(
+                    "toolwire: the peer reported an error without an id: {}",
+                    self.scrubbed(error)
+                ),
                 Ok(_) => log::debug!("toolwire: dropped a result without an id"),
             }
             return;
@@ -213,16 +237,18 @@ impl Inner {
         match self.take_pending(&id) {
             Some(pending) => {
                 let outcome = match response.payload {
-                    Err(error) => Err(Error::Rpc(Box::new(error))),
+                    Err(error) => Err(Error::Rpc(Box::new(self.scrubbed(error)))),
                     // The caller reads the text itself (a large result taken apart item by
                     // item): it never becomes a tree of values here.
                     Ok(text) if pending.raw => {
                         Ok(Value::String(String::from(Box::<str>::from(text))))
                     }
                     Ok(text) => serde_json::from_str(text.get()).map_err(|error| {
+                        // serde's message may quote the text.
                         Error::Protocol(format!(
-                            "the result of `{}` cannot be read: {error}",
-                            pending.method
+                            "the result of `{}` cannot be read: {}",
+                            pending.method,
+                            self.scrubber.scrub(&error.to_string())
                         ))
                     }),
                 };

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::error::{Closed, Error, Result};
 use crate::timer::{TimerKey, TimerWheel};
-use crate::transport::{FrameMeta, Inbound, OutFrame, Outgoing, Transport};
+use crate::transport::{FrameMeta, Inbound, OutFrame, Outgoing, Scrubber, Transport};
 use crate::wire::{Message, Notification, Request, RequestId, Response};
 
 mod config;
@@ -197,6 +197,8 @@ struct Pending {
 
 pub(crate) struct Inner {
     transport: Arc<dyn Transport>,
+    /// The transport's secrets: taken out of every error the peer sends, once, as it arrives.
+    scrubber: Scrubber,
     pending: Mutex<PendingTable<Pending>>,
     next_id: AtomicI64,
     timer: TimerWheel,
@@ -240,6 +242,7 @@ impl Client {
         let timer = config.timer.clone().unwrap_or_else(TimerWheel::global);
         let dispatch = dispatch::Dispatcher::start(&config)?;
         let inner = Arc::new_cyclic(|self_ref| Inner {
+            scrubber: transport.scrubber(),
             transport,
             pending: Mutex::new(PendingTable::default()),
             next_id: AtomicI64::new(1),
@@ -467,6 +470,14 @@ impl Client {
         Ok(handles.into_iter().map(CallHandle::wait).collect())
     }
 
+    /// Waits until the handlers have seen every request and notification the peer sent before
+    /// this call (they run on the dispatch thread, behind the replies), at most `timeout`;
+    /// true when they have. A command that prints a server's log messages calls it before it
+    /// exits, so a message sent before the last reply is never lost to a busy machine.
+    pub fn settle(&self, timeout: Duration) -> bool {
+        self.inner.dispatch.settle(Instant::now() + timeout)
+    }
+
     /// Closes the connection: fails every pending call with [`Error::Closed`], closes the
     /// transport (for stdio: stdin closed, then SIGTERM, then SIGKILL, each after its grace),
     /// and stops the dispatch thread. Idempotent and bounded in time.
@@ -507,6 +518,15 @@ impl Client {
     /// The transport's description (e.g. the command line).
     pub fn describe(&self) -> String {
         self.inner.transport.describe()
+    }
+
+    /// The connection's secrets ([`Transport::scrubber`]). The client has already taken them
+    /// out of every error object the peer sent ([`Error::Rpc`]'s message and data), of the
+    /// message of its progress reports and of what it logs of the peer's frames; results are the caller's data and pass as sent, so
+    /// a caller that shows or records text the peer sent in a result (a tool's `isError`
+    /// text, say) takes it through this first.
+    pub fn scrubber(&self) -> Scrubber {
+        self.inner.scrubber.clone()
     }
 
     /// Answers one of the peer's requests (taken by a request sink,

@@ -136,12 +136,10 @@ pub(super) struct Shared {
     config: HttpConfig,
     /// The URL as every message shows it: masked once, here (see `crate::mask`).
     display_url: String,
-    /// The connection's secrets, taken out of the server's and ureq's text before it goes
-    /// into an error.
-    secrets: crate::mask::Secrets,
-    /// The credentials last handed out by the config's [`HttpAuth`], to take out of foreign
-    /// text too.
-    auth_secrets: Mutex<(u64, crate::mask::Secrets)>,
+    /// The connection's secrets (the configured ones and the credentials handed out by the
+    /// config's [`HttpAuth`]), taken out of the server's and ureq's text before it goes into
+    /// an error, and shared with the client (see [`Transport::scrubber`]).
+    scrubber: crate::mask::Scrubber,
     workers: Workers,
     agent: ureq::Agent,
     inbound: Mutex<Option<Arc<dyn Inbound>>>,
@@ -188,8 +186,7 @@ impl HttpTransport {
         );
         let shared = Arc::new(Shared {
             display_url: config.display_url(),
-            secrets: config.secrets(),
-            auth_secrets: Mutex::new((0, crate::mask::Secrets::default())),
+            scrubber: crate::mask::Scrubber::new(config.secrets()),
             posts: Gate::new(config.max_concurrent_posts),
             threads: Gate::new(usize::MAX),
             workers: Workers::new(config.worker_idle),
@@ -280,6 +277,10 @@ impl Transport for HttpTransport {
     fn describe(&self) -> String {
         self.shared.display_url.clone()
     }
+
+    fn scrubber(&self) -> crate::mask::Scrubber {
+        self.shared.scrubber.clone()
+    }
 }
 
 impl Drop for HttpTransport {
@@ -325,8 +326,7 @@ impl Shared {
     /// Foreign text (a server's body, ureq's message) with every secret of the connection
     /// taken out: the configured ones and the credentials of its [`HttpAuth`].
     pub(super) fn scrub(&self, text: &str) -> String {
-        let text = self.secrets.scrub(text);
-        self.auth_secrets.lock().1.scrub(&text)
+        self.scrubber.scrub(text)
     }
 
     /// The credential headers for one request, from the config's [`HttpAuth`] (none without
@@ -339,14 +339,10 @@ impl Shared {
             method,
             url: &self.config.url,
         })?;
-        let mut known = self.auth_secrets.lock();
-        if known.0 != credentials.generation || credentials.generation == 0 {
-            known.0 = credentials.generation;
-            known.1 = crate::mask::Secrets::new(
-                "",
-                credentials.headers.iter().map(|(_, value)| value.as_str()),
-            );
-        }
+        self.scrubber.learn(
+            credentials.generation,
+            credentials.headers.iter().map(|(_, value)| value.as_str()),
+        );
         Ok(credentials)
     }
 

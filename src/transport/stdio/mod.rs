@@ -121,8 +121,10 @@ impl StdioTransport {
         let (stderr_done_tx, stderr_done) = bounded::<()>(0);
         let (stdout_done_tx, stdout_done) = bounded::<()>(0);
         // The values we set are often tokens; the server's stderr must not show them.
-        let secrets =
-            crate::mask::Secrets::new("", config.env.values().filter_map(|value| value.to_str()));
+        let secrets = crate::mask::Scrubber::new(crate::mask::Secrets::new(
+            "",
+            config.env.values().filter_map(|value| value.to_str()),
+        ));
         let tail = Arc::new(Mutex::new(Tail::new(config.stderr_tail_bytes, secrets)));
         let shared = Arc::new(Shared {
             command_line,
@@ -256,6 +258,11 @@ impl Transport for StdioTransport {
 
     fn describe(&self) -> String {
         self.shared.command_line.clone()
+    }
+
+    /// The values of the variables set for the child (its `env`, six characters or longer).
+    fn scrubber(&self) -> crate::mask::Scrubber {
+        self.shared.tail.lock().scrubber()
     }
 }
 

@@ -5,7 +5,7 @@ use std::process::ChildStderr;
 
 use parking_lot::Mutex;
 
-use crate::mask::Secrets;
+use crate::mask::Scrubber;
 
 pub(super) fn drain_stderr(mut stderr: ChildStderr, tail: &Mutex<Tail>, label: &str) {
     let mut buffer = vec![0u8; 8192];
@@ -40,11 +40,11 @@ pub(super) fn drain_stderr(mut stderr: ChildStderr, tail: &Mutex<Tail>, label: &
 pub(crate) struct Tail {
     capacity: usize,
     bytes: Vec<u8>,
-    secrets: Secrets,
+    secrets: Scrubber,
 }
 
 impl Tail {
-    pub(crate) fn new(capacity: usize, secrets: Secrets) -> Tail {
+    pub(crate) fn new(capacity: usize, secrets: Scrubber) -> Tail {
         Tail {
             capacity,
             bytes: Vec::new(),
@@ -55,6 +55,11 @@ impl Tail {
     /// `text` (the child's stderr) with the secrets taken out.
     pub(crate) fn scrub(&self, text: &str) -> String {
         self.secrets.scrub(text)
+    }
+
+    /// The secrets it takes out: the connection's.
+    pub(crate) fn scrubber(&self) -> Scrubber {
+        self.secrets.clone()
     }
 
     pub(crate) fn push(&mut self, chunk: &[u8]) {
@@ -81,11 +86,11 @@ impl Tail {
 #[cfg(test)]
 mod tests {
     use super::Tail;
-    use crate::mask::Secrets;
+    use crate::mask::{Scrubber, Secrets};
 
     #[test]
     fn tail_keeps_the_last_bytes() {
-        let mut tail = Tail::new(4, Secrets::default());
+        let mut tail = Tail::new(4, Scrubber::default());
         tail.push(b"ab");
         tail.push(b"cdef");
         assert_eq!(tail.text(), "cdef");
@@ -100,7 +105,10 @@ mod tests {
 
     #[test]
     fn the_values_we_set_are_taken_out() {
-        let mut tail = Tail::new(1024, Secrets::new("", ["ghp_planted_secret"]));
+        let mut tail = Tail::new(
+            1024,
+            Scrubber::new(Secrets::new("", ["ghp_planted_secret"])),
+        );
         tail.push(b"error: bad token ghp_planted_secret\n");
         assert_eq!(tail.text(), "error: bad token ***\n");
     }
