@@ -158,6 +158,8 @@ pub mod metrics;
 pub mod schema;
 #[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "gateway")]
+mod suggest;
 mod sys;
 pub mod transport;
 

@@ -47,6 +47,11 @@ pub(crate) struct Backend {
     pub(crate) served: Mutex<Vec<String>>,
     /// Its resources, templates and prompts served now.
     pub(crate) catalog: Mutex<super::catalog::Served>,
+    /// The names of its tools and of its prompts as it last listed them, which the policy's
+    /// names are checked against.
+    pub(crate) listing: Mutex<(Vec<String>, Vec<String>)>,
+    /// Why it is kept out (nothing of it served): the policy names what it does not list.
+    pub(crate) kept_out: Mutex<Option<String>>,
     /// A re-listing is running; `pending` holds the kinds still to list.
     relisting: AtomicBool,
     pending: AtomicU8,
@@ -83,6 +88,8 @@ impl Backend {
             next_ticket: AtomicU64::new(1),
             served: Mutex::new(Vec::new()),
             catalog: Mutex::new(Default::default()),
+            listing: Mutex::new(Default::default()),
+            kept_out: Mutex::new(None),
             // Held by the start until the first lists are served: a change notified
             // meanwhile waits in `pending` (see `lists::after_start`).
             relisting: AtomicBool::new(true),

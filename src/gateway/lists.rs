@@ -86,10 +86,16 @@ fn run_relister(weak: &Weak<Core>, backend: &Arc<Backend>, first: u8) {
 
 /// Lists `kinds` of a backend again and serves the new lists in place of the old, in one
 /// change of the front server's catalog: its clients are told once per kind that changed.
-fn relist(core: &Arc<Core>, backend: &Arc<Backend>, kinds: u8) {
+fn relist(core: &Arc<Core>, backend: &Arc<Backend>, mut kinds: u8) {
     let Some(client) = backend.client() else {
         return;
     };
+    // A backend kept out is listed in full: once its listing matches the policy's names,
+    // all of it is served again.
+    let kept_out = backend.kept_out.lock().is_some();
+    if kept_out {
+        kinds |= TOOLS | catalog::RESOURCES | catalog::PROMPTS;
+    }
     let tools = if kinds & TOOLS != 0 {
         match catalog::list_tools(client) {
             Ok(tools) => Some(tools),
@@ -112,6 +118,17 @@ fn relist(core: &Arc<Core>, backend: &Arc<Backend>, kinds: u8) {
     } else {
         Listed::default()
     };
+    if kept_out {
+        // Served in full, or still kept out (its lists' errors are logged there).
+        if let Some(tools) = &tools {
+            let joined = serve_started(core, backend, tools, &listed);
+            core.roster.place(&backend.name, joined);
+        }
+        if kinds & SUBSCRIPTIONS != 0 {
+            resubscribe(core, backend, client);
+        }
+        return;
+    }
     for error in &listed.errors {
         log::warn!(
             target: LOG_TARGET,
@@ -119,7 +136,12 @@ fn relist(core: &Arc<Core>, backend: &Arc<Backend>, kinds: u8) {
             backend.name
         );
     }
-    let (served, outcome) = serve(core, backend, tools.as_deref().map(Vec::as_slice), &listed);
+    let (served, outcome, mismatch) =
+        serve(core, backend, tools.as_deref().map(Vec::as_slice), &listed);
+    if let Some(why) = mismatch {
+        core.roster.place(&backend.name, Err(why));
+        return;
+    }
     if let Some(served) = served {
         log::info!(
             target: LOG_TARGET,
@@ -163,17 +185,71 @@ pub(super) struct ServedTools {
     /// The backend's own name of each of `tools`.
     remotes: Vec<String>,
     pub(super) skipped: Vec<SkippedTool>,
-    pub(super) missing: Vec<String>,
+}
+
+/// Records what a backend listed and checks the policy's names against it: why it is kept
+/// out when they do not match (logged at `warn` when that is news), else `None` (logged when
+/// it was kept out until now).
+fn judge(
+    core: &Core,
+    backend: &Backend,
+    tools: Option<&[Tool]>,
+    listed: &Listed,
+) -> Option<String> {
+    let mut listing = backend.listing.lock();
+    if let Some(tools) = tools {
+        listing.0 = tools.iter().map(|tool| tool.name.clone()).collect();
+    }
+    if let Some(prompts) = &listed.prompts {
+        listing.1 = prompts.iter().map(|prompt| prompt.name.clone()).collect();
+    }
+    let (tool_names, prompt_names) = (listing.0.clone(), listing.1.clone());
+    drop(listing);
+    let tool_names: Vec<&str> = tool_names.iter().map(String::as_str).collect();
+    let prompt_names: Vec<&str> = prompt_names.iter().map(String::as_str).collect();
+    let verdict = core
+        .policy
+        .check_listing(&backend.name, &tool_names, &prompt_names)
+        .err()
+        .map(|mismatch| mismatch.to_string());
+    let mut kept_out = backend.kept_out.lock();
+    match (&verdict, &*kept_out) {
+        (Some(now), before) if before.as_ref() != Some(now) => log::warn!(
+            target: LOG_TARGET,
+            "server {:?} is kept out (none of its tools, prompts or resources are served) until \
+             the policy's names match what it lists: {now}",
+            backend.name
+        ),
+        (None, Some(_)) => log::warn!(
+            target: LOG_TARGET,
+            "server {:?} is served again: the policy's names match what it lists now",
+            backend.name
+        ),
+        _ => {}
+    }
+    kept_out.clone_from(&verdict);
+    verdict
 }
 
 /// Serves a backend's `tools` (when given) and what `listed` holds in place of those served
-/// for it, as one change of the front server's catalog.
+/// for it, as one change of the front server's catalog; when the policy's names do not match
+/// its listing ([`judge`]), serves nothing of it instead, and returns why.
 fn serve(
     core: &Arc<Core>,
     backend: &Arc<Backend>,
     tools: Option<&[Tool]>,
     listed: &Listed,
-) -> (Option<ServedTools>, catalog::Outcome) {
+) -> (Option<ServedTools>, catalog::Outcome, Option<String>) {
+    let mismatch = judge(core, backend, tools, listed);
+    let nothing = Listed {
+        resources: Some((Vec::new(), Vec::new())),
+        prompts: Some(Vec::new()),
+        errors: Vec::new(),
+    };
+    let (tools, listed) = match mismatch {
+        Some(_) => (Some(&[][..]), &nothing),
+        None => (tools, listed),
+    };
     let mut change = CatalogChange::new();
     let mut planned_tools = None;
     if let Some(tools) = tools {
@@ -214,35 +290,33 @@ fn serve(
         plan
     });
     let outcome = catalog::settle(core, backend, listed, planned, &refused);
-    (served_tools, outcome)
+    (served_tools, outcome, mismatch)
 }
 
-/// Serves what a backend listed at start; returns its part of the report.
+/// Serves all a backend listed (at start, when it joins late, or when it was kept out);
+/// returns its part of the report, or why it is kept out.
 pub(super) fn serve_started(
     core: &Arc<Core>,
     backend: &Arc<Backend>,
     tools: &[Tool],
     listed: &Listed,
-) -> StartedBackend {
-    let (served, outcome) = serve(core, backend, Some(tools), listed);
+) -> Result<StartedBackend, String> {
+    for error in &listed.errors {
+        log::warn!(target: LOG_TARGET, "server {:?}: {error}", backend.name);
+    }
+    let (served, outcome, mismatch) = serve(core, backend, Some(tools), listed);
+    if let Some(why) = mismatch {
+        return Err(why);
+    }
     let ServedTools {
         tools: served,
         skipped,
-        mut missing,
         ..
     } = served.unwrap_or(ServedTools {
         tools: Vec::new(),
         remotes: Vec::new(),
         skipped: Vec::new(),
-        missing: Vec::new(),
     });
-    for error in &listed.errors {
-        log::warn!(target: LOG_TARGET, "server {:?}: {error}", backend.name);
-    }
-    // An allow-list name is missing only when it is neither a tool nor a prompt.
-    if let Some(prompts) = &listed.prompts {
-        missing.retain(|name| !prompts.iter().any(|prompt| &prompt.name == name));
-    }
     let clashes = outcome
         .clashes
         .iter()
@@ -251,18 +325,17 @@ pub(super) fn serve_started(
             served_by: first_owner(core, backend, key),
         })
         .collect();
-    StartedBackend {
+    Ok(StartedBackend {
         name: backend.name.clone(),
         tools: served,
         skipped,
-        missing,
         prompts: outcome.prompts,
         skipped_prompts: outcome.skipped_prompts,
         resources: outcome.resources,
         templates: outcome.templates,
         clashes,
         unlisted: listed.errors.clone(),
-    }
+    })
 }
 
 /// The backend (other than `backend`) that serves `key`, for the report of a clash.
@@ -281,8 +354,8 @@ fn first_owner(core: &Core, backend: &Backend, key: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Adds to `change` a backend's tools as the policy says; returns the front names planned,
-/// the tools skipped, and allow-list names the backend does not offer.
+/// Adds to `change` a backend's tools as the policy says; returns the front names planned and
+/// the tools skipped.
 fn plan_tools(
     core: &Arc<Core>,
     backend: &Arc<Backend>,
@@ -383,24 +456,12 @@ fn plan_tools(
         planned.push(front);
         remotes.push(tool.name.clone());
     }
-    let missing = core
-        .policy
-        .allowed(&backend.name)
-        .map(|allow| {
-            allow
-                .iter()
-                .filter(|wanted| !tools.iter().any(|tool| &tool.name == *wanted))
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default();
     (
         change,
         ServedTools {
             tools: planned,
             remotes,
             skipped,
-            missing,
         },
     )
 }

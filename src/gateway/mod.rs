@@ -2,12 +2,44 @@
 //! policy enforced on every call (`toolwire serve`).
 //!
 //! [`Gateway::start`] starts every backend of a [`ServerConfigs`] in parallel, each within
-//! [`GatewayConfig::start_timeout`]; one that fails to start (or to list its tools) is
-//! reported in [`Gateway::report`] with its error, as `doctor` reports it, and left out,
-//! never holding up the others. The tools of the others (all pages) are served through a
-//! [`Server`] under their front names (`mcp__{server}__{tool}` by default,
-//! [`Policy::namespace`]), over stdio ([`Gateway::serve_stdio`]) or Streamable HTTP
-//! ([`Gateway::serve_http`], loopback unless told otherwise).
+//! [`GatewayConfig::start_timeout`] (10 s by default); one that fails to start (or to list
+//! its tools) is reported in [`Gateway::report`] with its error, as `doctor` reports it,
+//! logged once at `warn`, and left out, never holding up the others. The tools of the others
+//! (all pages) are served through a [`Server`] under their front names
+//! (`mcp__{server}__{tool}` by default, [`Policy::namespace`]), over stdio
+//! ([`Gateway::serve_stdio`]) or Streamable HTTP ([`Gateway::serve_http`], loopback unless
+//! told otherwise).
+//!
+//! # Starting without waiting
+//!
+//! [`Gateway::start`] returns once every backend has started or been left out.
+//! [`Gateway::launch`] (what `toolwire serve` runs) returns at once: the front server answers
+//! `initialize` and every request from the start, and each backend joins when it is ready,
+//! its lists served in one change, so the front clients get one `list_changed` per kind.
+//! [`StartReport::starting`] names those not ready yet, and [`Gateway::wait_started`] waits
+//! for them. Meanwhile `tools/list`, and a call of a tool not served, wait (on a front worker,
+//! at most until the start timeout: [`Server::set_settling`]) until every backend has
+//! started or been left out, so a host that lists once, or calls without listing, sees every
+//! backend that starts in time. Since a front client may initialize before any backend is
+//! ready, the launched gateway declares tools, resources (with subscriptions), prompts and
+//! completion from the start (lists empty until a backend offers them; a subscription or
+//! completion a backend does not offer is refused or empty); the Skills extension is
+//! declared once every backend has started or been left out, for the front clients that
+//! initialize from then on. ([`Gateway::start`] declares what the started backends offer.)
+//!
+//! # The policy fails closed
+//!
+//! A [`Policy`] naming a server the config lacks is an error of the start
+//! ([`Policy::check_servers`]: the config's names, with a "did you mean"). A backend whose
+//! listing the policy's `deny`, `allow` or `tools` names do not match (a name it lists as
+//! neither a tool nor a prompt, or a `tools` name that is not one of its tools; most likely a
+//! typo, whose rule would silently not apply) is kept out: none of its tools, prompts or
+//! resources are served, it is in [`StartReport::failed`] with a [`PolicyMismatch`] (the
+//! names, a "did you mean", what it lists), logged once at `warn`. Its listing is judged when
+//! it arrives at start, when the backend joins late, and on each of its list changes: a tool
+//! that appears later is served or not by the same names, and a backend whose listing comes to
+//! match them is served again (logged too). The policy is read once: a policy fixed on disk
+//! takes effect when the gateway is started again.
 //!
 //! # Resources and prompts
 //!
@@ -22,7 +54,8 @@
 //!   templates are listed as their backends list them. `resources/read` goes to the backend
 //!   that listed the URI, or whose template matches it (RFC 6570, every operator). A URI
 //!   or template that two backends list is served from the first in the config's order
-//!   ([`ServerConfigs::names`]); the clash is logged and in [`StartedBackend::clashes`].
+//!   ([`ServerConfigs::names`]) under [`Gateway::start`], and from the first to join under
+//!   [`Gateway::launch`]; the clash is logged and in [`StartedBackend::clashes`].
 //!   (A clash is settled when the second backend is listed: should the first drop the URI
 //!   later, the second serves it from its own next re-listing.)
 //!   The policy's lists do not apply to resources: they are data the host reads, never run.
@@ -211,9 +244,7 @@ use serde_json::{json, Map, Value};
 
 use crate::config::ServerConfigs;
 use crate::error::{Error, Result};
-use crate::harness::{
-    Audit, AuditEvent, BudgetScopes, Harness, HarnessConfig, SkippedTool, Status, Transcript,
-};
+use crate::harness::{Audit, AuditEvent, BudgetScopes, Harness, HarnessConfig, Status, Transcript};
 use crate::mcp::{ProtocolMode, RestartPolicy};
 use crate::server::{HttpServer, HttpServerConfig, Method, Server, ServerConfig};
 
@@ -226,7 +257,8 @@ mod skills;
 mod start;
 mod stats;
 
-pub use policy::{Policy, MAX_POLICY_BYTES};
+pub use policy::{Policy, PolicyMismatch, UnknownName, MAX_POLICY_BYTES};
+pub use start::{Clash, FailedBackend, StartReport, StartedBackend};
 
 use backend::Backend;
 
@@ -240,8 +272,6 @@ pub const STATS_METHOD: &str = "toolwire/stats";
 const FRONT_GRACE: Duration = Duration::from_secs(2);
 /// The most callers whose budgets are held at once (see [Budgets](self#budgets)).
 const MAX_CALLER_BUDGETS: usize = 4096;
-/// How long past the start deadline the gateway waits for a starting thread's word.
-const START_GRACE: Duration = Duration::from_secs(1);
 
 /// How the gateway runs. `GatewayConfig::new()` spells out every default.
 #[derive(Clone)]
@@ -249,6 +279,7 @@ pub struct GatewayConfig {
     name: String,
     version: String,
     start_timeout: Duration,
+    connect_timeout: Duration,
     restart: RestartPolicy,
     workers: usize,
     protocol: ProtocolMode,
@@ -271,6 +302,7 @@ impl std::fmt::Debug for GatewayConfig {
             .field("name", &self.name)
             .field("version", &self.version)
             .field("start_timeout", &self.start_timeout)
+            .field("connect_timeout", &self.connect_timeout)
             .field("restart", &self.restart)
             .field("workers", &self.workers)
             .field("protocol", &self.protocol)
@@ -288,7 +320,8 @@ impl Default for GatewayConfig {
         GatewayConfig {
             name: "toolwire-gateway".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            start_timeout: Duration::from_secs(30),
+            start_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(30),
             restart: RestartPolicy::default(),
             workers: 64,
             protocol: ProtocolMode::Auto,
@@ -313,10 +346,21 @@ impl GatewayConfig {
         self
     }
 
-    /// How long each backend may take to start, finish its lifecycle and list its tools (1 ms
-    /// to 1 hour). Defaults to 30 s.
+    /// How long each backend may take to start, finish its lifecycle and list its tools,
+    /// resources and prompts (1 ms to 1 hour): one that has not by then is left out (and
+    /// reported once), while the others serve. It bounds the backends' requests that carry no
+    /// deadline of their own (listing again after a change) too. Defaults to 10 s.
     pub fn start_timeout(mut self, timeout: Duration) -> Self {
         self.start_timeout = timeout;
+        self
+    }
+
+    /// How long starting or reaching a backend and its handshake may take, each time it is
+    /// started (at the gateway's start, within [`GatewayConfig::start_timeout`] too, and
+    /// again after it died). Defaults to 30 s (so at the first start the start timeout is
+    /// the bound).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
         self
     }
 
@@ -376,60 +420,6 @@ impl GatewayConfig {
     }
 }
 
-/// A backend that started.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StartedBackend {
-    /// Its name in the config.
-    pub name: String,
-    /// The front names of its tools.
-    pub tools: Vec<String>,
-    /// Its tools the gateway does not serve, and why (the policy, a bad name or schema).
-    pub skipped: Vec<SkippedTool>,
-    /// Names on its allow list that it offers neither as a tool nor as a prompt.
-    pub missing: Vec<String>,
-    /// The front names of its prompts.
-    pub prompts: Vec<String>,
-    /// Its prompts the gateway does not serve, and why (the policy).
-    pub skipped_prompts: Vec<SkippedTool>,
-    /// The URIs of its resources served (another backend's clashes are not here).
-    pub resources: Vec<String>,
-    /// Its resource templates served.
-    pub templates: Vec<String>,
-    /// Its resource URIs, templates or prompt names another backend serves already.
-    pub clashes: Vec<Clash>,
-    /// The lists (resources, prompts) that could not be read, and why; its tools serve.
-    pub unlisted: Vec<String>,
-}
-
-/// A resource URI, template or front prompt name that two backends list: the first in the
-/// config's order serves it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Clash {
-    /// The URI, template or front name.
-    pub key: String,
-    /// The backend that serves it.
-    pub served_by: String,
-}
-
-/// A backend that is left out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FailedBackend {
-    /// Its name in the config.
-    pub name: String,
-    /// Why (secrets masked).
-    pub error: String,
-}
-
-/// What [`Gateway::start`] found.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StartReport {
-    /// The backends served, in the config's order.
-    pub started: Vec<StartedBackend>,
-    /// The backends left out: a bad config entry, a start or list that failed or passed its
-    /// deadline.
-    pub failed: Vec<FailedBackend>,
-}
-
 /// The backend of each front tool name served.
 type Owners = Arc<RwLock<std::collections::HashMap<String, String>>>;
 
@@ -454,6 +444,8 @@ pub(crate) struct Core {
     next_connection: AtomicU64,
     /// Front subscriptions to resources, by URI.
     subscriptions: catalog::Subscriptions,
+    /// Where each backend is.
+    roster: start::Roster,
 }
 
 impl Core {
@@ -482,9 +474,19 @@ impl Core {
         event.tool = Some(name.chars().take(128).collect());
         event.status = Some(Status::UnknownTool);
         self.emit(event);
+        let starting = self.roster.starting();
+        let later = if starting.is_empty() {
+            String::new()
+        } else {
+            // A one-shot client that calls without listing may be early, not wrong.
+            format!(
+                " (servers still starting, whose tools are listed when they are ready: {})",
+                starting.join(", ")
+            )
+        };
         format!(
             "UNKNOWN_TOOL: this gateway serves no tool named {}; nothing was run. Call one of \
-             the tools it lists",
+             the tools it lists{later}",
             crate::json::quote(name)
         )
     }
@@ -509,33 +511,70 @@ impl Core {
 #[derive(Clone)]
 pub struct Gateway {
     core: Arc<Core>,
-    report: Arc<StartReport>,
     options: Arc<GatewayConfig>,
 }
 
 impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gateway")
-            .field("report", &self.report)
+            .field("report", &self.report())
             .finish_non_exhaustive()
     }
 }
 
 impl Gateway {
     /// Starts every backend of `configs` in parallel (each within the start timeout), lists
-    /// their tools, and makes the front server; see the module documentation. Backends that
-    /// fail are in [`Gateway::report`]; the gateway starts even with none.
+    /// their lists, and makes the front server; returns once every backend has started or
+    /// been left out, and serves those started in the config's order. See the module
+    /// documentation. Backends that fail are in [`Gateway::report`]; the gateway starts even
+    /// with none.
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] for options out of their bounds; [`Error::Io`] when a thread cannot
+    /// [`Error::Config`] for options out of their bounds, or a policy naming a server the
+    /// config does not have ([`Policy::check_servers`]); [`Error::Io`] when a thread cannot
     /// be started.
     pub fn start(
         configs: &ServerConfigs,
         policy: Policy,
         options: GatewayConfig,
     ) -> Result<Gateway> {
+        Gateway::begin(configs, policy, options, true)
+    }
+
+    /// As [`Gateway::start`], but returns at once: the front server answers from the start
+    /// (`initialize` does not wait for any backend), and each backend joins when it is
+    /// ready, its front clients told the tool list changed. One not ready within the start
+    /// timeout is left out and reported once. [`Gateway::wait_started`] waits for them all.
+    ///
+    /// # Errors
+    ///
+    /// As [`Gateway::start`].
+    pub fn launch(
+        configs: &ServerConfigs,
+        policy: Policy,
+        options: GatewayConfig,
+    ) -> Result<Gateway> {
+        Gateway::begin(configs, policy, options, false)
+    }
+
+    /// Waits until every backend has started or been left out (at most the start timeout
+    /// from [`Gateway::launch`], and a little more for the last to be served); true when
+    /// they have. At once after [`Gateway::start`].
+    pub fn wait_started(&self) -> bool {
+        self.core
+            .roster
+            .wait(std::time::Instant::now() + self.options.start_timeout + FRONT_GRACE)
+    }
+
+    fn begin(
+        configs: &ServerConfigs,
+        policy: Policy,
+        options: GatewayConfig,
+        hold: bool,
+    ) -> Result<Gateway> {
         crate::harness::check_bound("the gateway's start timeout", options.start_timeout)?;
+        crate::harness::check_bound("the gateway's connect timeout", options.connect_timeout)?;
         if !(1..=1024).contains(&options.workers) {
             return Err(Error::Config(format!(
                 "the gateway's workers must be 1 to 1024, not {}",
@@ -547,14 +586,7 @@ impl Gateway {
             .request_timeout(crate::harness::ToolTimeout::Long.duration() + FRONT_GRACE);
         server_config.metrics = options.metrics.clone();
         let server = Server::new(server_config)?;
-        for server_name in policy.servers() {
-            if configs.get(server_name).is_none() {
-                log::warn!(
-                    target: LOG_TARGET,
-                    "the policy names server {server_name:?}, which the config does not have"
-                );
-            }
-        }
+        policy.check_servers(configs)?;
         // Each backend's tools run on the front server's workers, admitted by the backend's
         // own handle: the harness's one worker never runs a gateway call.
         let mut harness_config = HarnessConfig::default()
@@ -597,6 +629,7 @@ impl Gateway {
             harness,
             next_connection: AtomicU64::new(0),
             subscriptions: catalog::Subscriptions::default(),
+            roster: start::Roster::default(),
         });
         let weak = Arc::downgrade(&core);
         core.server
@@ -604,6 +637,12 @@ impl Gateway {
                 Some(core) => core.unknown_tool(name),
                 None => format!("UNKNOWN_TOOL: {}", crate::json::quote(name)),
             });
+        // A host that lists the tools (or calls one) while backends start is answered once
+        // they have started or been left out: it sees every backend that starts in time.
+        let weak = Arc::downgrade(&core);
+        core.server.set_settling(move |deadline| {
+            weak.upgrade().is_none_or(|core| core.roster.wait(deadline))
+        });
         let weak = Arc::downgrade(&core);
         core.server.add_method(
             Method::new(STATS_METHOD, move |_context, _params| {
@@ -611,19 +650,23 @@ impl Gateway {
             })
             .inline(true),
         )?;
-        let mut report = start::start_backends(&core, configs, &options);
-        serve_catalog(&core);
-        skills::serve(&core, &mut report)?;
+        if !hold {
+            // Declared before any backend is ready: a front client initializing now learns
+            // of the kinds a backend that joins later offers.
+            serve_catalog(&core, true);
+        }
+        start::start_backends(&core, configs, &options, hold)?;
         Ok(Gateway {
             core,
-            report: Arc::new(report),
             options: Arc::new(options),
         })
     }
 
-    /// Which backends started and which are left out.
-    pub fn report(&self) -> &StartReport {
-        &self.report
+    /// Which backends are served, which are left out (and why), and which are still
+    /// starting, now: a backend that joins late, or that a list change puts out of or back
+    /// in line with the policy's names, moves.
+    pub fn report(&self) -> StartReport {
+        self.core.roster.report()
     }
 
     /// The front server (to serve it over another transport, or to add tools of its own).
@@ -678,6 +721,7 @@ impl Gateway {
     /// Closes every backend (stdio children are ended) and the harness (calls from then on
     /// are `BUSY`). Idempotent.
     pub fn close(&self) {
+        self.core.roster.close();
         for backend in self.core.backends.read().values() {
             backend.close();
         }
@@ -697,11 +741,11 @@ fn masked(error: &Error) -> String {
     crate::mask::mask_urls_in(&error.to_string()).into_owned()
 }
 
-/// Declares the kinds the started backends offer, and passes subscriptions and completion
-/// on to them.
-fn serve_catalog(core: &Arc<Core>) {
-    let (mut resources, mut subscribe, mut prompts) = (false, false, false);
-    let mut completions = false;
+/// Declares the kinds the started backends offer (or, with `every`, every kind: backends
+/// that join later may offer any), and passes subscriptions and completion on to them.
+pub(super) fn serve_catalog(core: &Arc<Core>, every: bool) {
+    let (mut resources, mut subscribe, mut prompts) = (every, every, every);
+    let mut completions = every;
     for backend in core.backends.read().values() {
         let Some(info) = backend
             .client()

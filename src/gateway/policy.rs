@@ -13,6 +13,10 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::harness::{check_bound, Overflow, ResultLimit, ToolOptions, ToolTimeout};
 
+mod check;
+
+pub use check::{PolicyMismatch, UnknownName};
+
 /// The largest policy document read, in bytes.
 pub const MAX_POLICY_BYTES: usize = 256 * 1024;
 /// The most calls per caller and window a policy may allow.
@@ -100,6 +104,10 @@ struct ServerRules {
 /// | `allow_large_integers` | top, server, tool | integers beyond ±(2^53 − 1) are passed on | false (INVALID) |
 ///
 /// A tool's setting is its own, else its server's, else the top level's, else the default.
+///
+/// Every name is checked: a server the config lacks stops the gateway's start
+/// ([`Policy::check_servers`]), and a `deny`, `allow` or `tools` name its backend does not
+/// list keeps that backend out ([`Policy::check_listing`]), each with a "did you mean".
 ///
 /// Prompts are named with `namespace` too (`{tool}` is the prompt's name) and filtered by
 /// `allow` and `deny` as tools are; the other keys are about calls and do not apply to
@@ -320,11 +328,6 @@ impl Policy {
             Some(allow) if !allow.contains(tool) => Some("it is not on the policy's allow list"),
             _ => None,
         }
-    }
-
-    /// The allow-list names of `server`, to report those its backend does not offer.
-    pub(crate) fn allowed(&self, server: &str) -> Option<&BTreeSet<String>> {
-        self.servers.get(server)?.allow.as_ref()
     }
 
     /// The servers the policy names.

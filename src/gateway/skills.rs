@@ -13,7 +13,7 @@ use std::sync::{Arc, Weak};
 
 use serde_json::{json, Map, Value};
 
-use super::{Clash, Core, StartReport, LOG_TARGET};
+use super::{Clash, Core, LOG_TARGET};
 use crate::client::CallOptions;
 use crate::mcp::{methods, McpClient, SKILLS_EXTENSION};
 use crate::server::{HandlerError, Method};
@@ -21,10 +21,11 @@ use crate::server::{HandlerError, Method};
 /// The most entries of one front `skills/list` page.
 const PAGE: usize = 50;
 
-/// Declares the extension and serves its methods when a started backend declares it; the
-/// skill URIs two backends list go into the report as clashes of the later one.
-pub(super) fn serve(core: &Arc<Core>, report: &mut StartReport) -> crate::Result<()> {
-    let order: Vec<String> = report.started.iter().map(|b| b.name.clone()).collect();
+/// Declares the extension and serves its methods when a backend of `order` (those started,
+/// in the config's order) declares it; returns the skill URIs two backends list, as clashes
+/// of the later one (by its name).
+pub(super) fn serve(core: &Arc<Core>, order: Vec<String>) -> crate::Result<Vec<(String, Clash)>> {
+    let mut clashes = Vec::new();
     let mut directory_read = false;
     let mut any = false;
     let mut seen: Vec<(String, String)> = Vec::new();
@@ -50,19 +51,20 @@ pub(super) fn serve(core: &Arc<Core>, report: &mut StartReport) -> crate::Result
                     target: LOG_TARGET,
                     "the skill {uri} of server {name:?} is served from server {first:?} (first in the config's order)"
                 );
-                if let Some(started) = report.started.iter_mut().find(|b| b.name == name) {
-                    started.clashes.push(Clash {
+                clashes.push((
+                    name.clone(),
+                    Clash {
                         key: uri.to_owned(),
                         served_by: first.clone(),
-                    });
-                }
+                    },
+                ));
             } else {
                 seen.push((uri.to_owned(), name.clone()));
             }
         }
     }
     if !any {
-        return Ok(());
+        return Ok(clashes);
     }
     let order = Arc::new(order);
     let weak = Arc::downgrade(core);
@@ -96,7 +98,7 @@ pub(super) fn serve(core: &Arc<Core>, report: &mut StartReport) -> crate::Result
         json!({})
     };
     core.server.declare_extension(SKILLS_EXTENSION, settings);
-    Ok(())
+    Ok(clashes)
 }
 
 /// The connected backends among `order`, in that order.

@@ -1,37 +1,234 @@
 //! Starting the backends: each in parallel on a thread of its own, within the start
-//! deadline, listing its tools, resources and prompts; one that fails is reported and left
-//! out.
+//! deadline, listing its tools, resources and prompts; one that fails is reported once and
+//! left out. Each backend joins when it is ready (its tools served, the front clients told
+//! the list changed), or, for [`super::Gateway::start`], all together in the config's order
+//! once every one is ready or left out.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
 
 use super::backend::Backend;
 use super::catalog::{self, Listed};
-use super::{lists, masked, Core, FailedBackend, GatewayConfig, StartReport, FRONT_GRACE};
-use super::{LOG_TARGET, START_GRACE};
+use super::{lists, masked, Core, GatewayConfig, FRONT_GRACE, LOG_TARGET};
 use crate::config::ServerConfigs;
 use crate::error::Error;
 use crate::error::Result;
+use crate::harness::SkippedTool;
 use crate::mcp::{McpClient, McpConfig, Tool};
 use crate::transport::Connector;
+
+/// A backend that started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartedBackend {
+    /// Its name in the config.
+    pub name: String,
+    /// The front names of its tools.
+    pub tools: Vec<String>,
+    /// Its tools the gateway does not serve, and why (the policy, a bad name or schema).
+    pub skipped: Vec<SkippedTool>,
+    /// The front names of its prompts.
+    pub prompts: Vec<String>,
+    /// Its prompts the gateway does not serve, and why (the policy).
+    pub skipped_prompts: Vec<SkippedTool>,
+    /// The URIs of its resources served (another backend's clashes are not here).
+    pub resources: Vec<String>,
+    /// Its resource templates served.
+    pub templates: Vec<String>,
+    /// Its resource URIs, templates or prompt names another backend serves already.
+    pub clashes: Vec<Clash>,
+    /// The lists (resources, prompts) that could not be read, and why; its tools serve.
+    pub unlisted: Vec<String>,
+}
+
+/// A resource URI, template or front prompt name that two backends list: the first in the
+/// config's order serves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clash {
+    /// The URI, template or front name.
+    pub key: String,
+    /// The backend that serves it.
+    pub served_by: String,
+}
+
+/// A backend that is left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedBackend {
+    /// Its name in the config.
+    pub name: String,
+    /// Why (secrets masked).
+    pub error: String,
+}
+
+/// Where the backends are ([`super::Gateway::report`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StartReport {
+    /// The backends served, in the config's order.
+    pub started: Vec<StartedBackend>,
+    /// The backends left out: a bad config entry, a start or list that failed or passed its
+    /// deadline, or a listing the policy's names do not match ([`super::PolicyMismatch`]: kept
+    /// out until they match).
+    pub failed: Vec<FailedBackend>,
+    /// The backends still starting (only after [`super::Gateway::launch`], within the start
+    /// timeout).
+    pub starting: Vec<String>,
+}
+
+/// How far past the start deadline a starting backend's client's own bounds reach.
+const OWN_BOUNDS_MARGIN: Duration = Duration::from_secs(1);
 
 /// What a starting thread reports.
 type Started = (String, Result<Connected>);
 /// A backend's client and its lists.
 type Connected = (McpClient, Arc<Vec<Tool>>, Listed);
+/// A backend that started, or why it did not (as the report says it).
+type Joined = std::result::Result<Connected, String>;
 
+/// Where a backend is.
+enum Place {
+    Starting,
+    Started(StartedBackend),
+    Out(String),
+}
+
+/// Where each backend of the config is, in the config's order: what
+/// [`super::Gateway::report`] reads.
+#[derive(Default)]
+pub(super) struct Roster {
+    state: Mutex<Places>,
+    settled: Condvar,
+}
+
+#[derive(Default)]
+struct Places {
+    order: Vec<(String, Place)>,
+    /// Every backend has started or been left out.
+    done: bool,
+    /// The gateway is closed: a backend that starts now is closed at once.
+    closed: bool,
+}
+
+impl Roster {
+    fn add(&self, name: &str, place: Place) {
+        self.state.lock().order.push((name.to_owned(), place));
+    }
+
+    /// Records that a backend is served (with its report) or left out (with why).
+    pub(super) fn place(&self, name: &str, outcome: std::result::Result<StartedBackend, String>) {
+        let mut state = self.state.lock();
+        if let Some((_, place)) = state.order.iter_mut().find(|(known, _)| known == name) {
+            *place = match outcome {
+                Ok(started) => Place::Started(started),
+                Err(why) => Place::Out(why),
+            };
+        }
+    }
+
+    fn is_starting(&self, name: &str) -> bool {
+        self.state
+            .lock()
+            .order
+            .iter()
+            .any(|(known, place)| known == name && matches!(place, Place::Starting))
+    }
+
+    fn add_clash(&self, name: &str, clash: Clash) {
+        for (known, place) in &mut self.state.lock().order {
+            if let (true, Place::Started(started)) = (known == name, place) {
+                started.clashes.push(clash);
+                return;
+            }
+        }
+    }
+
+    /// The backends still starting.
+    pub(super) fn starting(&self) -> Vec<String> {
+        let state = self.state.lock();
+        state
+            .order
+            .iter()
+            .filter(|(_, place)| matches!(place, Place::Starting))
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    fn started_names(&self) -> Vec<String> {
+        let state = self.state.lock();
+        state
+            .order
+            .iter()
+            .filter(|(_, place)| matches!(place, Place::Started(_)))
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    fn finish(&self) {
+        self.state.lock().done = true;
+        self.settled.notify_all();
+    }
+
+    /// Waits until every backend has started or been left out, or `deadline`; true when
+    /// they have.
+    pub(super) fn wait(&self, deadline: Instant) -> bool {
+        let mut state = self.state.lock();
+        while !state.done {
+            if self.settled.wait_until(&mut state, deadline).timed_out() {
+                return state.done;
+            }
+        }
+        true
+    }
+
+    /// Runs `then` unless the gateway is closed (then a backend that started is closed
+    /// instead); false when it is.
+    fn unless_closed(&self, then: impl FnOnce()) -> bool {
+        let state = self.state.lock();
+        if state.closed {
+            return false;
+        }
+        then();
+        true
+    }
+
+    /// Marks the gateway closed: backends that start from now on are closed at once.
+    pub(super) fn close(&self) {
+        self.state.lock().closed = true;
+    }
+
+    pub(super) fn report(&self) -> StartReport {
+        let state = self.state.lock();
+        let mut report = StartReport::default();
+        for (name, place) in &state.order {
+            match place {
+                Place::Starting => report.starting.push(name.clone()),
+                Place::Started(started) => report.started.push(started.clone()),
+                Place::Out(error) => report.failed.push(FailedBackend {
+                    name: name.clone(),
+                    error: error.clone(),
+                }),
+            }
+        }
+        report
+    }
+}
+
+/// Starts every backend of `configs`, each on a thread of its own. With `hold`, waits until
+/// each has started or passed its deadline and serves those started in the config's order;
+/// without, returns at once and each joins when it is ready.
 pub(super) fn start_backends(
     core: &Arc<Core>,
     configs: &ServerConfigs,
     options: &GatewayConfig,
-) -> StartReport {
-    let mut report = StartReport::default();
+    hold: bool,
+) -> Result<()> {
+    let left_out = |name: &str, error: String| {
+        log::warn!(target: LOG_TARGET, "server {name:?} is left out: {error}");
+        core.roster.add(name, Place::Out(error));
+    };
     for (name, error) in configs.rejected() {
-        report.failed.push(FailedBackend {
-            name: name.to_owned(),
-            error: error.to_owned(),
-        });
+        left_out(name, error.to_owned());
     }
     let (sender, receiver) = crossbeam_channel::unbounded::<Started>();
     let mut starting = Vec::new();
@@ -41,10 +238,7 @@ pub(super) fn start_backends(
         let connector = match connector(configs, name, options) {
             Ok(connector) => connector,
             Err(error) => {
-                report.failed.push(FailedBackend {
-                    name: name.to_owned(),
-                    error: masked(&error),
-                });
+                left_out(name, masked(&error));
                 continue;
             }
         };
@@ -75,66 +269,144 @@ pub(super) fn start_backends(
                 }
             });
         match spawned {
-            Ok(_) => starting.push(backend),
-            Err(error) => report.failed.push(FailedBackend {
-                name: name.to_owned(),
-                error: format!("cannot start a thread: {error}"),
-            }),
+            Ok(_) => {
+                core.roster.add(name, Place::Starting);
+                starting.push(backend);
+            }
+            Err(error) => left_out(name, format!("cannot start a thread: {error}")),
         }
     }
     drop(sender);
-    let deadline = Instant::now() + options.start_timeout + START_GRACE;
-    let mut results: BTreeMap<String, Result<Connected>> = BTreeMap::new();
-    while results.len() < starting.len() {
-        match receiver.recv_deadline(deadline) {
-            Ok((name, started)) => {
-                results.insert(name, started);
+    let deadline = Instant::now() + options.start_timeout;
+    let joining = Joining {
+        core: Arc::downgrade(core),
+        configs: configs.clone(),
+        timeout: options.start_timeout,
+        hold,
+    };
+    if hold {
+        joining.run(receiver, starting, deadline);
+        return Ok(());
+    }
+    std::thread::Builder::new()
+        .name("toolwire-gateway-join".into())
+        .spawn(move || joining.run(receiver, starting, deadline))
+        .map(drop)
+        .map_err(Error::Io)
+}
+
+/// The start's end: takes each backend's word as it comes, until every one has spoken or
+/// the deadline passed.
+struct Joining {
+    core: Weak<Core>,
+    configs: ServerConfigs,
+    timeout: Duration,
+    hold: bool,
+}
+
+impl Joining {
+    fn run(
+        self,
+        receiver: crossbeam_channel::Receiver<Started>,
+        starting: Vec<Arc<Backend>>,
+        deadline: Instant,
+    ) {
+        let mut held: BTreeMap<String, Joined> = BTreeMap::new();
+        for _ in 0..starting.len() {
+            let Ok((name, started)) = receiver.recv_deadline(deadline) else {
+                break;
+            };
+            let started = started.map_err(|error| failure(&self.configs, &name, &error));
+            match (
+                self.hold,
+                starting.iter().find(|backend| backend.name == name),
+            ) {
+                (false, Some(backend)) => self.join(backend, started),
+                _ => {
+                    held.insert(name, started);
+                }
             }
-            Err(_) => break,
         }
-    }
-    // Late threads find the channel closed and close what they started.
-    drop(receiver);
-    // In the config's order, so a URI two backends list goes to the first.
-    for backend in starting {
-        match results.remove(&backend.name) {
-            Some(Ok((client, tools, listed))) => {
-                backend.set_client(client);
-                core.backends
-                    .write()
-                    .insert(backend.name.clone(), Arc::clone(&backend));
-                report
-                    .started
-                    .push(lists::serve_started(core, &backend, &tools, &listed));
-                lists::after_start(core, &backend);
+        // Late threads find the channel closed and close what they started.
+        drop(receiver);
+        // In the config's order, so a URI two backends list goes to the first.
+        for backend in &starting {
+            match held.remove(&backend.name) {
+                Some(started) => self.join(backend, started),
+                None if self
+                    .core
+                    .upgrade()
+                    .is_some_and(|core| core.roster.is_starting(&backend.name)) =>
+                {
+                    let why = format!(
+                        "it did not start and list its tools within {:?}",
+                        self.timeout
+                    );
+                    self.join(backend, Err(why));
+                }
+                None => {}
             }
-            Some(Err(error)) => report.failed.push(FailedBackend {
-                error: failure(configs, &backend.name, &error),
-                name: backend.name.clone(),
-            }),
-            None => report.failed.push(FailedBackend {
-                name: backend.name.clone(),
-                error: format!(
-                    "it did not start and list its tools within {:?}",
-                    options.start_timeout
-                ),
-            }),
         }
+        let Some(core) = self.core.upgrade() else {
+            return;
+        };
+        if self.hold {
+            super::serve_catalog(&core, false);
+        }
+        match super::skills::serve(&core, core.roster.started_names()) {
+            Ok(clashes) => {
+                for (name, clash) in clashes {
+                    core.roster.add_clash(&name, clash);
+                }
+            }
+            Err(error) => log::warn!(target: LOG_TARGET, "the skills cannot be served: {error}"),
+        }
+        core.roster.finish();
     }
-    for failed in &report.failed {
-        log::warn!(target: LOG_TARGET, "server {:?} is left out: {}", failed.name, failed.error);
+
+    /// Serves a backend that started, or reports it left out (once).
+    fn join(&self, backend: &Arc<Backend>, started: Joined) {
+        let Some(core) = self.core.upgrade() else {
+            if let Ok((client, _, _)) = started {
+                let _ = client.close();
+            }
+            return;
+        };
+        let (client, tools, listed) = match started {
+            Ok(connected) => connected,
+            Err(why) => {
+                log::warn!(target: LOG_TARGET, "server {:?} is left out: {why}", backend.name);
+                core.roster.place(&backend.name, Err(why));
+                return;
+            }
+        };
+        backend.set_client(client);
+        let admitted = core.roster.unless_closed(|| {
+            core.backends
+                .write()
+                .insert(backend.name.clone(), Arc::clone(backend));
+        });
+        if !admitted {
+            backend.close();
+            return;
+        }
+        let joined = lists::serve_started(&core, backend, &tools, &listed);
+        core.roster.place(&backend.name, joined);
+        lists::after_start(&core, backend);
     }
-    report
 }
 
 /// The MCP settings every backend's client starts from.
 fn backend_config(options: &GatewayConfig) -> McpConfig {
     let start = options.start_timeout;
+    // Past the start deadline by a margin: the deadline, not a race with the client's own
+    // bounds, decides when a backend is left out (and says so in its words).
+    let connect = options.connect_timeout.min(start + OWN_BOUNDS_MARGIN);
     McpConfig::default()
         .mode(options.protocol)
         .client_name(options.name.clone())
-        .connect_timeout(start)
-        .initialize_timeout(start)
+        .connect_timeout(connect)
+        .initialize_timeout(connect)
         .discover_timeout(start.min(Duration::from_secs(10)))
         .restart(options.restart)
         .rpc(

@@ -607,6 +607,8 @@ pub(crate) struct Catalog {
     pub(crate) completion: Option<CompletionFn>,
     /// The text of a call to a tool not served (the gateway's UNKNOWN_TOOL).
     pub(crate) unknown_tool: Option<super::UnknownToolFn>,
+    /// Holds `tools/list` and calls of unknown tools while a proxy's catalog settles.
+    pub(crate) settling: Option<super::SettlingFn>,
     /// Kinds declared even while none are served (a gateway's come and go with its
     /// backends).
     pub(crate) declared: Declared,

@@ -232,6 +232,77 @@ fn route(
     era: Era,
     capabilities: &Value,
 ) -> Result<Route, Rejection> {
+    match held(conn, method, params, era, capabilities) {
+        Some(route) => Ok(route),
+        None => routed(conn, method, params, era, capabilities),
+    }
+}
+
+/// A request the catalog cannot answer well while it settles ([`super::Server::set_settling`]):
+/// a listing, or a call, read or get of something not served yet. It waits on a worker until
+/// the catalog has settled (or its deadline), and is then routed as usual.
+fn held(
+    conn: &Arc<Connection>,
+    method: &str,
+    params: &Value,
+    era: Era,
+    capabilities: &Value,
+) -> Option<Route> {
+    let settled = {
+        let catalog = conn.server.catalog.read();
+        let settled = catalog.settling.clone()?;
+        let named = |key: &str| params.get(key).and_then(Value::as_str).unwrap_or_default();
+        let waits = match method {
+            methods::TOOLS_LIST
+            | methods::RESOURCES_LIST
+            | methods::RESOURCES_TEMPLATES_LIST
+            | methods::PROMPTS_LIST => true,
+            methods::TOOLS_CALL => catalog.tools.get(named("name")).is_none(),
+            methods::PROMPTS_GET => catalog.prompts.get(named("name")).is_none(),
+            methods::RESOURCES_READ => catalog.resources.get(named("uri")).is_none(),
+            _ => false,
+        };
+        if !waits {
+            return None;
+        }
+        settled
+    };
+    let now = std::time::Instant::now();
+    if crate::sys::guard("the settling hook", || settled(now)) != Some(false) {
+        return None;
+    }
+    let bound = conn.server.config.request_timeout;
+    let timeout = if method == methods::TOOLS_CALL {
+        TimeoutAnswer::Tool(bound)
+    } else {
+        TimeoutAnswer::Rpc(bound)
+    };
+    let target = ["name", "uri"]
+        .iter()
+        .find_map(|key| params.get(*key).and_then(Value::as_str))
+        .map(str::to_owned);
+    let (conn, method) = (Arc::clone(conn), method.to_owned());
+    let (params, capabilities) = (params.clone(), capabilities.clone());
+    Some(Route {
+        work: Box::new(move |context| {
+            settled(context.deadline());
+            let route = routed(&conn, &method, &params, era, &capabilities)
+                .map_err(|rejection| HandlerError::Rpc(rejection.error))?;
+            (route.work)(context)
+        }),
+        inline: false,
+        timeout,
+        target,
+    })
+}
+
+fn routed(
+    conn: &Arc<Connection>,
+    method: &str,
+    params: &Value,
+    era: Era,
+    capabilities: &Value,
+) -> Result<Route, Rejection> {
     let server = Arc::clone(&conn.server);
     let config = &server.config;
     let bound = config.request_timeout;

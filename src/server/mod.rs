@@ -194,6 +194,9 @@ pub const LOG_TARGET: &str = "toolwire::server";
 /// Writes the text of a call to a tool that is not served (it runs while the catalog is read:
 /// it must not touch the server).
 pub(crate) type UnknownToolFn = Arc<dyn Fn(&str) -> String + Send + Sync>;
+/// Waits until the catalog has settled or the deadline; whether it has
+/// ([`Server::set_settling`]).
+pub(crate) type SettlingFn = Arc<dyn Fn(std::time::Instant) -> bool + Send + Sync>;
 
 /// A notification hook: sees every notification a client sends, on the thread that read it.
 type NotificationHook = Arc<dyn Fn(&Notification) + Send + Sync>;
@@ -454,6 +457,22 @@ impl Server {
     pub fn set_unknown_tool(&self, text: impl Fn(&str) -> String + Send + Sync + 'static) {
         let text: UnknownToolFn = Arc::new(text);
         self.shared.catalog.write().unknown_tool = Some(text);
+    }
+
+    /// Holds the listings (`tools/list`, `resources/list`, `resources/templates/list`,
+    /// `prompts/list`), and each `tools/call`, `prompts/get` or `resources/read` of a name or
+    /// URI not served, while the catalog is still settling (a proxy whose upstream servers
+    /// are starting): `settled(deadline)` waits until it has settled or `deadline` has
+    /// passed, and says whether it has; given a deadline already past it must not wait. A
+    /// held request waits on a worker, within its own bound, and is then answered as usual
+    /// from the catalog as it is then. `initialize` and every other request are never held.
+    /// Defaults to none: nothing is held.
+    pub fn set_settling(
+        &self,
+        settled: impl Fn(std::time::Instant) -> bool + Send + Sync + 'static,
+    ) {
+        let settled: SettlingFn = Arc::new(settled);
+        self.shared.catalog.write().settling = Some(settled);
     }
 
     /// Declares resources, resource subscriptions and prompts even while none are served (a

@@ -272,7 +272,7 @@ fn serve_uses_the_tokens_login_kept_and_says_how_to_log_in_without_them() {
     let without = serve(&dir.join("no-tokens.json"));
     assert!(
         without.stderr.contains(&format!(
-            "server remote is left out: needs authorization: run `toolwire --config {} \
+            "server \"remote\" is left out: needs authorization: run `toolwire --config {} \
              --server remote login`",
             config.display()
         )),

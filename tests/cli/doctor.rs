@@ -175,3 +175,62 @@ fn doctor_exits_0_when_every_server_is_ready() {
     command.env_remove("MCP_CLIENT_SECRET");
     run(command).expect(2);
 }
+
+#[test]
+fn doctor_checks_a_gateway_policy_without_serving() {
+    let dir = scratch("doctor-policy");
+    let config = dir.join("servers.json");
+    let server = tool_server();
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"files": {"command": server}, "search": {"command": server}}})
+            .to_string(),
+    )
+    .unwrap();
+    let policy = dir.join("policy.json");
+    // A typo in a deny list, and one in a server's name.
+    std::fs::write(
+        &policy,
+        r#"{"servers": {"files": {"deny": ["ecoh"]}, "serch": {"concurrency": 2}}}"#,
+    )
+    .unwrap();
+    let report = doctor(&config, &["--policy", policy.to_str().unwrap()]).expect(2);
+    assert!(
+        report
+            .stdout
+            .contains(r#"server "serch" (did you mean "search"?)"#),
+        "{}",
+        report.stdout
+    );
+    assert!(
+        report.stdout.contains("policy-mismatch"),
+        "{}",
+        report.stdout
+    );
+    assert!(
+        report
+            .stdout
+            .contains(r#"deny "ecoh" (did you mean "echo"?)"#),
+        "{}",
+        report.stdout
+    );
+    // The server's name fixed: the deny typo alone makes the run fail as a server would.
+    std::fs::write(&policy, r#"{"servers": {"files": {"deny": ["ecoh"]}}}"#).unwrap();
+    let report = doctor(&config, &["--policy", policy.to_str().unwrap(), "--json"]).expect(4);
+    let answer: Value = serde_json::from_str(&report.stdout).unwrap();
+    assert!(answer.get("policy").is_none(), "{answer}");
+    let status = |name: &str| {
+        answer["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|server| server["name"] == name)
+            .unwrap()["status"]
+            .clone()
+    };
+    assert_eq!(status("files"), "policy-mismatch", "{answer}");
+    assert_eq!(status("search"), "ready", "{answer}");
+    // Fixed: all ready.
+    std::fs::write(&policy, r#"{"servers": {"files": {"deny": ["echo"]}}}"#).unwrap();
+    doctor(&config, &["--policy", policy.to_str().unwrap()]).expect(0);
+}

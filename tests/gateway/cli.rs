@@ -12,6 +12,37 @@ use std::process::Stdio;
 use serde_json::{json, Value};
 use toolwire::{HttpConfig, McpClient, McpConfig};
 
+/// `toolwire serve ARGS` over stdio: the child, its stdin, its stdout, and its stderr lines.
+fn serve_stdio(
+    args: &[&str],
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    BufReader<std::process::ChildStdout>,
+    std::sync::mpsc::Receiver<String>,
+) {
+    let mut all = vec!["serve"];
+    all.extend_from_slice(args);
+    let mut child = cli::toolwire(&all)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let (sender, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    (child, stdin, stdout, lines)
+}
+
 fn write_config(folder: &std::path::Path, extra: Value) -> std::path::PathBuf {
     let mut config = json!({"mcpServers": {
         "alpha": support::tool_server_entry(),
@@ -33,24 +64,22 @@ fn serve_over_stdio_answers_a_host_and_prints_the_counters_on_exit() {
         &folder,
         json!({"toolwire": {"servers": {"beta": {"deny": ["crash"]}}}}),
     );
-    let mut child = cli::toolwire(&["serve", "--config", config.to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let stderr = child.stderr.take().unwrap();
-    let stderr = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
+    let (mut child, mut stdin, mut stdout, lines) =
+        serve_stdio(&["--config", config.to_str().unwrap()]);
     let mut ask = |request: Value| -> Value {
         writeln!(stdin, "{request}").unwrap();
         if request.get("id").is_none() {
             return Value::Null;
         }
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap()
+        // Notifications (the servers joining: the tool list changed) may come first.
+        loop {
+            let mut line = String::new();
+            stdout.read_line(&mut line).unwrap();
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message.get("id") == request.get("id") {
+                return message;
+            }
+        }
     };
     let init = ask(
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -63,6 +92,8 @@ fn serve_over_stdio_answers_a_host_and_prints_the_counters_on_exit() {
         "{init}"
     );
     ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // The servers join as they start; the gateway says what it serves once all have.
+    let mut seen = cli::read_until(&lines, |line| line.contains("toolwire: serving "));
     let listed = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
     let names: Vec<&str> = listed["result"]["tools"]
         .as_array()
@@ -92,9 +123,14 @@ fn serve_over_stdio_answers_a_host_and_prints_the_counters_on_exit() {
     );
     drop(stdin);
     let code = cli::wait_bounded(&mut child, cli::LIMIT);
-    let stderr = stderr.join().unwrap();
+    seen.extend(lines.iter());
+    let stderr = seen.join("\n");
     assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.contains("server gone is left out"), "{stderr}");
+    assert_eq!(
+        stderr.matches("server \"gone\" is left out").count(),
+        1,
+        "{stderr}"
+    );
     assert!(
         stderr.contains("/nonexistent/toolwire-no-such-server"),
         "{stderr}"
@@ -125,9 +161,10 @@ fn serve_over_http_with_a_policy_file_until_ctrl_c() {
     ]);
     command.stdin(Stdio::null());
     let (mut child, lines) = cli::spawn_with_stderr_lines(command);
-    let seen = cli::read_until(&lines, |line| line.contains("listening on "));
+    let seen = cli::read_until_each(&lines, &["listening on ", "toolwire: serving "]);
     let url = seen
-        .last()
+        .iter()
+        .find(|line| line.contains("listening on "))
         .unwrap()
         .split("listening on ")
         .nth(1)
@@ -181,6 +218,84 @@ fn a_bad_policy_is_a_usage_error_naming_the_place() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn a_policy_naming_a_server_the_config_lacks_stops_serve_with_the_names() {
+    let folder = cli::scratch("serve-unknown-server");
+    let config = write_config(
+        &folder,
+        json!({"toolwire": {"servers": {"alpah": {"deny": ["crash"]}}}}),
+    );
+    let run = cli::run(cli::toolwire(&[
+        "serve",
+        "--config",
+        config.to_str().unwrap(),
+    ]));
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains(r#"server "alpah" (did you mean "alpha"?)"#),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(r#""alpha", "beta", "gone""#),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn serve_answers_initialize_while_a_server_hangs_and_reports_it_once() {
+    let folder = cli::scratch("serve-hung");
+    let config = folder.join("config.json");
+    let entries = json!({"mcpServers": {
+        "alpha": support::tool_server_entry(),
+        // Starts, but never answers `initialize`.
+        "hung": {"command": "sleep", "args": ["600"]},
+    }});
+    std::fs::write(&config, entries.to_string()).unwrap();
+    let (mut child, mut stdin, mut stdout, lines) = serve_stdio(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--start-timeout",
+        "3s",
+    ]);
+    let asked = std::time::Instant::now();
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "host", "version": "1"}}})
+    )
+    .unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let took = asked.elapsed();
+    let init: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(init["id"], json!(1), "{init}");
+    assert!(init.get("result").is_some(), "{init}");
+    // Answered before the hung server's deadline, which is when it is reported.
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+    let early: Vec<String> = lines.try_iter().collect();
+    assert!(
+        !early.iter().any(|line| line.contains("left out")),
+        "{early:?}"
+    );
+    let mut seen = cli::read_until(&lines, |line| line.contains("toolwire: serving "));
+    drop(stdin);
+    assert_eq!(cli::wait_bounded(&mut child, cli::LIMIT), 0);
+    seen.extend(early);
+    seen.extend(lines.iter());
+    let stderr = seen.join("\n");
+    assert_eq!(
+        stderr.matches("server \"hung\" is left out").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("within 3s"), "{stderr}");
 }
 
 #[test]

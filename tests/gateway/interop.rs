@@ -71,9 +71,11 @@ fn serve_http(
     ]);
     command.stdin(Stdio::null());
     let (child, lines) = cli::spawn_with_stderr_lines(command);
-    let seen = cli::read_until(&lines, |line| line.contains("listening on "));
+    // The servers join as they start: once all have, the gateway says what it serves.
+    let seen = cli::read_until_each(&lines, &["listening on ", "toolwire: serving "]);
     let url = seen
-        .last()
+        .iter()
+        .find(|line| line.contains("listening on "))
         .unwrap()
         .split("listening on ")
         .nth(1)

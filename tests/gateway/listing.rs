@@ -85,7 +85,8 @@ fn the_policy_template_names_the_front_tools() {
         &[("files", tool_server_entry())],
         r#"{"namespace": "{server}.{tool}"}"#,
     );
-    let started = &gateway.report().started[0];
+    let report = gateway.report();
+    let started = &report.started[0];
     assert!(
         started.tools.contains(&"files.echo".to_owned()),
         "{started:?}"

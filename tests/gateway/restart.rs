@@ -122,7 +122,8 @@ fn shrinking_entry(test: &str) -> serde_json::Value {
 #[test]
 fn a_restarted_backend_is_listed_again_and_its_old_lists_go() {
     let gateway = gateway(&[("shrinking", shrinking_entry("relist"))], "{}");
-    let started = &gateway.report().started[0];
+    let report = gateway.report();
+    let started = &report.started[0];
     assert!(
         started.tools.contains(&"mcp__shrinking__log".to_owned()),
         "{started:?}"

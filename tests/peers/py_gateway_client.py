@@ -43,14 +43,32 @@ async def sampling(context, params):
     )
 
 
+WANTED = ["mcp__everything__echo", "mcp__everything__trigger-sampling-request",
+          "mcp__python__echo", "mcp__python__slow", "mcp__tools__echo", "mcp__tools__sleep"]
+
+
 async def main(mode, target):
     server = target[0] if target[0].startswith("http") else StdioServerParameters(command=target[0], args=target[1:])
-    async with Client(server, mode=mode, sampling_callback=sampling) as client:
+    # The gateway answers at once; each server joins when it has started, and the host is
+    # told the tool list changed: listed again on each notification, until all are there.
+    changed = anyio.Event()
+
+    async def on_message(message):
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async with Client(server, mode=mode, sampling_callback=sampling, message_handler=on_message) as client:
         print(f"ok: connected, protocol {client.protocol_version}", flush=True)
-        tools = await client.list_tools()
-        names = sorted(tool.name for tool in tools.tools)
-        for wanted in ["mcp__everything__echo", "mcp__everything__trigger-sampling-request",
-                       "mcp__python__echo", "mcp__python__slow", "mcp__tools__echo", "mcp__tools__sleep"]:
+        with anyio.fail_after(60):
+            while True:
+                current = changed
+                tools = await client.list_tools()
+                names = sorted(tool.name for tool in tools.tools)
+                if all(wanted in names for wanted in WANTED) or mode != "legacy":
+                    break
+                await current.wait()
+                changed = anyio.Event()
+        for wanted in WANTED:
             if wanted not in names:
                 fail(f"tool {wanted} not listed: {names}")
         if "mcp__tools__crash" in names:

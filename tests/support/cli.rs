@@ -270,6 +270,19 @@ pub fn read_until(lines: &mpsc::Receiver<String>, wanted: impl Fn(&str) -> bool)
     }
 }
 
+/// Reads stderr lines until each of `wanted` has been in one, in any order (lines from two
+/// threads of the command may come either way round); the lines read.
+pub fn read_until_each(lines: &mpsc::Receiver<String>, wanted: &[&str]) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    while !wanted
+        .iter()
+        .all(|what| seen.iter().any(|line| line.contains(what)))
+    {
+        seen.extend(read_until(lines, |_| true));
+    }
+    seen
+}
+
 /// Sends SIGINT to `pid`, as Ctrl-C on a terminal would.
 pub fn sigint(pid: u32) {
     let status = Command::new("kill")

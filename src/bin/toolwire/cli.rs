@@ -438,12 +438,18 @@ pub enum Command {
         server: ServerCommand,
     },
     /// Check every server of a config file: started or not (with its stderr), protocol
-    /// version and era, tool count, whether it needs authorization. Exits 4 unless all are
-    /// ready.
+    /// version and era, tool count, whether it needs authorization, and with --policy
+    /// whether the gateway's policy matches it. Exits 4 unless all are ready (2 when the
+    /// policy names a server the config lacks).
     Doctor {
         /// How many servers are checked at once (at most 64).
         #[arg(long, default_value_t = 8, value_name = "N")]
         jobs: usize,
+        /// Check a gateway policy file against the servers as `serve` would, without
+        /// serving: a server it names that the config lacks, and each server's deny, allow
+        /// and tools names that it does not list (with a "did you mean").
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
         /// Print JSON.
         #[arg(long)]
         json: bool,

@@ -3,12 +3,17 @@
 //! `--timeout` for its tool list; per server, whether it started (with the error and its
 //! stderr tail, secrets masked, when not), its protocol version and era, its tool count, and
 //! whether it needs authorization. It never asks anyone: no login, elicitation declined.
-//! The exit code is 0 only when every server is ready.
+//! With `--policy FILE`, the gateway's policy is checked as `serve` checks it, without
+//! serving: a server it names that the config lacks (exit 2), and each ready server's
+//! listing against its `deny`, `allow` and `tools` names (a server they do not match is
+//! `policy-mismatch`: `serve` would keep it out). The exit code is 0 only when every server
+//! is ready.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use toolwire::config::ServerEntry;
+use toolwire::gateway::Policy;
 
 use crate::asks::Asks;
 use crate::cli::{Cli, Elicit};
@@ -30,6 +35,8 @@ enum Status {
     Failed,
     /// Its config entry is bad or unsupported.
     Skipped,
+    /// Ready, but the policy's names do not match what it lists: `serve` keeps it out.
+    PolicyMismatch,
 }
 
 impl Status {
@@ -39,6 +46,7 @@ impl Status {
             Status::NeedsAuth => "needs-auth",
             Status::Failed => "failed",
             Status::Skipped => "skipped",
+            Status::PolicyMismatch => "policy-mismatch",
         }
     }
 }
@@ -57,8 +65,13 @@ struct Report {
     took: Duration,
 }
 
-/// Runs `doctor`.
-pub fn run(cli: &Cli, jobs: usize, json_out: bool) -> Result<Exit, Failure> {
+/// Runs `doctor`, checking the policy in `policy` too when given.
+pub fn run(
+    cli: &Cli,
+    jobs: usize,
+    json_out: bool,
+    policy: Option<&std::path::Path>,
+) -> Result<Exit, Failure> {
     if cli.target.url.is_some() || cli.target.server.is_some() {
         return Err(Failure::usage(
             "doctor checks every server of a config file: give --config FILE (or none, to \
@@ -66,6 +79,15 @@ pub fn run(cli: &Cli, jobs: usize, json_out: bool) -> Result<Exit, Failure> {
         ));
     }
     let loaded = configs::load(&cli.target, None)?;
+    let policy = policy
+        .map(Policy::load)
+        .transpose()
+        .map_err(|error| Failure::usage(format!("bad policy: {error}")))?;
+    // A server the policy names that the config lacks: `serve` would not start.
+    let unknown = policy
+        .as_ref()
+        .and_then(|policy| policy.check_servers(&loaded.configs).err())
+        .map(|error| error.to_string());
     let asks = Asks::new(&[], Elicit::Decline, None, cli.options.timeout)?;
     let names: Vec<String> = loaded.configs.names().map(str::to_owned).collect();
     let jobs = jobs.clamp(1, MAX_JOBS).min(names.len().max(1));
@@ -81,9 +103,10 @@ pub fn run(cli: &Cli, jobs: usize, json_out: bool) -> Result<Exit, Failure> {
             let done = done_tx.clone();
             let loaded = &loaded;
             let asks = &asks;
+            let policy = policy.as_ref();
             scope.spawn(move || {
                 for name in work.iter() {
-                    let _ = done.send(check(cli, loaded, &name, asks));
+                    let _ = done.send(check(cli, loaded, &name, asks, policy));
                 }
             });
         }
@@ -110,15 +133,28 @@ pub fn run(cli: &Cli, jobs: usize, json_out: bool) -> Result<Exit, Failure> {
         .filter(|report| report.status != Status::Ready)
         .count();
     if json_out {
-        print_json(&loaded, &reports);
+        print_json(&loaded, &reports, unknown.as_deref());
     } else {
-        print_text(&loaded, &reports, bad);
+        print_text(&loaded, &reports, bad, unknown.as_deref());
     }
-    Ok(if bad == 0 { Exit::Ok } else { Exit::Transport })
+    Ok(if unknown.is_some() {
+        Exit::Usage
+    } else if bad == 0 {
+        Exit::Ok
+    } else {
+        Exit::Transport
+    })
 }
 
-/// Starts one server, lists its tools, closes it.
-fn check(cli: &Cli, loaded: &configs::Loaded, name: &str, asks: &Asks) -> Report {
+/// Starts one server, lists its tools (and its prompts, to check `policy`'s names), closes
+/// it.
+fn check(
+    cli: &Cli,
+    loaded: &configs::Loaded,
+    name: &str,
+    asks: &Asks,
+    policy: Option<&Policy>,
+) -> Report {
     let started = Instant::now();
     let entry = loaded.configs.get(name);
     let transport = entry.map_or("-", ServerEntry::transport);
@@ -157,15 +193,36 @@ fn check(cli: &Cli, loaded: &configs::Loaded, name: &str, asks: &Asks) -> Report
             let tools = client
                 .list_tools()
                 .map_err(|error| Failure::from_error("listing the tools", &error));
+            let mismatch = match (policy, &tools) {
+                (Some(policy), Ok(tools)) => {
+                    // As the gateway judges it: a prompt list that cannot be read is empty.
+                    let prompts = info
+                        .as_ref()
+                        .filter(|info| info.has_capability("prompts"))
+                        .and_then(|_| client.list_prompts().ok())
+                        .unwrap_or_default();
+                    let tools: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+                    let prompts: Vec<&str> =
+                        prompts.iter().map(|prompt| prompt.name.as_str()).collect();
+                    policy.check_listing(name, &tools, &prompts).err()
+                }
+                _ => None,
+            };
             if let Err(error) = client.close() {
                 log::debug!("closing `{name}`: {error}");
             }
-            tools.map(|tools| (info, tools.len()))
+            tools.map(|tools| (info, tools.len(), mismatch))
         },
     );
     match outcome {
-        Ok((info, tools)) => {
+        Ok((info, tools, mismatch)) => {
             report.status = Status::Ready;
+            if let Some(mismatch) = mismatch {
+                report.status = Status::PolicyMismatch;
+                report.detail = Some(format!(
+                    "{mismatch}\n`serve` keeps it out until the policy's names match"
+                ));
+            }
             report.tools = Some(tools);
             if let Some(info) = info {
                 report.protocol = Some(info.protocol_version);
@@ -196,7 +253,7 @@ fn check(cli: &Cli, loaded: &configs::Loaded, name: &str, asks: &Asks) -> Report
     report
 }
 
-fn print_text(loaded: &configs::Loaded, reports: &[Report], bad: usize) {
+fn print_text(loaded: &configs::Loaded, reports: &[Report], bad: usize, unknown: Option<&str>) {
     outln!(
         "{} ({} format, {} server{})",
         loaded.describe(),
@@ -248,6 +305,9 @@ fn print_text(loaded: &configs::Loaded, reports: &[Report], bad: usize) {
             }
         }
     }
+    if let Some(unknown) = unknown {
+        outln!("\npolicy:\n  {unknown}");
+    }
     if bad == 0 {
         outln!("\nall {} servers ready", reports.len());
     } else {
@@ -255,7 +315,7 @@ fn print_text(loaded: &configs::Loaded, reports: &[Report], bad: usize) {
     }
 }
 
-fn print_json(loaded: &configs::Loaded, reports: &[Report]) {
+fn print_json(loaded: &configs::Loaded, reports: &[Report], unknown: Option<&str>) {
     let servers: Vec<Value> = reports
         .iter()
         .map(|report| {
@@ -267,7 +327,11 @@ fn print_json(loaded: &configs::Loaded, reports: &[Report]) {
                    "duration_us": crate::micros(report.took)})
         })
         .collect();
-    emit_json(&json!({"file": loaded.path.display().to_string(),
-                      "format": loaded.configs.format().to_string(),
-                      "servers": servers}));
+    let mut answer = json!({"file": loaded.path.display().to_string(),
+                            "format": loaded.configs.format().to_string(),
+                            "servers": servers});
+    if let Some(unknown) = unknown {
+        answer["policy"] = json!({"error": unknown});
+    }
+    emit_json(&answer);
 }

@@ -256,8 +256,8 @@ fn run(
         output::print_servers(&loaded, *json);
         return Ok(Exit::Ok);
     }
-    if let Command::Doctor { jobs, json } = &cli.command {
-        return doctor::run(cli, *jobs, *json);
+    if let Command::Doctor { jobs, json, policy } = &cli.command {
+        return doctor::run(cli, *jobs, *json, policy.as_deref());
     }
     let mut target = target::resolve(&cli.target, cli.command.server_command())?;
     if let target::Target::Url(http) = &mut target {

@@ -1,9 +1,12 @@
 //! `toolwire serve`: one MCP server in front of every server of a config file, with the
 //! policy enforced on every call (`toolwire::gateway`). Over stdio (the default, for a
 //! host's config entry) stdout carries the protocol, so everything else goes to stderr: the
-//! servers left out at start (one that needs authorization says how to log in: the gateway
-//! uses the tokens `toolwire login` stored, and never asks anyone itself), and the counters
-//! per server and status on exit.
+//! servers left out (each once, by the gateway's `warn` record; one that needs authorization
+//! says how to log in: the gateway uses the tokens `toolwire login` stored, and never asks
+//! anyone itself), the servers the policy's names do not match (kept out), what is served
+//! once every server has started or been left out, and the counters per server and status
+//! on exit. The host is answered from the start: a server that is slow to start joins when
+//! it is ready (the host is told the tool list changed), within `--start-timeout`.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -37,6 +40,12 @@ pub struct ServeArgs {
     /// listener of its own. Off by default.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
+    /// How long each server may take to start and list its tools, resources and prompts; one
+    /// that has not by then is left out. The host is answered meanwhile: a server joins when
+    /// it is ready. (--connect-timeout bounds each start's connection and handshake within it,
+    /// and each restart's.)
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_duration)]
+    pub start_timeout: std::time::Duration,
 }
 
 /// Runs the gateway until stdin ends (stdio) or Ctrl-C.
@@ -59,7 +68,8 @@ pub fn run(
     }
     .map_err(|error| Failure::usage(format!("bad policy: {error}")))?;
     let mut options = GatewayConfig::new()
-        .start_timeout(cli.options.connect_timeout)
+        .start_timeout(args.start_timeout)
+        .connect_timeout(cli.options.connect_timeout)
         .protocol(match cli.options.protocol {
             Protocol::Legacy => toolwire::ProtocolMode::Legacy,
             Protocol::Modern => toolwire::ProtocolMode::Modern,
@@ -77,16 +87,56 @@ pub fn run(
         };
         options = options.transcript(Arc::new(toolwire::harness::Transcript::from_writer(writer)));
     }
-    let gateway = Gateway::start(&configs, policy, options)
+    // The servers start in the background; each left out is reported once, by the gateway.
+    let gateway = Gateway::launch(&configs, policy, options)
         .map_err(|error| Failure::from_error("starting the gateway", &error))?;
-    let report = gateway.report();
-    for failed in &report.failed {
-        errln!(
-            "toolwire: server {} is left out: {}",
-            crate::terminal::shown_line(&failed.name),
-            crate::terminal::shown_line(&failed.error)
-        );
+    let started = gateway.clone();
+    let quiet = cli.options.quiet;
+    let summary = std::thread::Builder::new()
+        .name("toolwire-serve-started".into())
+        .spawn(move || {
+            if started.wait_started() {
+                print_started(&started, quiet);
+            }
+        })
+        .map_err(|error| Failure::usage(format!("cannot start a thread: {error}")))?;
+    let metrics = match args.metrics {
+        Some(addr) => {
+            let listener = gateway
+                .serve_metrics(addr)
+                .map_err(|error| Failure::from_error("serving metrics", &error))?;
+            errln!(
+                "toolwire: metrics at http://{}/metrics",
+                listener.local_addr()
+            );
+            Some(listener)
+        }
+        None => None,
+    };
+    // Ctrl-C comes to this function through `interrupts`, not to the session handling.
+    crate::interrupt::call_active(true);
+    let (outcome, interrupted) = match args.http {
+        Some(addr) => (serve_http(&gateway, addr, interrupts), true),
+        None => serve_stdio(&gateway, interrupts),
+    };
+    if !interrupted {
+        // The host is gone, but every server's fate is still told (within --start-timeout).
+        let _ = summary.join();
     }
+    drop(metrics);
+    gateway.close();
+    errln!("toolwire: calls per server and status:");
+    let table = gateway.stats_table();
+    for line in table.lines() {
+        errln!("  {}", crate::terminal::shown_line(line));
+    }
+    outcome
+}
+
+/// What is served once every server has started or been left out: the clashes, the lists
+/// that could not be read, and the counts.
+fn print_started(gateway: &Gateway, quiet: bool) {
+    let report = gateway.report();
     for started in &report.started {
         for clash in &started.clashes {
             errln!(
@@ -111,7 +161,7 @@ pub fn run(
     let tools = count(|started| started.tools.len());
     let resources = count(|started| started.resources.len() + started.templates.len());
     let prompts = count(|started| started.prompts.len());
-    if !cli.options.quiet {
+    if !quiet {
         errln!(
             "toolwire: serving {tools} tool(s), {resources} resource(s) and template(s) and \
              {prompts} prompt(s) of {} server(s){}",
@@ -123,33 +173,6 @@ pub fn run(
             }
         );
     }
-    let metrics = match args.metrics {
-        Some(addr) => {
-            let listener = gateway
-                .serve_metrics(addr)
-                .map_err(|error| Failure::from_error("serving metrics", &error))?;
-            errln!(
-                "toolwire: metrics at http://{}/metrics",
-                listener.local_addr()
-            );
-            Some(listener)
-        }
-        None => None,
-    };
-    // Ctrl-C comes to this function through `interrupts`, not to the session handling.
-    crate::interrupt::call_active(true);
-    let outcome = match args.http {
-        Some(addr) => serve_http(&gateway, addr, interrupts),
-        None => serve_stdio(&gateway, interrupts),
-    };
-    drop(metrics);
-    gateway.close();
-    errln!("toolwire: calls per server and status:");
-    let table = gateway.stats_table();
-    for line in table.lines() {
-        errln!("  {}", crate::terminal::shown_line(line));
-    }
-    outcome
 }
 
 fn serve_http(
@@ -167,23 +190,27 @@ fn serve_http(
     Ok(Exit::Ok)
 }
 
-fn serve_stdio(gateway: &Gateway, interrupts: &Receiver<()>) -> Result<Exit, Failure> {
+/// Serves stdio until stdin ends or Ctrl-C; true with the outcome when interrupted.
+fn serve_stdio(gateway: &Gateway, interrupts: &Receiver<()>) -> (Result<Exit, Failure>, bool) {
     let (done, ended) = bounded(1);
     let serving = gateway.clone();
-    std::thread::Builder::new()
+    let spawned = std::thread::Builder::new()
         .name("toolwire-serve-stdio".into())
         .spawn(move || {
             let _ = done.send(serving.serve_stdio());
-        })
-        .map_err(|error| Failure::usage(format!("cannot start the stdio thread: {error}")))?;
+        });
+    if let Err(error) = spawned {
+        let failure = Failure::usage(format!("cannot start the stdio thread: {error}"));
+        return (Err(failure), false);
+    }
     select! {
         recv(ended) -> outcome => match outcome {
-            Ok(Err(error)) => Err(Failure::from_error("serving stdio", &error)),
-            _ => Ok(Exit::Ok),
+            Ok(Err(error)) => (Err(Failure::from_error("serving stdio", &error)), false),
+            _ => (Ok(Exit::Ok), false),
         },
         recv(interrupts) -> _ => {
             errln!("toolwire: interrupted; stopping");
-            Ok(Exit::Ok)
+            (Ok(Exit::Ok), true)
         }
     }
 }
