@@ -2,7 +2,7 @@
 //! a refusal, its deadline), is timed from the request's arrival by a link that wraps the
 //! connection's own, made only when the server has a recorder.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -42,11 +42,14 @@ const REQUESTS: [&str; 21] = [
     methods::SKILLS_GET,
 ];
 
-/// What is known of a request when it arrives, its labels already bounded.
+/// What is known of a request when it arrives, its method label already bounded.
 struct Measure {
     metrics: Metrics,
     method: String,
-    tool: Option<String>,
+    /// The tool a `tools/call` names, as the client wrote it: a label only if the catalog
+    /// has it when the answer is recorded (a gateway's backend may join while its call waits).
+    named: Option<String>,
+    server: Weak<Shared>,
     started: Instant,
 }
 
@@ -59,7 +62,7 @@ struct Metered {
 /// Wraps `link` so the answer to `method` (with `params`) is recorded, when `server` has a
 /// recorder; otherwise `link` itself.
 pub(crate) fn wrap(
-    server: &Shared,
+    server: &Arc<Shared>,
     method: &str,
     params: Option<&Value>,
     link: Arc<dyn Link>,
@@ -73,19 +76,18 @@ pub(crate) fn wrap(
     } else {
         OTHER.to_owned()
     };
-    // Only a tool the catalog has names a series: a name a client made up is not a label.
-    let tool = (method == methods::TOOLS_CALL)
+    drop(catalog);
+    let named = (method == methods::TOOLS_CALL)
         .then(|| params?.get("name")?.as_str())
         .flatten()
-        .filter(|name| catalog.tools.get(name).is_some())
         .map(str::to_owned);
-    drop(catalog);
     Arc::new(Metered {
         inner: link,
         measure: Mutex::new(Some(Measure {
             metrics: metrics.clone(),
             method,
-            tool,
+            named,
+            server: Arc::downgrade(server),
             started: Instant::now(),
         })),
     })
@@ -120,9 +122,17 @@ impl Link for Metered {
 
     fn respond(&self, response: Response, status: u16) {
         if let Some(measure) = self.measure.lock().take() {
+            // Only a tool the catalog has names a series: a name a client made up is not a
+            // label.
+            let tool = measure.named.as_deref().filter(|name| {
+                measure
+                    .server
+                    .upgrade()
+                    .is_some_and(|server| server.catalog.read().tools.get(name).is_some())
+            });
             measure.metrics.server_operation(
                 &measure.method,
-                measure.tool.as_deref(),
+                tool,
                 error_type(&response).as_deref(),
                 measure.started.elapsed(),
             );
