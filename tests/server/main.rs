@@ -7,6 +7,7 @@ mod support;
 mod answers;
 mod batches;
 mod eras;
+mod http_auth;
 mod http_disconnect;
 mod http_limits;
 mod http_param_headers;
