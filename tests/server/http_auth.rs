@@ -430,3 +430,86 @@ fn an_unknown_kid_fetches_the_keys_again_at_most_once_per_interval() {
     );
     http.close().unwrap();
 }
+
+/// Runs `openssl` (on every machine of this project's kind) and returns its stdout.
+fn openssl(args: &[&str]) -> Vec<u8> {
+    let output = std::process::Command::new("openssl")
+        .args(args)
+        .output()
+        .expect("openssl runs");
+    assert!(output.status.success(), "openssl {args:?}: {output:?}");
+    output.stdout
+}
+
+#[test]
+fn rs256_tokens_verify_with_the_issuers_rsa_key_and_only_as_rs256() {
+    // An RSA key the test makes, its public half published as a JWK, tokens signed with it.
+    let dir = crate::support::cli::scratch("rs256");
+    let key = dir.join("key.pem");
+    let key = key.to_str().unwrap();
+    openssl(&[
+        "genpkey",
+        "-algorithm",
+        "RSA",
+        "-pkeyopt",
+        "rsa_keygen_bits:2048",
+        "-out",
+        key,
+    ]);
+    let modulus = String::from_utf8(openssl(&["rsa", "-in", key, "-noout", "-modulus"])).unwrap();
+    let hex = modulus.trim().strip_prefix("Modulus=").unwrap();
+    let n: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(&hex[at..at + 2], 16).unwrap())
+        .collect();
+    let sign = |header: Value, claims: &Value| {
+        let part = |value: &Value| URL_SAFE_NO_PAD.encode(value.to_string());
+        let input = format!("{}.{}", part(&header), part(claims));
+        let file = dir.join("input");
+        std::fs::write(&file, &input).unwrap();
+        let signature = openssl(&[
+            "dgst",
+            "-sha256",
+            "-sign",
+            key,
+            "-binary",
+            file.to_str().unwrap(),
+        ]);
+        format!("{input}.{}", URL_SAFE_NO_PAD.encode(signature))
+    };
+    let issuer = Issuer::start();
+    issuer
+        .keys
+        .lock()
+        .unwrap()
+        .push(json!({"kty": "RSA", "kid": "r1", "use": "sig",
+        "n": URL_SAFE_NO_PAD.encode(&n), "e": "AQAB"}));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server = server(&runs);
+    let auth = Authorization::jwt(RESOURCE, issuer.url());
+    let http = HttpServer::bind(&server, HttpServerConfig::new().authorization(auth)).unwrap();
+    let rs256 = json!({"alg": "RS256", "typ": "at+jwt", "kid": "r1"});
+    let good = sign(rs256.clone(), &claims(&issuer.url()));
+    let answer = call_with(&http, &bearer(&good));
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(answer.body.contains("ann app-1"), "{answer:?}");
+    // The same key's signature under another algorithm's name, or over other claims: refused.
+    let as_es256 = sign(
+        json!({"alg": "ES256", "typ": "at+jwt", "kid": "r1"}),
+        &claims(&issuer.url()),
+    );
+    let mut other = claims(&issuer.url());
+    other["sub"] = json!("mallory");
+    let spliced = {
+        let forged = sign(rs256, &other);
+        let parts: Vec<&str> = good.split('.').collect();
+        let claims_part = forged.split('.').nth(1).unwrap().to_owned();
+        format!("{}.{claims_part}.{}", parts[0], parts[2])
+    };
+    for (what, token) in [("as ES256", as_es256), ("spliced claims", spliced)] {
+        assert_eq!(call_with(&http, &bearer(&token)).status, 401, "{what}");
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    http.close().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
