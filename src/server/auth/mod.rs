@@ -281,7 +281,14 @@ impl Authorization {
         )
     }
 
-    pub(crate) fn check_config(&self) -> Result<()> {
+    /// Checks the settings, as [`crate::server::HttpServer::bind`] does: the resource URI is
+    /// an absolute http(s) URL with a host and no query or fragment, JWT checks trust at least
+    /// one issuer (each https, or http on loopback), every bound is within its limits.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] saying which setting is wrong.
+    pub fn check(&self) -> Result<()> {
         let bad = |text: String| Err(Error::Config(text));
         let Some(rest) = self
             .resource

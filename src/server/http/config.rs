@@ -282,7 +282,7 @@ impl HttpServerConfig {
     pub(crate) fn check(&self) -> Result<()> {
         let bad = |text: String| Err(Error::Config(text));
         if let Some(authorization) = &self.authorization {
-            authorization.check_config()?;
+            authorization.check()?;
         }
         if !(1..=65_536).contains(&self.max_connections) {
             return bad(format!(
