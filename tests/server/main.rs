@@ -15,6 +15,7 @@ mod http_rebinding;
 mod http_sessions;
 mod http_slowloris;
 mod interop_inspector;
+mod interop_oidc;
 mod interop_python;
 mod interop_toolwire;
 mod peer_address;
