@@ -44,6 +44,24 @@ pub(crate) struct Issuers {
 }
 
 impl Issuers {
+    /// The keys of `issuer` given rather than fetched (for the fuzz target): taken as fetched
+    /// and tried now.
+    pub(crate) fn preloaded(issuer: &str, keys: Vec<Key>) -> Issuers {
+        let now = Instant::now();
+        let state = IssuerKeys {
+            jwks_uri: None,
+            keys: Arc::new(keys),
+            fetched: Some(now),
+            tried: Some(now),
+        };
+        let issuers = Issuers::default();
+        issuers
+            .by_issuer
+            .lock()
+            .insert(issuer.to_owned(), Arc::new(Mutex::new(state)));
+        issuers
+    }
+
     /// The keys of `issuer` that may have signed a token with `kid` (every key when the token
     /// names none): from the cache while it is young and knows the `kid`; else fetched, when
     /// the last try is older than the refetch interval.

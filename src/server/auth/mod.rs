@@ -446,6 +446,34 @@ impl Authorization {
     }
 }
 
+/// What the fuzz target sees of one check: the keys a JWKS document gave, and the status,
+/// challenge and caller of a request with `header` against a JWT authorization trusting
+/// `issuer` with those keys (never fetched: the bounds keep them for a day).
+#[cfg(feature = "oauth")]
+pub(crate) fn fuzz_check(
+    header: &str,
+    jwks_document: &[u8],
+    resource: &str,
+    issuer: &str,
+    scopes: &[&str],
+) -> (Option<usize>, std::result::Result<Caller, Refusal>) {
+    let day = Duration::from_secs(24 * 3600);
+    let mut auth = Authorization::jwt(resource, issuer)
+        .scopes(scopes.iter().copied())
+        .refetch_interval(day)
+        .keys_max_age(day);
+    let keys = jwks::parse_jwks(jwks_document, auth.bounds.max_keys).ok();
+    let count = keys.as_ref().map(Vec::len);
+    auth.check = Check::Jwt(Arc::new(jwks::Issuers::preloaded(
+        issuer,
+        keys.unwrap_or_default(),
+    )));
+    (
+        count,
+        auth.authorize(Some(header).filter(|h| !h.is_empty())),
+    )
+}
+
 /// The token of `Bearer <token>` (the scheme in any case, RFC 6750 §2.1's token68 syntax).
 fn bearer_token(header: &str) -> Option<&str> {
     let (scheme, token) = header.trim().split_once(' ')?;
