@@ -513,3 +513,40 @@ fn rs256_tokens_verify_with_the_issuers_rsa_key_and_only_as_rs256() {
     http.close().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_verified_token_is_remembered_until_it_expires_and_not_verified_again() {
+    let issuer = Issuer::start();
+    let key = SigningKey::generate();
+    issuer.publish(&key, "k1");
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server = server(&runs);
+    // Keys that are old after a millisecond, so a change at the issuer is seen at once.
+    let fresh = |cache: usize| {
+        let auth = Authorization::jwt(RESOURCE, issuer.url())
+            .keys_max_age(Duration::from_millis(1))
+            .refetch_interval(Duration::from_millis(1))
+            .verified_cache(cache);
+        HttpServer::bind(&server, HttpServerConfig::new().authorization(auth)).unwrap()
+    };
+    let (remembering, forgetting) = (fresh(1024), fresh(0));
+    let good = bearer(&key.sign_jws(&at_jwt("k1"), &claims(&issuer.url())));
+    assert_eq!(call_with(&remembering, &good).status, 200);
+    assert_eq!(call_with(&forgetting, &good).status, 200);
+    // The issuer drops the key: a server that verifies every time refuses the token once it
+    // has fetched the keys again, and so does the other for a token it has not seen.
+    issuer.keys.lock().unwrap().clear();
+    assert!(crate::support::eventually(crate::support::LONG, || {
+        call_with(&forgetting, &good).status == 401
+    }));
+    let mut other = claims(&issuer.url());
+    other["jti"] = json!("j2");
+    let unseen = bearer(&key.sign_jws(&at_jwt("k1"), &other));
+    assert!(crate::support::eventually(crate::support::LONG, || {
+        call_with(&remembering, &unseen).status == 401
+    }));
+    // The token it verified before is remembered until its exp.
+    assert_eq!(call_with(&remembering, &good).status, 200);
+    remembering.close().unwrap();
+    forgetting.close().unwrap();
+}

@@ -10,7 +10,7 @@ use std::time::Instant;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use super::{Bounds, Invalid};
+use super::{Bounds, Caller, Invalid};
 use crate::auth::http::FlowHttp;
 use crate::auth::metadata::server_metadata_urls;
 use crate::auth::util::{b64url_decode, check_endpoint};
@@ -37,10 +37,13 @@ struct IssuerKeys {
     tried: Option<Instant>,
 }
 
-/// The keys of every trusted issuer, by issuer.
+/// The keys of every trusted issuer, by issuer, and the tokens verified lately.
 #[derive(Default)]
 pub(crate) struct Issuers {
     by_issuer: Mutex<HashMap<String, Arc<Mutex<IssuerKeys>>>>,
+    /// Tokens that passed every check, by their SHA-256 (never the token), with their caller
+    /// and `exp`: a token seen again is not verified again until it expires.
+    pub(crate) verified: Mutex<HashMap<[u8; 32], (Caller, f64)>>,
 }
 
 impl Issuers {

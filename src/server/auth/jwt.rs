@@ -5,6 +5,7 @@
 
 use p256::ecdsa::signature::Verifier;
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use super::jwks::{Issuers, PublicKey};
 use super::{Authorization, Caller, Invalid};
@@ -20,6 +21,13 @@ pub(crate) fn check(
     issuers: &Issuers,
 ) -> Result<Caller, Invalid> {
     let bad = |reason: &str| Invalid(reason.to_owned());
+    let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+    let leeway = auth.bounds.leeway.as_secs_f64();
+    if let Some((caller, exp)) = issuers.verified.lock().get(&hash) {
+        if exp + leeway > now_secs() as f64 {
+            return Ok(caller.clone());
+        }
+    }
     let mut parts = token.split('.');
     let (Some(header64), Some(claims64), Some(signature64), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
@@ -75,7 +83,7 @@ pub(crate) fn check(
             "the signature does not verify with a key of {issuer}"
         )));
     }
-    check_claims(&claims, auth)?;
+    let exp = check_claims(&claims, auth)?;
     let subject = text(&claims, "sub")
         .or_else(|| text(&claims, "client_id"))
         .filter(|subject| !subject.is_empty())
@@ -89,16 +97,38 @@ pub(crate) fn check(
                 .collect()
         })
         .unwrap_or_default();
-    Ok(Caller {
+    let caller = Caller {
         subject,
         client_id: text(&claims, "client_id"),
         scopes,
         issuer: Some(issuer),
-    })
+    };
+    remember(issuers, hash, &caller, exp, auth);
+    Ok(caller)
+}
+
+/// Keeps a verified token's caller until its `exp`, within the cache's bound: when full,
+/// the expired entries go, and if none has, every entry (verified again on next use).
+fn remember(issuers: &Issuers, hash: [u8; 32], caller: &Caller, exp: f64, auth: &Authorization) {
+    let bound = auth.bounds.verified_cache;
+    if bound == 0 {
+        return;
+    }
+    let mut verified = issuers.verified.lock();
+    if verified.len() >= bound {
+        let now = now_secs() as f64;
+        let leeway = auth.bounds.leeway.as_secs_f64();
+        verified.retain(|_, (_, exp)| *exp + leeway > now);
+        if verified.len() >= bound {
+            verified.clear();
+        }
+    }
+    verified.insert(hash, (caller.clone(), exp));
 }
 
 /// `aud` contains the resource; `exp` has not passed and `nbf` has, within the leeway.
-fn check_claims(claims: &Value, auth: &Authorization) -> Result<(), Invalid> {
+/// Returns `exp`.
+fn check_claims(claims: &Value, auth: &Authorization) -> Result<f64, Invalid> {
     let resource = auth.resource();
     let audience_ok = match claims.get("aud") {
         Some(Value::String(audience)) => audience == resource,
@@ -125,5 +155,5 @@ fn check_claims(claims: &Value, auth: &Authorization) -> Result<(), Invalid> {
             return Err(Invalid("the token is not valid yet (`nbf`)".into()));
         }
     }
-    Ok(())
+    Ok(exp)
 }

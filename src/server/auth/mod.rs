@@ -95,6 +95,7 @@ pub(crate) struct Bounds {
     pub(crate) max_keys: usize,
     pub(crate) refetch_interval: Duration,
     pub(crate) keys_max_age: Duration,
+    pub(crate) verified_cache: usize,
 }
 
 impl Default for Bounds {
@@ -107,6 +108,7 @@ impl Default for Bounds {
             max_keys: 32,
             refetch_interval: Duration::from_secs(30),
             keys_max_age: Duration::from_secs(10 * 60),
+            verified_cache: 1024,
         }
     }
 }
@@ -257,6 +259,14 @@ impl Authorization {
     /// kept when that fails). Defaults to 10 minutes.
     pub fn keys_max_age(mut self, age: Duration) -> Self {
         self.bounds.keys_max_age = age;
+        self
+    }
+
+    /// How many verified JWTs are remembered (by their SHA-256, never the token), each until
+    /// its `exp`, so a token used again is not verified again; 0 remembers none. When full,
+    /// the expired ones are dropped, and if none has expired, all. Defaults to 1,024.
+    pub fn verified_cache(mut self, entries: usize) -> Self {
+        self.bounds.verified_cache = entries;
         self
     }
 
