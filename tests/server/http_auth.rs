@@ -3,6 +3,7 @@
 //! serves as a JWKS; the 401 and 403 challenges, the protected resource metadata, refused
 //! tokens never reaching a handler, the caller on the request context, sessions bound to
 //! their caller, and keys fetched again on an unknown `kid` at most once per interval.
+#![cfg(feature = "oauth")]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

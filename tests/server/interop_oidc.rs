@@ -5,6 +5,7 @@
 //! header and a fetchable metadata document naming the issuer; ES256 and RS256 tokens verify
 //! with the issuer's own keys; another audience, a bad signature, `alg: none` and an expired
 //! token are 401, a missing scope 403, and none of them reaches a handler. Runs when TOOLWIRE_PEERS=1 or TOOLWIRE_PEERS_DIR is set.
+#![cfg(feature = "oauth")]
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
