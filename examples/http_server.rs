@@ -5,7 +5,14 @@
 //!
 //! ```text
 //! cargo run --example http_server -- [--port N] [--stdio] [--workers N]
+//!                                      [--auth-tokens FILE --auth-resource URL]
 //! ```
+//!
+//! With `--auth-tokens` every HTTP request needs a bearer token of the file
+//! (`{"tokens": [{"sha256": "<hex of the token>", "subject": "…", "scopes": ["…"]}]}`): 401
+//! with the protected resource metadata's address otherwise, served at the path the resource
+//! URI gives; a handler sees who called in `RequestContext::caller`. (JWT access tokens from
+//! an authorization server: `Authorization::jwt`, with the `oauth` feature.)
 //!
 //! Over HTTP it listens on 127.0.0.1 (port 0: the system picks), prints `listening on URL`,
 //! and serves until stdin reaches end of file or the process is killed. Both protocol eras
@@ -26,8 +33,8 @@ use toolwire::harness::{
     CancelFlag, LocalTool, ToolFailure, ToolOptions, ToolRegistry, ToolTimeout,
 };
 use toolwire::server::{
-    content, CallToolResult, HttpServer, HttpServerConfig, PromptResult, Server, ServerConfig,
-    ServerPrompt, ServerResource,
+    content, Authorization, CallToolResult, HttpServer, HttpServerConfig, PromptResult, Server,
+    ServerConfig, ServerPrompt, ServerResource,
 };
 
 fn registry() -> toolwire::Result<ToolRegistry> {
@@ -152,6 +159,8 @@ fn main() {
     let mut port = 0u16;
     let mut stdio = false;
     let mut workers = 16usize;
+    let mut tokens: Option<String> = None;
+    let mut resource: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -168,6 +177,8 @@ fn main() {
                     .unwrap_or_else(|| usage())
             }
             "--stdio" => stdio = true,
+            "--auth-tokens" => tokens = Some(args.next().unwrap_or_else(|| usage())),
+            "--auth-resource" => resource = Some(args.next().unwrap_or_else(|| usage())),
             _ => usage(),
         }
     }
@@ -178,8 +189,18 @@ fn main() {
         }
         return;
     }
-    let http = HttpServer::bind(&server, HttpServerConfig::new().port(port))
-        .unwrap_or_else(|error| fail(&error));
+    let mut config = HttpServerConfig::new().port(port);
+    match (tokens, resource) {
+        (Some(tokens), Some(resource)) => {
+            let auth = Authorization::tokens_file(resource, std::path::Path::new(&tokens))
+                .unwrap_or_else(|error| fail(&error));
+            eprintln!("protected resource metadata at {}", auth.metadata_path());
+            config = config.authorization(auth);
+        }
+        (None, None) => {}
+        _ => usage(),
+    }
+    let http = HttpServer::bind(&server, config).unwrap_or_else(|error| fail(&error));
     println!("listening on {}", http.url());
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
     let _ = http.close();
@@ -191,6 +212,9 @@ fn fail(error: &toolwire::Error) -> ! {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: http_server [--port N] [--stdio] [--workers N]");
+    eprintln!(
+        "usage: http_server [--port N] [--stdio] [--workers N] \
+         [--auth-tokens FILE --auth-resource URL]"
+    );
     std::process::exit(2);
 }

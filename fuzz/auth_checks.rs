@@ -344,3 +344,98 @@ pub fn auth_origin(data: &[u8]) {
         }
     }
 }
+
+// ---- resource_token ----
+
+/// The resource, issuer and scope the `resource_token` target checks tokens against.
+pub const RESOURCE: &str = "https://mcp.example/mcp";
+pub const ISSUER: &str = "https://issuer.example";
+
+/// The HTTP server's authorization (`toolwire::fuzzing::resource_token`): the input's first
+/// line is the `Authorization` header (empty: none), the rest the issuer's JWKS document.
+/// Checked: nothing panics; the answer is 200 (with a non-empty subject, holding the scope),
+/// 401 or 403, the same twice; a refusal's challenge is a `Bearer` challenge of printable
+/// ASCII naming the metadata URL and the scope, and neither it nor the body ever holds the
+/// token; `alg` other than ES256 and RS256 is never served.
+pub fn resource_token(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let (header, jwks) = text.split_once('\n').unwrap_or((&text, ""));
+    let out =
+        toolwire::fuzzing::resource_token(header, jwks.as_bytes(), RESOURCE, ISSUER, &["mcp"]);
+    let again =
+        toolwire::fuzzing::resource_token(header, jwks.as_bytes(), RESOURCE, ISSUER, &["mcp"]);
+    assert_eq!(out, again, "the same request, another answer");
+    let token = header
+        .trim()
+        .split_once(' ')
+        .map_or("", |(_, token)| token.trim());
+    match out.status {
+        200 => {
+            let (subject, scopes) = out.caller.as_ref().expect("a served request has a caller");
+            assert!(!subject.is_empty(), "an empty subject was served");
+            assert!(
+                scopes.iter().any(|scope| scope == "mcp"),
+                "served without the scope"
+            );
+            assert!(
+                out.keys.is_some_and(|keys| keys > 0),
+                "served without a key"
+            );
+            let head = token.split('.').next().unwrap_or("");
+            let alg = base64_json(head)
+                .and_then(|h| h.get("alg").and_then(Value::as_str).map(str::to_owned));
+            assert!(
+                matches!(alg.as_deref(), Some("ES256" | "RS256")),
+                "served a token with alg {alg:?}"
+            );
+        }
+        401 | 403 => {
+            // One of the four fixed challenges, so nothing of the request (the token least
+            // of all) is ever echoed.
+            assert!(out.caller.is_none());
+            let tail = "scope=\"mcp\", resource_metadata=\"https://mcp.example/.well-known/oauth-protected-resource/mcp\"";
+            let expected = match out.status {
+                403 => vec![format!(
+                    "Bearer error=\"insufficient_scope\", error_description=\"the access token lacks a scope this server needs\", {tail}"
+                )],
+                _ => vec![
+                    format!("Bearer {tail}"),
+                    format!("Bearer error=\"invalid_request\", {tail}"),
+                    format!(
+                        "Bearer error=\"invalid_token\", error_description=\"the access token is not valid for this server\", {tail}"
+                    ),
+                ],
+            };
+            assert!(expected.contains(&out.challenge), "{:?}", out.challenge);
+            let body: Value = serde_json::from_str(&out.body).expect("an OAuth error body");
+            assert!(body.as_object().is_some_and(|fields| fields
+                .keys()
+                .all(|key| key == "error" || key == "error_description")));
+        }
+        status => panic!("status {status}"),
+    }
+}
+
+/// A base64url JSON object, when it is one.
+fn base64_json(part: &str) -> Option<Value> {
+    let mut bytes = Vec::new();
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for c in part.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            bytes.push((acc >> bits) as u8);
+        }
+    }
+    serde_json::from_slice(&bytes).ok()
+}

@@ -250,3 +250,49 @@ pub fn auth_origin(url: &str, mcp_url: &str) -> AuthOrigin {
         reachable: origin::reachable_from(url, mcp_url),
     }
 }
+
+/// What the HTTP server's authorization made of one request (see [`resource_token`]).
+#[cfg(all(feature = "server", feature = "oauth"))]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceTokenOut {
+    /// How many usable keys the JWKS document gave; `None` when it was refused whole.
+    pub keys: Option<usize>,
+    /// 200 when the request would be served, else the 401 or 403 it is answered with.
+    pub status: u16,
+    /// The `WWW-Authenticate` challenge of a refusal (empty when served).
+    pub challenge: String,
+    /// The refusal's body (empty when served).
+    pub body: String,
+    /// The caller's subject and scopes when served.
+    pub caller: Option<(String, Vec<String>)>,
+}
+
+/// Runs the HTTP server's authorization on a request whose `Authorization` header is `header`
+/// (empty: none), for JWT access tokens of `resource` from `issuer`, whose keys are the JWKS
+/// document `jwks` (never fetched), every request needing `scopes`.
+#[cfg(all(feature = "server", feature = "oauth"))]
+pub fn resource_token(
+    header: &str,
+    jwks: &[u8],
+    resource: &str,
+    issuer: &str,
+    scopes: &[&str],
+) -> ResourceTokenOut {
+    let (keys, outcome) = crate::server::auth::fuzz_check(header, jwks, resource, issuer, scopes);
+    match outcome {
+        Ok(caller) => ResourceTokenOut {
+            keys,
+            status: 200,
+            challenge: String::new(),
+            body: String::new(),
+            caller: Some((caller.subject, caller.scopes)),
+        },
+        Err(refusal) => ResourceTokenOut {
+            keys,
+            status: refusal.status,
+            challenge: refusal.challenge,
+            body: String::from_utf8_lossy(&refusal.body).into_owned(),
+            caller: None,
+        },
+    }
+}

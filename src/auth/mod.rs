@@ -78,14 +78,14 @@ mod authorizer;
 mod challenge;
 mod flow;
 mod grant;
-mod http;
+pub(crate) mod http;
 mod jwt;
-mod metadata;
+pub(crate) mod metadata;
 pub(crate) mod origin;
 mod provider;
 mod store;
 mod token;
-mod util;
+pub(crate) mod util;
 
 pub use authorizer::{
     AuthorizationRequest, Authorizer, FetchRedirect, HeadlessAuthorizer, LoopbackAuthorizer,

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use serde_json::Value;
 
+use super::auth::Caller;
 use super::context::{
     Call, ConnectionState, Link, Peer, ProgressReporter, RequestContext, ABANDONED, ANSWERED,
     CANCELLED,
@@ -84,6 +85,8 @@ pub(crate) struct Connection {
     connection_state: Arc<ConnectionState>,
     /// The client's socket address, over HTTP ([`RequestContext::peer_address`]).
     peer_address: Option<SocketAddr>,
+    /// Who the connection serves, with authorization ([`RequestContext::caller`]).
+    caller: Option<Arc<Caller>>,
 }
 
 impl Connection {
@@ -92,6 +95,7 @@ impl Connection {
         link: Arc<dyn Link>,
         policy: EraPolicy,
         peer_address: Option<SocketAddr>,
+        caller: Option<Arc<Caller>>,
     ) -> Arc<Connection> {
         let connection = Arc::new(Connection {
             handshake: Mutex::new(Handshake {
@@ -108,6 +112,7 @@ impl Connection {
             closed: AtomicBool::new(false),
             connection_state: Arc::default(),
             peer_address,
+            caller,
         });
         if policy != EraPolicy::Stateless {
             connection.server.register(&connection);
@@ -205,6 +210,7 @@ impl Connection {
             deferred: Mutex::new(None),
             connection_state: Arc::clone(&self.connection_state),
             peer_address: self.peer_address,
+            caller: self.caller.clone(),
         };
         let pending = Pending {
             conn: Arc::clone(self),

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
 
+use super::auth::Caller;
 use super::conn::Pending;
 use super::types::{HandlerError, InputRequired, LogLevel, MISSING_CAPABILITY};
 use crate::client::CallHandle;
@@ -120,6 +121,8 @@ pub struct RequestContext {
     pub(crate) connection_state: Arc<ConnectionState>,
     /// The client's socket address, over HTTP.
     pub(crate) peer_address: Option<SocketAddr>,
+    /// Who made the request, when the HTTP server checks tokens.
+    pub(crate) caller: Option<Arc<Caller>>,
 }
 
 /// What a server's handlers keep for one connection (a stdio or memory connection, a
@@ -243,6 +246,15 @@ impl RequestContext {
     /// balancer, the proxy's.
     pub fn peer_address(&self) -> Option<SocketAddr> {
         self.peer_address
+    }
+
+    /// Who made the request: the subject, client id and scopes of the access token it
+    /// carried, when the HTTP server has authorization
+    /// ([`crate::server::HttpServerConfig::authorization`]). In a handshake-era session, the
+    /// caller who opened it (only they may use it); in a task, the caller who created it.
+    /// `None` without authorization, over stdio and in memory.
+    pub fn caller(&self) -> Option<&Caller> {
+        self.caller.as_deref()
     }
 
     /// Sends a log message (`notifications/message`) at `level` when the client wants that

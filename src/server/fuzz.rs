@@ -141,7 +141,8 @@ pub(crate) fn serve_lines(bytes: &[u8]) -> Vec<String> {
         out: Mutex::new(Vec::new()),
     });
     let transport: Arc<dyn Transport> = collect.clone();
-    let Ok(connection) = super::serve::connect(server.shared(), transport, EraPolicy::Mixed, None)
+    let Ok(connection) =
+        super::serve::connect(server.shared(), transport, EraPolicy::Mixed, None, None)
     else {
         return Vec::new();
     };

@@ -113,6 +113,7 @@ use crate::timer::TimerWheel;
 use crate::transport::Transport;
 use crate::wire::Notification;
 
+pub mod auth;
 pub(crate) mod catalog;
 mod change;
 mod config;
@@ -138,6 +139,7 @@ mod types;
 mod uri_template;
 
 pub use crate::mcp::Era;
+pub use auth::{Authorization, Caller, StaticTokens};
 pub use catalog::{
     CompletionFn, CompletionRequest, Declared, Method, MethodFn, PromptFn, ReadFn, ServerPrompt,
     ServerResource, ServerResourceTemplate, ServerTool, TemplateFn, ToolFn,
@@ -669,7 +671,13 @@ impl Server {
     ///
     /// When the transport cannot start.
     pub fn connect(&self, transport: impl Transport) -> Result<ServerConnection> {
-        serve::connect(&self.shared, Arc::new(transport), EraPolicy::Mixed, None)
+        serve::connect(
+            &self.shared,
+            Arc::new(transport),
+            EraPolicy::Mixed,
+            None,
+            None,
+        )
     }
 
     /// Serves the process's stdin and stdout (stderr is left for logs) until stdin reaches

@@ -11,6 +11,7 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use parking_lot::Mutex;
 use serde_json::Value;
 
+use super::auth::Caller;
 use super::conn::{Connection, Envelope, EraPolicy};
 use super::context::Link;
 use super::Shared;
@@ -219,6 +220,7 @@ pub(crate) fn connect(
     transport: Arc<dyn Transport>,
     policy: EraPolicy,
     peer_address: Option<SocketAddr>,
+    caller: Option<Arc<Caller>>,
 ) -> Result<ServerConnection> {
     let slot: Arc<OnceLock<Weak<Connection>>> = Arc::new(OnceLock::new());
     let sink_slot = Arc::clone(&slot);
@@ -243,7 +245,13 @@ pub(crate) fn connect(
     let link = Arc::new(ClientLink {
         client: OnceLock::new(),
     });
-    let conn = Connection::new(Arc::clone(shared), link.clone(), policy, peer_address);
+    let conn = Connection::new(
+        Arc::clone(shared),
+        link.clone(),
+        policy,
+        peer_address,
+        caller,
+    );
     let _ = slot.set(Arc::downgrade(&conn));
     let gate = Arc::new(Gate {
         inner: transport,

@@ -31,6 +31,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
 
+use super::auth::Caller;
 use super::catalog::ToolEntry;
 use super::context::{missing_capability, Call, InputRound, Link, Peer, RequestContext};
 use super::types::{HandlerError, BUSY, MISSING_CAPABILITY};
@@ -132,6 +133,8 @@ struct Task {
     peer: Peer,
     /// The creating request's [`RequestContext::peer_address`].
     peer_address: Option<SocketAddr>,
+    /// The creating request's [`RequestContext::caller`].
+    caller: Option<Arc<Caller>>,
     bound: Duration,
     state: Mutex<TaskState>,
 }
@@ -267,6 +270,7 @@ pub(crate) fn create(
         version,
         peer: context.peer.clone(),
         peer_address: context.peer_address,
+        caller: context.caller.clone(),
         bound,
         state: Mutex::new(TaskState {
             status: Status::Working,
@@ -490,6 +494,7 @@ impl Task {
             deferred: Mutex::new(None),
             connection_state: Arc::default(),
             peer_address: self.peer_address,
+            caller: self.caller.clone(),
         }
     }
 }

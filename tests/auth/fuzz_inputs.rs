@@ -52,3 +52,37 @@ fn auth_redirect_inputs_hold_their_properties() {
 fn auth_origin_inputs_hold_their_properties() {
     run_all("auth_origin", auth_checks::auth_origin);
 }
+
+#[cfg(feature = "server")]
+#[test]
+fn resource_token_inputs_hold_their_properties() {
+    run_all("resource_token", auth_checks::resource_token);
+}
+
+/// The `resource_token` seeds reach every answer: served (ES256 and RS256), 403 and 401.
+#[cfg(feature = "server")]
+#[test]
+fn the_resource_token_seeds_reach_every_answer() {
+    let status = |seed: &str| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fuzz/corpus/resource_token")
+            .join(seed);
+        let text = std::fs::read_to_string(path).unwrap();
+        let (header, jwks) = text.split_once('\n').unwrap();
+        let out = toolwire::fuzzing::resource_token(
+            header,
+            jwks.as_bytes(),
+            auth_checks::RESOURCE,
+            auth_checks::ISSUER,
+            &["mcp"],
+        );
+        assert_eq!(out.keys, Some(2), "{seed}");
+        out.status
+    };
+    assert_eq!(status("es256_valid.txt"), 200);
+    assert_eq!(status("rs256_valid.txt"), 200);
+    assert_eq!(status("no_scope.txt"), 403);
+    for refused in ["expired.txt", "alg_none.txt", "missing.txt", "basic.txt"] {
+        assert_eq!(status(refused), 401, "{refused}");
+    }
+}

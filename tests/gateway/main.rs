@@ -18,6 +18,7 @@ mod passthrough;
 mod pipeline;
 mod resources;
 mod restart;
+mod serve_auth;
 mod skills;
 mod start;
 mod transcript;

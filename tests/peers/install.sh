@@ -37,6 +37,11 @@ RPC_WS_VER="10.0.1"
 # must shorten shows whether clients accept the answer (tests/gateway/interop.rs).
 FILESYSTEM_PKG="@modelcontextprotocol/server-filesystem"
 FILESYSTEM_VER="2026.8.31"
+# A real OAuth authorization server for the resource-server tests (tests/server/interop_oidc.rs,
+# driven by tests/peers/oidc_provider.mjs): JWT access tokens through client_credentials with
+# resource indicators.
+OIDC_PKG="oidc-provider"
+OIDC_VER="9.13.3"
 # The JSON-Schema-Test-Suite, as the sdist of Python's jsonschema ships it (json/tests/);
 # the file's sha256 is checked, since it is data the schema tests trust.
 SCHEMA_SUITE_VER="4.26.0"
@@ -225,6 +230,7 @@ npm_step conformance-next "$CONFORMANCE_PKG" "$CONFORMANCE_NEXT_VER" "node_modul
 npm_step inspector "$INSPECTOR_PKG" "$INSPECTOR_VER" "node_modules/$INSPECTOR_PKG/clients/launcher/build/index.js"
 npm_step rpc-websockets "$RPC_WS_PKG" "$RPC_WS_VER" "node_modules/$RPC_WS_PKG/package.json"
 npm_step filesystem "$FILESYSTEM_PKG" "$FILESYSTEM_VER" "node_modules/$FILESYSTEM_PKG/dist/index.js"
+npm_step oidc-provider "$OIDC_PKG" "$OIDC_VER" "node_modules/$OIDC_PKG/lib/index.js"
 py_step
 providers_step
 
@@ -270,6 +276,7 @@ NODE22_BIN="$DIR/node22/node_modules/$NODE22_PKG/bin/node"
     printf 'TOOLWIRE_INSPECTOR_JS=%q\n' "$DIR/inspector/node_modules/$INSPECTOR_PKG/clients/launcher/build/index.js"
     printf 'TOOLWIRE_RPC_WEBSOCKETS=%q\n' "$DIR/rpc-websockets/node_modules/$RPC_WS_PKG"
     printf 'TOOLWIRE_FILESYSTEM_JS=%q\n' "$DIR/filesystem/node_modules/$FILESYSTEM_PKG/dist/index.js"
+    printf 'TOOLWIRE_OIDC_PROVIDER=%q\n' "$DIR/oidc-provider/node_modules/$OIDC_PKG"
 } >"$DIR/peers.env.tmp"
 mv "$DIR/peers.env.tmp" "$DIR/peers.env"
 step peers.env "$t0" "wrote $DIR/peers.env"

@@ -18,12 +18,13 @@ use crossbeam_channel::{bounded, select, Receiver};
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 use toolwire::gateway::{Gateway, GatewayConfig, Policy};
+use toolwire::server::{Authorization, HttpServerConfig, StaticTokens};
 
 use crate::cli::{Cli, Protocol};
 use crate::transcript::Transcript;
 use crate::{Exit, Failure};
 
-/// `serve [--policy FILE] [--stdio | --http ADDR] [--metrics ADDR]`.
+/// `serve [--policy FILE] [--stdio | --http ADDR [authorization]] [--metrics ADDR]`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// The policy file (JSON; see the docs of `toolwire::gateway::Policy`). Without it, the
@@ -46,6 +47,90 @@ pub struct ServeArgs {
     /// and each restart's.)
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_duration)]
     pub start_timeout: std::time::Duration,
+    /// With --http: accept JWT access tokens issued by the authorization server at URL (its
+    /// keys found through its metadata). Repeat to trust several. Needs --auth-resource.
+    #[arg(long, value_name = "URL", requires_all = ["http", "auth_resource"], conflicts_with = "auth_tokens")]
+    pub auth_issuer: Vec<String>,
+    /// With --http: the resource URI clients reach this server at (e.g.
+    /// https://mcp.example/mcp): tokens must name it in their audience, and the protected
+    /// resource metadata is served at the path it gives.
+    #[arg(long, value_name = "URL", requires = "http")]
+    pub auth_resource: Option<String>,
+    /// With --http: a scope every request needs (403 insufficient_scope without it).
+    /// Repeatable.
+    #[arg(long, value_name = "SCOPE", requires = "auth_resource")]
+    pub auth_scope: Vec<String>,
+    /// With --http: accept the tokens of FILE, JSON
+    /// {"tokens": [{"sha256": "<hex of the token>", "subject": "…", "scopes": ["…"]}]}.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub auth_tokens: Option<PathBuf>,
+    /// With --http: a host name clients reach this server by (its `Host` and `Origin` are
+    /// accepted; loopback names always are, and so is --auth-resource's host). Repeatable.
+    #[arg(long, value_name = "NAME", requires = "http")]
+    pub allowed_host: Vec<String>,
+    /// With --http on an address that is not loopback: serve without authorization anyway.
+    #[arg(long, requires = "http", conflicts_with_all = ["auth_issuer", "auth_tokens"])]
+    pub no_auth: bool,
+}
+
+/// The HTTP server's settings the arguments give: authorization, and the refusal to listen
+/// on the network without it (before anything is bound or started).
+fn http_config(args: &ServeArgs, addr: SocketAddr) -> Result<HttpServerConfig, Failure> {
+    let resource = || {
+        args.auth_resource.clone().ok_or_else(|| {
+            Failure::usage("--auth-issuer and --auth-tokens need --auth-resource URL")
+        })
+    };
+    let authorization = if let Some(file) = &args.auth_tokens {
+        let tokens = StaticTokens::from_file(file)
+            .map_err(|error| Failure::from_error("reading --auth-tokens", &error))?;
+        Some(Authorization::static_tokens(resource()?, tokens))
+    } else if let Some((first, more)) = args.auth_issuer.split_first() {
+        let start = Authorization::jwt(resource()?, first.clone());
+        Some(
+            more.iter()
+                .fold(start, |auth, issuer| auth.issuer(issuer.clone())),
+        )
+    } else if args.auth_resource.is_some() {
+        return Err(Failure::usage(
+            "--auth-resource needs --auth-issuer URL or --auth-tokens FILE",
+        ));
+    } else {
+        None
+    };
+    let authorization = authorization.map(|auth| auth.scopes(args.auth_scope.iter().cloned()));
+    if authorization.is_none() && !addr.ip().is_loopback() && !args.no_auth {
+        return Err(Failure::usage(format!(
+            "--http {addr} is not a loopback address: anyone who reaches it could call every \
+             tool. Give --auth-issuer URL --auth-resource URL (JWT access tokens) or \
+             --auth-tokens FILE --auth-resource URL (static tokens), or --no-auth to serve \
+             without authorization anyway"
+        )));
+    }
+    let mut hosts = args.allowed_host.clone();
+    if let Some(authorization) = &authorization {
+        authorization
+            .check()
+            .map_err(|error| Failure::from_error("checking the authorization", &error))?;
+        hosts.extend(resource_host(authorization.resource()));
+    }
+    let mut config = HttpServerConfig::new().addr(addr).allowed_hosts(hosts);
+    if let Some(authorization) = authorization {
+        config = config.authorization(authorization);
+    }
+    Ok(config)
+}
+
+/// The host name of a resource URI (`https://mcp.example:8443/mcp` → `mcp.example`).
+fn resource_host(resource: &str) -> Option<String> {
+    let rest = resource.split_once("://")?.1;
+    let authority = rest.split('/').next()?;
+    // An IPv6 literal keeps its brackets, as the Host check compares it.
+    let host = match authority.find(']') {
+        Some(end) if authority.starts_with('[') => &authority[..=end],
+        _ => authority.split(':').next()?,
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
 }
 
 /// Runs the gateway until stdin ends (stdio) or Ctrl-C.
@@ -59,6 +144,23 @@ pub fn run(
         return Err(Failure::usage(
             "`serve` serves every server of a config file: give --config FILE, not --url or --server",
         ));
+    }
+    // Checked before any backend starts or any address is bound.
+    let http = match args.http {
+        Some(addr) => Some(http_config(args, addr)?),
+        None => None,
+    };
+    // The metrics listener follows --http's rule: on the network only with the same
+    // authorization (it shares --http's settings), or with --no-auth.
+    if let Some(addr) = args.metrics {
+        let authorized = http
+            .as_ref()
+            .is_some_and(HttpServerConfig::has_authorization);
+        if !addr.ip().is_loopback() && !authorized && !args.no_auth {
+            return Err(Failure::usage(format!(
+                "--metrics {addr} is not a loopback address: it needs the authorization of                  --http (--auth-issuer or --auth-tokens), or --no-auth to serve it anyway"
+            )));
+        }
     }
     let loaded = crate::configs::load(&cli.target, None)?;
     let (path, configs) = (loaded.path, loaded.configs);
@@ -79,6 +181,9 @@ pub fn run(
         .token_store(crate::auth::store());
     if args.metrics.is_some() {
         options = options.metrics(toolwire::metrics::Metrics::new());
+    }
+    if let Some(http) = &http {
+        options = options.http(http.clone());
     }
     if let Some(transcript) = transcript {
         let writer = IntoCliTranscript {

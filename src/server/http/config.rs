@@ -5,6 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::server::auth::Authorization;
 
 /// Settings for an [`super::HttpServer`]. Every bound is finite; `Default` spells out each
 /// value, and each knob has a setter that says its default.
@@ -34,6 +35,7 @@ pub struct HttpServerConfig {
     pub(crate) poll: Duration,
     pub(crate) json_first: bool,
     pub(crate) join_grace: Duration,
+    pub(crate) authorization: Option<Authorization>,
 }
 
 impl Default for HttpServerConfig {
@@ -66,6 +68,7 @@ impl Default for HttpServerConfig {
             poll: Duration::from_millis(25),
             json_first: true,
             join_grace: Duration::from_secs(2),
+            authorization: None,
         }
     }
 }
@@ -266,8 +269,26 @@ impl HttpServerConfig {
         self
     }
 
+    /// Puts authorization in front of the endpoint: every request needs a bearer token that
+    /// [`Authorization`] accepts, checked before any handler runs (401 without one or with a
+    /// bad one, 403 without a needed scope), and the protected resource metadata is served at
+    /// [`Authorization::metadata_path`]. Defaults to none: whoever reaches the port is served,
+    /// which is for loopback only.
+    pub fn authorization(mut self, authorization: Authorization) -> Self {
+        self.authorization = Some(authorization);
+        self
+    }
+
+    /// True when [`HttpServerConfig::authorization`] was given.
+    pub fn has_authorization(&self) -> bool {
+        self.authorization.is_some()
+    }
+
     pub(crate) fn check(&self) -> Result<()> {
         let bad = |text: String| Err(Error::Config(text));
+        if let Some(authorization) = &self.authorization {
+            authorization.check()?;
+        }
         if !(1..=65_536).contains(&self.max_connections) {
             return bad(format!(
                 "max_connections must be 1 to 65536, not {}",

@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use parking_lot::Mutex;
 
+use super::auth::Caller;
 use super::Server;
 use crate::error::Result;
 use crate::sys::{self, spawn_named};
@@ -63,6 +64,21 @@ pub(crate) struct HttpInner {
 }
 
 impl HttpInner {
+    /// The session `id` when `caller` opened it.
+    pub(crate) fn session(&self, id: &str, caller: Option<&Caller>) -> Option<Arc<Session>> {
+        let sessions = self.sessions.lock();
+        sessions.get(id).filter(|s| s.belongs_to(caller)).cloned()
+    }
+
+    /// Takes the session `id` out when `caller` opened it.
+    pub(crate) fn remove_session(&self, id: &str, caller: Option<&Caller>) -> Option<Arc<Session>> {
+        let mut sessions = self.sessions.lock();
+        if !sessions.get(id)?.belongs_to(caller) {
+            return None;
+        }
+        sessions.remove(id)
+    }
+
     /// Closes the sessions idle past their limit.
     pub(crate) fn sweep_sessions(&self) {
         let limit = self.config.session_idle;
@@ -460,6 +476,10 @@ fn handle(
     socket: &mut TcpStream,
 ) -> io::Result<bool> {
     let path = head.target.split('?').next().unwrap_or("");
+    let authorization = inner.config.authorization.as_ref();
+    if let Some(authorization) = authorization.filter(|a| path == a.metadata_path()) {
+        return metadata(authorization, head, socket);
+    }
     if path != inner.config.path {
         let body = response::error_body(-32600, "Not Found");
         response::write_full(socket, 404, Some("application/json"), &[], &body, true)?;
@@ -473,13 +493,31 @@ fn handle(
         response::write_full(socket, status, Some("application/json"), &[], &body, false)?;
         return Ok(false);
     }
+    // Every request at the endpoint is authorized before it is routed: no handler runs for
+    // a request without a good token.
+    let caller = match authorization.map(|a| a.authorize(head.header("authorization"))) {
+        None => None,
+        Some(Ok(caller)) => Some(Arc::new(caller)),
+        Some(Err(refusal)) => {
+            let challenge = [("WWW-Authenticate", refusal.challenge)];
+            response::write_full(
+                socket,
+                refusal.status,
+                Some("application/json"),
+                &challenge,
+                &refusal.body,
+                true,
+            )?;
+            return Ok(true);
+        }
+    };
     if let Some(metrics) = &inner.metrics {
         return metrics_route(metrics, head, socket);
     }
     match head.method.as_str() {
-        "POST" => route::post(inner, head, body, socket),
-        "GET" => route::get(inner, head, socket),
-        "DELETE" => route::delete(inner, head, socket),
+        "POST" => route::post(inner, head, body, socket, caller),
+        "GET" => route::get(inner, head, socket, caller.as_deref()),
+        "DELETE" => route::delete(inner, head, socket, caller.as_deref()),
         _ => {
             let allow = [("Allow", "GET, POST, DELETE".to_owned())];
             let body = response::error_body(-32600, "Method Not Allowed");
@@ -504,5 +542,41 @@ fn metrics_route(
     let text = metrics.render();
     let content_type = Some(crate::metrics::CONTENT_TYPE);
     response::write_full(socket, 200, content_type, &[], text.as_bytes(), true)?;
+    Ok(true)
+}
+
+/// The protected resource metadata (RFC 9728): to any origin, for GET and HEAD.
+fn metadata(
+    authorization: &crate::server::auth::Authorization,
+    head: &request::Head,
+    socket: &mut TcpStream,
+) -> io::Result<bool> {
+    let cors = ("Access-Control-Allow-Origin", "*".to_owned());
+    match head.method.as_str() {
+        "GET" | "HEAD" => {
+            let document = authorization.metadata_document();
+            let body = if head.method == "HEAD" {
+                Vec::new()
+            } else {
+                document
+            };
+            response::write_full(socket, 200, Some("application/json"), &[cors], &body, true)?;
+        }
+        "OPTIONS" => {
+            let headers = [
+                cors,
+                (
+                    "Access-Control-Allow-Methods",
+                    "GET, HEAD, OPTIONS".to_owned(),
+                ),
+                ("Access-Control-Allow-Headers", "*".to_owned()),
+            ];
+            response::write_full(socket, 204, None, &headers, b"", true)?;
+        }
+        _ => {
+            let allow = [("Allow", "GET, HEAD, OPTIONS".to_owned())];
+            response::write_full(socket, 405, None, &allow, b"", true)?;
+        }
+    }
     Ok(true)
 }

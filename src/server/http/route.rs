@@ -15,6 +15,7 @@ use super::session::{self, Session, SessionTransport, SharedTransport};
 use super::stream::{self, Ended, StreamItem, StreamLink, StreamMode};
 use super::HttpInner;
 use crate::mcp::{methods, HANDSHAKE_VERSIONS};
+use crate::server::auth::Caller;
 use crate::server::conn::{Connection, Envelope, EraPolicy};
 use crate::server::serve;
 use crate::server::stateless::has_protocol_meta;
@@ -151,6 +152,7 @@ pub(crate) fn post(
     head: &Head,
     body: &[u8],
     stream: &mut TcpStream,
+    caller: Option<Arc<Caller>>,
 ) -> io::Result<bool> {
     let content_type = head.header("content-type").unwrap_or("");
     let media = content_type.split(';').next().unwrap_or("").trim();
@@ -170,7 +172,7 @@ pub(crate) fn post(
     let protocol = head.header("mcp-protocol-version");
     if inner.config.sessions {
         if let Some(id) = head.header("mcp-session-id") {
-            let found = inner.sessions.lock().get(id).cloned();
+            let found = inner.session(id, caller.as_deref());
             return match found {
                 Some(session) => {
                     session_post(inner, &session, head, frame, body, stream, (json, sse))
@@ -201,7 +203,7 @@ pub(crate) fn post(
         || has_protocol_meta(&request.params)
         || protocol.is_some_and(|version| !is_handshake_version(inner, version));
     if stateless {
-        return stateless_post(inner, head, request, stream, (json, sse));
+        return stateless_post(inner, head, request, stream, (json, sse), caller);
     }
     if request.method != methods::INITIALIZE {
         return answer_error(
@@ -212,7 +214,7 @@ pub(crate) fn post(
             "Bad Request: the Mcp-Session-Id header is required (send initialize first)",
         );
     }
-    let session = match open_session(inner, stream.peer_addr().ok()) {
+    let session = match open_session(inner, stream.peer_addr().ok(), caller) {
         Ok(session) => session,
         Err((status, message)) => return refuse(stream, status, -32603, &message),
     };
@@ -225,6 +227,7 @@ pub(crate) fn post(
 fn open_session(
     inner: &Arc<HttpInner>,
     peer: Option<std::net::SocketAddr>,
+    caller: Option<Arc<Caller>>,
 ) -> Result<Arc<Session>, (u16, String)> {
     inner.sweep_sessions();
     if inner.sessions.lock().len() >= inner.config.max_sessions {
@@ -247,6 +250,7 @@ fn open_session(
         Arc::new(SharedTransport(Arc::clone(&transport))),
         EraPolicy::Handshake,
         peer,
+        caller.clone(),
     )
     .map_err(|error| (500, error.to_string()))?;
     let session = Arc::new(Session {
@@ -254,6 +258,7 @@ fn open_session(
         transport,
         connection,
         last_seen: parking_lot::Mutex::new(Instant::now()),
+        caller,
     });
     inner.sessions.lock().insert(id, Arc::clone(&session));
     Ok(session)
@@ -380,6 +385,7 @@ fn stateless_post(
     request: wire::Request,
     stream: &mut TcpStream,
     (json, sse): (bool, bool),
+    caller: Option<Arc<Caller>>,
 ) -> io::Result<bool> {
     let envelope = Envelope {
         http: true,
@@ -402,6 +408,7 @@ fn stateless_post(
         link,
         EraPolicy::Stateless,
         stream.peer_addr().ok(),
+        caller,
     );
     let id = request.id.clone();
     connection.handle(request, &envelope);
@@ -429,7 +436,12 @@ fn stateless_post(
 }
 
 /// A GET: the session's standalone stream, or a resumption of one of its streams.
-pub(crate) fn get(inner: &Arc<HttpInner>, head: &Head, stream: &mut TcpStream) -> io::Result<bool> {
+pub(crate) fn get(
+    inner: &Arc<HttpInner>,
+    head: &Head,
+    stream: &mut TcpStream,
+    caller: Option<&Caller>,
+) -> io::Result<bool> {
     let session_id = head
         .header("mcp-session-id")
         .filter(|_| inner.config.sessions);
@@ -443,7 +455,7 @@ pub(crate) fn get(inner: &Arc<HttpInner>, head: &Head, stream: &mut TcpStream) -
     if !sse {
         return refuse(stream, 406, -32600, "a GET stream is text/event-stream");
     }
-    let Some(session) = inner.sessions.lock().get(session_id).cloned() else {
+    let Some(session) = inner.session(session_id, caller) else {
         return refuse(stream, 404, -32600, "Session not found");
     };
     *session.last_seen.lock() = Instant::now();
@@ -530,6 +542,7 @@ pub(crate) fn delete(
     inner: &Arc<HttpInner>,
     head: &Head,
     stream: &mut TcpStream,
+    caller: Option<&Caller>,
 ) -> io::Result<bool> {
     let session_id = head
         .header("mcp-session-id")
@@ -540,7 +553,7 @@ pub(crate) fn delete(
         write_full(stream, 405, Some("application/json"), &allow, &body, true)?;
         return Ok(true);
     };
-    let Some(session) = inner.sessions.lock().remove(session_id) else {
+    let Some(session) = inner.remove_session(session_id, caller) else {
         return refuse(stream, 404, -32600, "Session not found");
     };
     let _ = session.connection.close();

@@ -13,6 +13,7 @@ use parking_lot::Mutex;
 
 use super::stream::StreamItem;
 use crate::error::{Error, Result};
+use crate::server::auth::Caller;
 use crate::server::ServerConnection;
 use crate::transport::{Inbound, OutFrame, Outgoing, Transport};
 use crate::wire::{IncomingFrame, Invalid, Message, RequestId};
@@ -310,6 +311,22 @@ pub(crate) struct Session {
     pub(crate) transport: Arc<SessionTransport>,
     pub(crate) connection: ServerConnection,
     pub(crate) last_seen: Mutex<Instant>,
+    /// Who opened it (with authorization): only they may use it; anyone else is told there
+    /// is no such session.
+    pub(crate) caller: Option<Arc<Caller>>,
+}
+
+impl Session {
+    /// Whether `caller` is the one who opened it (same issuer and subject).
+    pub(crate) fn belongs_to(&self, caller: Option<&Caller>) -> bool {
+        match (&self.caller, caller) {
+            (None, None) => true,
+            (Some(owner), Some(caller)) => {
+                owner.subject == caller.subject && owner.issuer == caller.issuer
+            }
+            _ => false,
+        }
+    }
 }
 
 /// A session's transport handle, shared with the connection.

@@ -1,0 +1,73 @@
+// A real authorization server for the resource-server tests: npm `oidc-provider` (pinned in
+// install.sh) on 127.0.0.1, issuing JWT access tokens (ES256, typ at+jwt) through
+// client_credentials with resource indicators.
+//
+//   node oidc_provider.mjs OIDC_PROVIDER_DIR RESOURCE [OTHER_RESOURCE]
+//
+// Client `svc` / `svc-secret` (client_credentials). Audiences: RESOURCE (ES256 tokens of
+// 120 s), RESOURCE + "/short" (ES256, 1 s, to see a token expire) and OTHER_RESOURCE (RS256,
+// 120 s, another audience); any other `resource` is invalid_target. Scopes `mcp:read
+// mcp:write`. Prints `ISSUER <url>` on stdout once it listens; serves until stdin ends.
+
+import http from 'node:http';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const [dir, resource, other] = process.argv.slice(2);
+if (!dir || !resource) {
+  console.error('usage: oidc_provider.mjs OIDC_PROVIDER_DIR RESOURCE [OTHER_RESOURCE]');
+  process.exit(2);
+}
+const from = (...parts) => import(pathToFileURL(path.join(...parts)).href);
+const { Provider, errors } = await from(dir, 'lib', 'index.js');
+const jose = await from(dir, '..', 'jose', 'dist', 'webapi', 'index.js');
+
+// The short-lived audience: tokens for it expire after one second.
+const SHORT = `${resource}/short`;
+const ttl = { [resource]: 120, [SHORT]: 1 };
+if (other) ttl[other] = 120;
+
+const jwk = async (alg, kid) => {
+  const { privateKey } = await jose.generateKeyPair(alg, { extractable: true });
+  return { ...(await jose.exportJWK(privateKey)), alg, kid, use: 'sig' };
+};
+
+const server = http.createServer();
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const issuer = `http://127.0.0.1:${server.address().port}`;
+
+const provider = new Provider(issuer, {
+  jwks: { keys: [await jwk('ES256', 'es1'), await jwk('RS256', 'rs1')] },
+  clients: [
+    {
+      client_id: 'svc',
+      client_secret: 'svc-secret',
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+    },
+  ],
+  features: {
+    devInteractions: { enabled: false },
+    clientCredentials: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: async () => resource,
+      useGrantedResource: async () => true,
+      getResourceServerInfo: async (_ctx, indicator) => {
+        if (!(indicator in ttl)) throw new errors.InvalidTarget();
+        const alg = indicator === other ? 'RS256' : 'ES256';
+        return {
+          scope: 'mcp:read mcp:write',
+          accessTokenFormat: 'jwt',
+          accessTokenTTL: ttl[indicator],
+          jwt: { sign: { alg } },
+        };
+      },
+    },
+  },
+});
+server.on('request', provider.callback());
+process.stdout.write(`ISSUER ${issuer}\n`);
+process.stdin.resume();
+process.stdin.on('end', () => process.exit(0));

@@ -1,0 +1,220 @@
+//! toolwire's HTTP server as a resource server for an authorization server nobody here
+//! wrote: npm `oidc-provider` (pinned in tests/peers/install.sh, run on 127.0.0.1 by
+//! tests/peers/oidc_provider.mjs), issuing JWT access tokens through `client_credentials` with
+//! resource indicators. A valid token lists and calls; a missing one gets 401 with the
+//! header and a fetchable metadata document naming the issuer; ES256 and RS256 tokens verify
+//! with the issuer's own keys; another audience, a bad signature, `alg: none` and an expired
+//! token are 401, a missing scope 403, and none of them reaches a handler. Runs when TOOLWIRE_PEERS=1 or TOOLWIRE_PEERS_DIR is set.
+#![cfg(feature = "oauth")]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use serde_json::{json, Value};
+use toolwire::server::{
+    Authorization, CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
+};
+use toolwire::{HttpConfig, McpClient, McpConfig, ProtocolMode};
+
+use crate::support::server::{exchange, post, stateless_headers, stateless_request};
+use crate::support::{eventually, mcp, LONG};
+
+const RESOURCE: &str = "https://mcp.example/mcp";
+const OTHER: &str = "https://other.example/mcp";
+
+/// The running authorization server; ended (stdin closed, then killed) when dropped.
+struct Oidc {
+    child: Child,
+    issuer: String,
+}
+
+impl Drop for Oidc {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_oidc(test: &str) -> Oidc {
+    let peers = mcp::peers(test);
+    let node = peers.path("TOOLWIRE_NODE22");
+    let package = peers.path("TOOLWIRE_OIDC_PROVIDER");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/oidc_provider.mjs");
+    let mut child = Command::new(node)
+        .arg(script)
+        .arg(package)
+        .args([RESOURCE, OTHER])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start oidc-provider");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .expect("the ISSUER line");
+    let issuer = line
+        .strip_prefix("ISSUER ")
+        .unwrap_or_else(|| panic!("oidc-provider said {line:?}"))
+        .trim()
+        .to_owned();
+    Oidc { child, issuer }
+}
+
+/// A `client_credentials` token for `resource` with `scope`.
+fn token(oidc: &Oidc, resource: &str, scope: &str) -> String {
+    let mut answer = ureq::post(format!("{}/token", oidc.issuer))
+        .header("Authorization", "Basic c3ZjOnN2Yy1zZWNyZXQ=")
+        .send_form([
+            ("grant_type", "client_credentials"),
+            ("resource", resource),
+            ("scope", scope),
+        ])
+        .expect("a token");
+    let body: Value = serde_json::from_str(&answer.body_mut().read_to_string().unwrap()).unwrap();
+    body["access_token"]
+        .as_str()
+        .expect("an access token")
+        .to_owned()
+}
+
+fn call(http: &HttpServer, token: Option<&str>) -> crate::support::server::RawResponse {
+    let mut headers = stateless_headers("tools/call", Some("whoami"));
+    if let Some(token) = token {
+        headers.push_str(&format!("Authorization: Bearer {token}\r\n"));
+    }
+    let body = stateless_request(1, "tools/call", json!({"name": "whoami", "arguments": {}}));
+    post(&http.url(), &headers, &body)
+}
+
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn oidc_provider_tokens_are_accepted_and_bad_ones_refused_before_any_handler() {
+    let oidc =
+        start_oidc("oidc_provider_tokens_are_accepted_and_bad_ones_refused_before_any_handler");
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server = Server::new(ServerConfig::new("protected", "1")).unwrap();
+    let counted = Arc::clone(&runs);
+    server
+        .add_tool(ServerTool::new(
+            "whoami",
+            "Says who called.",
+            json!({"type": "object"}),
+            move |context, _| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let caller = context.caller().expect("a caller");
+                Ok(CallToolResult::from_text(format!(
+                    "{} {}",
+                    caller.client_id().unwrap_or("-"),
+                    caller.scopes().join(",")
+                )))
+            },
+        ))
+        .unwrap();
+    let auth = Authorization::jwt(RESOURCE, oidc.issuer.clone())
+        .scopes(["mcp:read"])
+        .leeway(Duration::ZERO);
+    let metadata_path = auth.metadata_path();
+    let http = HttpServer::bind(&server, HttpServerConfig::new().authorization(auth)).unwrap();
+
+    let good = token(&oidc, RESOURCE, "mcp:read mcp:write");
+    for mode in [ProtocolMode::Legacy, ProtocolMode::Modern] {
+        let client = McpClient::connect_http(
+            HttpConfig::new(http.url()).bearer_token(&good),
+            McpConfig::default().mode(mode),
+        )
+        .unwrap();
+        assert_eq!(client.list_tools().unwrap().len(), 1);
+        let text = client.call_tool("whoami", json!({})).unwrap().text();
+        assert_eq!(text, "svc mcp:read,mcp:write", "{mode:?}");
+        client.close().unwrap();
+    }
+    let served = runs.load(Ordering::SeqCst);
+
+    let missing = call(&http, None);
+    assert_eq!(missing.status, 401);
+    let challenge = missing.header("www-authenticate").unwrap();
+    assert!(challenge.contains(&format!(
+        "resource_metadata=\"https://mcp.example{metadata_path}\""
+    )));
+    let head = format!(
+        "GET {metadata_path} HTTP/1.1\r\nHost: {}\r\n",
+        http.local_addr()
+    );
+    let document: Value = serde_json::from_str(&exchange(&http.url(), &head, "").body).unwrap();
+    assert_eq!(document["authorization_servers"], json!([oidc.issuer]));
+
+    let other_audience = token(&oidc, OTHER, "mcp:read");
+    let mut bad_signature = good.clone();
+    let at = bad_signature.len() - 6;
+    bad_signature.replace_range(at.., "AAAAAA");
+    let parts: Vec<&str> = good.split('.').collect();
+    let none = format!(
+        "{}.{}.",
+        URL_SAFE_NO_PAD.encode(r#"{"alg":"none","typ":"at+jwt","kid":"es1"}"#),
+        parts[1]
+    );
+    for (what, token) in [
+        ("another audience", other_audience.clone()),
+        ("bad signature", bad_signature),
+        ("alg none", none),
+    ] {
+        let answer = call(&http, Some(&token));
+        assert_eq!(answer.status, 401, "{what}: {answer:?}");
+        assert!(answer
+            .header("www-authenticate")
+            .unwrap()
+            .contains("error=\"invalid_token\""));
+    }
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        served,
+        "no refused token reached a handler"
+    );
+    // The other audience's tokens are RS256, signed with the issuer's RSA key: a server that
+    // is that resource takes them.
+    let auth = Authorization::jwt(OTHER, oidc.issuer.clone());
+    let other_http =
+        HttpServer::bind(&server, HttpServerConfig::new().authorization(auth)).unwrap();
+    let header = URL_SAFE_NO_PAD
+        .decode(other_audience.split('.').next().unwrap())
+        .unwrap();
+    assert!(String::from_utf8(header).unwrap().contains("\"RS256\""));
+    assert_eq!(call(&other_http, Some(&other_audience)).status, 200);
+    other_http.close().unwrap();
+    // A one-second token: accepted, then refused once it has expired (leeway 0).
+    let short = token(&oidc, &format!("{RESOURCE}/short"), "mcp:read");
+    let auth =
+        Authorization::jwt(format!("{RESOURCE}/short"), oidc.issuer.clone()).leeway(Duration::ZERO);
+    let short_http =
+        HttpServer::bind(&server, HttpServerConfig::new().authorization(auth)).unwrap();
+    assert!(
+        eventually(LONG, || call(&short_http, Some(&short)).status == 401),
+        "the expired token was still accepted"
+    );
+    short_http.close().unwrap();
+    let served = runs.load(Ordering::SeqCst);
+    // Without the scope the server needs: 403 naming it.
+    let narrow = token(&oidc, RESOURCE, "mcp:write");
+    let answer = call(&http, Some(&narrow));
+    assert_eq!(answer.status, 403, "{answer:?}");
+    let challenge = answer.header("www-authenticate").unwrap();
+    assert!(
+        challenge.contains("error=\"insufficient_scope\"")
+            && challenge.contains("scope=\"mcp:read\""),
+        "{challenge}"
+    );
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        served,
+        "the 403 reached no handler"
+    );
+    http.close().unwrap();
+}
