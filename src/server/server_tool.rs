@@ -39,11 +39,6 @@ impl std::fmt::Debug for ServerTool {
     }
 }
 
-/// The failure that carries a server's answer, which the server sends as it would for its own.
-fn carried(error: HandlerError) -> ToolFailure {
-    ToolFailure::internal(error.to_string()).carrying(error)
-}
-
 /// A [`ServerTool`] is the [`LocalTool`] it built.
 impl From<ServerTool> for LocalTool {
     fn from(tool: ServerTool) -> LocalTool {
@@ -73,7 +68,7 @@ impl ServerTool {
                         "this tool runs only when served by toolwire::server",
                     ));
                 };
-                handler(context, arguments).map_err(carried)
+                handler(context, arguments).map_err(HandlerError::into_failure)
             },
         );
         tool.options = tool
@@ -134,7 +129,7 @@ impl ServerTool {
         self.map(|tool| {
             tool.before_task(
                 move |context, arguments| match RequestContext::of(context) {
-                    Some(context) => step(context, arguments).map_err(carried),
+                    Some(context) => step(context, arguments).map_err(HandlerError::into_failure),
                     None => Ok(arguments.clone()),
                 },
             )

@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use support::{call, front, gateway, http_backend, status_count, tool_server_entry, url_entry};
-use toolwire::server::{CallToolResult, Server, ServerConfig, ServerTool};
+use toolwire::harness::LocalTool;
+use toolwire::server::{CallToolResult, Server, ServerConfig};
 
 /// A backend whose tools count the calls that reach them.
 fn counted_backend() -> (Server, Arc<AtomicUsize>) {
@@ -20,7 +21,7 @@ fn counted_backend() -> (Server, Arc<AtomicUsize>) {
     for name in ["open", "secret"] {
         let calls = Arc::clone(&calls);
         server
-            .add_tool(ServerTool::new(
+            .add_tool(LocalTool::with_context(
                 name,
                 "Counts its calls.",
                 json!({"type": "object", "properties": {}}),

@@ -155,13 +155,13 @@ fn a_registry_is_served_as_it_is() {
 /// called, whether added as server tools or from a harness registry; a name with `/` is not.
 #[test]
 fn provider_style_and_dotted_names_are_served_and_called() {
-    use toolwire::server::{CallToolResult, ServerTool};
+    use toolwire::server::CallToolResult;
     let names = ["get_weather", "test_simple_text", "a.b"];
     let native = Server::new(ServerConfig::new("native", "1")).unwrap();
     let mut registry = ToolRegistry::new();
     for name in names {
         native
-            .add_tool(ServerTool::new(
+            .add_tool(LocalTool::with_context(
                 name,
                 "Says its name.",
                 json!({"type": "object"}),
@@ -177,7 +177,7 @@ fn provider_style_and_dotted_names_are_served_and_called() {
             ))
             .unwrap();
     }
-    let bad = ServerTool::new("a/b", "", json!({"type": "object"}), |_, _| {
+    let bad = LocalTool::with_context("a/b", "", json!({"type": "object"}), |_, _| {
         Ok(CallToolResult::from_text(""))
     });
     let error = native.add_tool(bad).unwrap_err();

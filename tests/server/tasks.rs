@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 use serde_json::{json, Value};
+use toolwire::harness::{LocalTool, ToolOptions, ToolTimeout};
 use toolwire::server::{
-    CallToolResult, HandlerError, InputRequired, RequestContext, Server, ServerConfig, ServerTool,
-    TaskSupport, BUSY, MISSING_CAPABILITY,
+    CallToolResult, HandlerError, InputRequired, RequestContext, Server, ServerConfig, TaskSupport,
+    BUSY, MISSING_CAPABILITY,
 };
 use toolwire::{Client, Error};
 
@@ -76,8 +77,8 @@ fn iso8601(text: &Value) -> bool {
 
 /// A task-capable tool that waits for the test to release it (or for its cancellation, which
 /// it reports).
-fn gated(name: &str, release: Receiver<()>, saw_cancel: Sender<()>) -> ServerTool {
-    ServerTool::new(
+fn gated(name: &str, release: Receiver<()>, saw_cancel: Sender<()>) -> LocalTool {
+    LocalTool::with_context(
         name,
         "Waits for the test.",
         json!({"type": "object"}),
@@ -100,8 +101,18 @@ fn tool(
         + Send
         + Sync
         + 'static,
-) -> ServerTool {
-    ServerTool::new(name, "A test tool.", json!({"type": "object"}), handler)
+) -> LocalTool {
+    // The one tool type, whose handler reaches the request's context and answers with the
+    // server's own errors.
+    LocalTool::with_context(
+        name,
+        "A test tool.",
+        json!({"type": "object"}),
+        move |context, args| {
+            let context = RequestContext::of(context).expect("served");
+            handler(context, args).map_err(HandlerError::into_failure)
+        },
+    )
 }
 
 fn server_with(config: ServerConfig) -> (Server, Sender<()>, Receiver<()>) {
@@ -166,8 +177,9 @@ fn server_with(config: ServerConfig) -> (Server, Sender<()>, Receiver<()>) {
             })
             .task(TaskSupport::Required)
             .before_task(|context, _| {
-                let answer = context.elicit(
+                let answer = context.request_input(
                     "who",
+                    "elicitation/create",
                     json!({"message": "Who?", "requestedSchema": {"type": "object"}}),
                 )?;
                 Ok(json!({"who": answer["content"]["name"]}))
@@ -512,7 +524,7 @@ fn a_task_past_its_run_bound_its_input_wait_or_its_result_size_ends() {
                 Ok(CallToolResult::from_text("late"))
             })
             .task(TaskSupport::Optional)
-            .timeout(Duration::from_millis(50)),
+            .options(ToolOptions::new().timeout(ToolTimeout::Custom(Duration::from_millis(50)))),
         )
         .unwrap();
     server
