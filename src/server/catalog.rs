@@ -14,7 +14,6 @@ use super::types::{HandlerError, PromptResult};
 use crate::error::{Error, RegistryErrorKind, Result};
 use crate::harness::{BeforeTask, LocalTool, OutputSchema, RegisteredTool, ToolRegistry};
 use crate::mcp::headers::{designations, ParamHeader};
-use crate::mcp::CallToolResult;
 use crate::mcp::ToolAnnotations;
 use crate::schema::Schema;
 
@@ -23,17 +22,6 @@ use super::resources::{match_parts, parse_template};
 pub use super::resources::{ServerResource, ServerResourceTemplate};
 use crate::mcp::Prompt;
 
-/// A tool's code as [`ServerTool`] took it: the validated arguments (an object; `{}` when
-/// the client sent none) and the request's context.
-#[deprecated(
-    note = "write the tool as a `harness::LocalTool::with_context` (the one handler signature), \
-            reaching server-only things with `RequestContext::of`"
-)]
-pub type ToolFn = Arc<
-    dyn Fn(&RequestContext, &Value) -> std::result::Result<CallToolResult, HandlerError>
-        + Send
-        + Sync,
->;
 /// Reads a resource: its URI; returns its contents (see [`super::content::text_contents`]).
 pub type ReadFn = Arc<
     dyn Fn(&RequestContext, &str) -> std::result::Result<Vec<Value>, HandlerError> + Send + Sync,

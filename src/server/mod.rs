@@ -139,8 +139,6 @@ mod types;
 mod uri_template;
 
 pub use crate::mcp::Era;
-#[allow(deprecated)]
-pub use catalog::ToolFn;
 pub use catalog::{
     CompletionFn, CompletionRequest, Declared, Method, MethodFn, PromptFn, ReadFn, ServerPrompt,
     ServerResource, ServerResourceTemplate, TemplateFn,
@@ -152,7 +150,7 @@ pub use http::{HttpServer, HttpServerConfig};
 pub use memory::PeerTransport;
 pub use serve::ServerConnection;
 #[allow(deprecated)]
-pub use server_tool::{BeforeTaskFn, ServerTool};
+pub use server_tool::{BeforeTaskFn, ServerTool, ToolFn};
 pub use skills::{SkillLimits, SkillSet};
 pub use stdio::StdioServer;
 pub use tasks::TaskSupport;

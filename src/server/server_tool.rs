@@ -12,6 +12,18 @@ use super::types::HandlerError;
 use crate::harness::{LocalTool, ResultLimit, ToolFailure, ToolTimeout, MAX_RESULT_CHARS};
 use crate::mcp::{CallToolResult, ToolAnnotations};
 
+/// A tool's code as [`ServerTool`] took it: the validated arguments (an object; `{}` when
+/// the client sent none) and the request's context.
+#[deprecated(
+    note = "write the tool as a `harness::LocalTool::with_context` (the one handler signature), \
+            reaching server-only things with `RequestContext::of`"
+)]
+pub type ToolFn = std::sync::Arc<
+    dyn Fn(&RequestContext, &Value) -> std::result::Result<CallToolResult, HandlerError>
+        + Send
+        + Sync,
+>;
+
 /// What may run in a task-capable tool's `tools/call` before its task is created, as
 /// [`ServerTool::before_task`] took it.
 #[deprecated(note = "use `harness::BeforeTask` (`LocalTool::before_task`)")]
