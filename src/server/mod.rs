@@ -85,11 +85,11 @@
 //! zero-capacity hand-off: when every worker is busy the client is answered at once with
 //! [`BUSY`], and nothing is queued. Quick work can run inline on the reading thread
 //! ([`LocalTool::inline`], [`Method::inline`]). Every request has a bound (a tool's own
-//! [`crate::harness::ToolOptions::timeout`], else [`ServerConfig::request_timeout`]), kept by the crate's
-//! timer thread: when it passes, the client is answered with an error (a tool error for a
-//! tool call, [`REQUEST_TIMEOUT`] otherwise), the handler's cancel flag is set, and its late
-//! answer is dropped. **Nothing stops a handler**: a cancelled or abandoned handler keeps its
-//! worker until it returns, so one that ignores its flag makes the pool smaller until it
+//! [`crate::harness::ToolOptions::timeout`], else [`ServerConfig::request_timeout`]), kept by
+//! the crate's timer thread: when it passes, the client is answered with an error (a tool error
+//! for a tool call, [`REQUEST_TIMEOUT`] otherwise), the handler's cancel flag is set, and its
+//! late answer is dropped. **Nothing stops a handler**: a cancelled or abandoned handler keeps
+//! its worker until it returns, so one that ignores its flag makes the pool smaller until it
 //! does. A client's `notifications/cancelled` (or, on 2026-07-28 HTTP, closing its response
 //! stream) sets the flag the same way, and nothing more is sent for that request.
 //!

@@ -20,7 +20,8 @@
 //!
 //! Every bound is finite and in [`ServerConfig`]: the tasks a server holds at once (finished
 //! ones too, until their TTL), each task's TTL, the size of a kept result, how long a task may
-//! wait for input, and each run's bound (the tool's own [`crate::harness::ToolOptions::timeout`]).
+//! wait for input, and each run's bound (the tool's own
+//! [`crate::harness::ToolOptions::timeout`]).
 //! Expired tasks are swept out whenever a task is created or a `tasks/*` request arrives.
 
 use std::collections::HashMap;
@@ -244,8 +245,8 @@ fn step_error(failure: &crate::harness::ToolFailure) -> HandlerError {
 }
 
 /// Runs a task-capable tool's call as a task: the tool's capability checks, its
-/// [`crate::harness::LocalTool::before_task`] step (which may ask for input in rounds), then the task
-/// is stored, its first run admitted to the pool, and the `CreateTaskResult` returned.
+/// [`crate::harness::LocalTool::before_task`] step (which may ask for input in rounds), then
+/// the task is stored, its first run admitted to the pool, and the `CreateTaskResult` returned.
 pub(crate) fn create(
     server: &Shared,
     context: &RequestContext,
