@@ -71,8 +71,8 @@ pub(crate) fn check_tool_name(name: &str) -> Result<()> {
         .map_err(|reason| Error::registry_error(RegistryErrorKind::BadName, name, reason))
 }
 
-/// A tool's `x-mcp-header` parameters. A checked native tool's were validated when it was
-/// added; an unchecked or registry tool with invalid ones has none that a client would
+/// A tool's `x-mcp-header` parameters. A checked tool's were validated when it was
+/// registered; an unchecked or imported tool with invalid ones has none that a client would
 /// mirror.
 fn header_params(schema: &Value) -> Arc<[ParamHeader]> {
     designations(schema).unwrap_or_default().into()
