@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 use serde_json::{json, Value};
-use toolwire::harness::{LocalTool, ToolOptions, ToolTimeout};
+use toolwire::harness::{LocalTool, ToolFailure, ToolOptions, ToolTimeout};
 use toolwire::server::{
     CallToolResult, HandlerError, InputRequired, RequestContext, Server, ServerConfig, TaskSupport,
     BUSY, MISSING_CAPABILITY,
@@ -667,6 +667,45 @@ fn a_local_tool_with_task_support_runs_as_a_task_and_asks_through_it() {
         "clear in \"Lima\""
     );
     assert!(server.tasks_held() >= 2);
+    client.close().unwrap();
+    connection.wait();
+}
+
+/// Issue 21: a step before a task is the one tool type's option, with its failure type: one
+/// that carries the server's answer is answered as such (above, `named`'s input round); a
+/// safe one is an error with its text; an internal one's text is withheld.
+#[test]
+fn a_failed_step_before_a_task_shows_only_a_safe_text() {
+    let server = Server::new(ServerConfig::new("steps", "1.0")).unwrap();
+    for (name, failure) in [
+        ("safe", ToolFailure::safe("say who first")),
+        ("internal", ToolFailure::internal("password=hunter2")),
+    ] {
+        server
+            .add_tool(
+                LocalTool::with_context(name, "", json!({"type": "object"}), |_, _| {
+                    Ok(CallToolResult::from_text("never"))
+                })
+                .task(TaskSupport::Required)
+                .before_task(move |_, _| Err(failure.clone())),
+            )
+            .unwrap();
+    }
+    let (client, connection) = memory_client(&server);
+    let safe = rpc_error(call(
+        &client,
+        with_tasks(),
+        "tools/call",
+        json!({"name": "safe"}),
+    ));
+    assert_eq!(safe.message, "say who first", "{safe:?}");
+    let internal = rpc_error(call(
+        &client,
+        with_tasks(),
+        "tools/call",
+        json!({"name": "internal"}),
+    ));
+    assert!(!internal.message.contains("hunter2"), "{internal:?}");
     client.close().unwrap();
     connection.wait();
 }
