@@ -23,9 +23,8 @@ use serde_json::json;
 use support::scale;
 use toolwire::config::LoadOptions;
 use toolwire::gateway::{Gateway, GatewayConfig, Policy};
-use toolwire::server::{
-    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
-};
+use toolwire::harness::LocalTool;
+use toolwire::server::{CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig};
 use toolwire::{HttpConfig, McpClient, McpConfig, ProtocolMode, ServerConfigs, StdioConfig};
 
 /// Builds a release artifact (`--example NAME` or `--bin NAME`) and returns its path.
@@ -116,7 +115,7 @@ fn http(calls: usize) -> Row {
     let backend = Server::new(ServerConfig::new("echo", "1.0")).expect("server");
     backend
         .add_tool(
-            ServerTool::new(
+            LocalTool::with_context(
                 "echo",
                 "Returns the message.",
                 json!({"type": "object", "required": ["message"],

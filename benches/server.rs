@@ -19,9 +19,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::scale;
-use toolwire::server::{
-    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
-};
+use toolwire::harness::LocalTool;
+use toolwire::server::{CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig};
 
 const WINDOW: usize = 64;
 
@@ -262,7 +261,7 @@ fn main() {
     let server = Server::new(ServerConfig::new("bench", "1")).unwrap();
     server
         .add_tool(
-            ServerTool::new("echo", "Echoes.", json!({"type": "object"}), |_, args| {
+            LocalTool::with_context("echo", "Echoes.", json!({"type": "object"}), |_, args| {
                 Ok(CallToolResult::from_text(
                     args["message"].as_str().unwrap_or_default(),
                 ))

@@ -16,10 +16,11 @@ use std::io::Read;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use toolwire::harness::{LocalTool, ToolContext, ToolOptions, ToolTimeout};
 use toolwire::server::{
     content, CallToolResult, HandlerError, HttpServer, HttpServerConfig, InputRequired, LogLevel,
     PromptResult, RequestContext, Server, ServerConfig, ServerPrompt, ServerResource,
-    ServerResourceTemplate, ServerTool, SkillSet, TaskSupport,
+    ServerResourceTemplate, SkillSet, TaskSupport,
 };
 
 /// A 1×1 red PNG.
@@ -135,8 +136,13 @@ fn tool(
         + Send
         + Sync
         + 'static,
-) -> ServerTool {
-    ServerTool::new(name, description, no_args(), handler)
+) -> LocalTool {
+    // The one tool type; its handler reaches the request's context (input responses, the
+    // request state) and answers with the server's own errors.
+    LocalTool::with_context(name, description, no_args(), move |context, args| {
+        let context = RequestContext::of(context).expect("served by toolwire::server");
+        handler(context, args).map_err(HandlerError::into_failure)
+    })
 }
 
 fn add_content_tools(server: &Server) -> toolwire::Result<()> {
@@ -235,7 +241,7 @@ fn add_content_tools(server: &Server) -> toolwire::Result<()> {
             ))
         },
     ))?;
-    server.add_tool(ServerTool::new(
+    server.add_tool(LocalTool::with_context(
         "json_schema_2020_12_tool",
         "Takes arguments described with JSON Schema 2020-12.",
         json!({
@@ -265,7 +271,7 @@ fn add_content_tools(server: &Server) -> toolwire::Result<()> {
     ))?;
     // SEP-2243: a parameter mirrored into the `Mcp-Param-Region` header, which the server
     // checks against the body before the tool runs.
-    server.add_tool(ServerTool::new(
+    server.add_tool(LocalTool::with_context(
         "test_custom_header",
         "Echoes a region that is also sent as the Mcp-Param-Region header.",
         json!({"type": "object", "required": ["region"], "properties": {
@@ -277,7 +283,7 @@ fn add_content_tools(server: &Server) -> toolwire::Result<()> {
             )))
         },
     ))?;
-    server.add_tool(ServerTool::new(
+    server.add_tool(LocalTool::with_context(
         "greet",
         "Greets someone by name.",
         json!({"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}),
@@ -338,14 +344,15 @@ fn elicited(answer: &Value) -> String {
 }
 
 fn add_client_tools(server: &Server) -> toolwire::Result<()> {
-    server.add_tool(ServerTool::new(
+    server.add_tool(LocalTool::with_context(
         "test_sampling",
         "Asks the client's model.",
         json!({"type": "object", "properties": {"prompt": {"type": "string"}}}),
         |context, args| {
             let prompt = args["prompt"].as_str().unwrap_or("Hello");
-            let answer = context.sample(
+            let answer = context.request_input(
                 "completion",
+                "sampling/createMessage",
                 json!({"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
                        "maxTokens": 100}),
             )?;
@@ -353,7 +360,7 @@ fn add_client_tools(server: &Server) -> toolwire::Result<()> {
             Ok(CallToolResult::from_text(format!("LLM response: {text}")))
         },
     ))?;
-    server.add_tool(ServerTool::new(
+    server.add_tool(LocalTool::with_context(
         "test_elicitation",
         "Asks the user.",
         json!({"type": "object", "properties": {"message": {"type": "string"}}}),
@@ -361,8 +368,9 @@ fn add_client_tools(server: &Server) -> toolwire::Result<()> {
             let message = args["message"]
                 .as_str()
                 .unwrap_or("Please provide your details");
-            let answer = context.elicit(
+            let answer = context.request_input(
                 "details",
+                "elicitation/create",
                 json!({"message": message, "requestedSchema": {
                     "type": "object",
                     "properties": {
@@ -467,7 +475,7 @@ fn accepted_field(answer: &Value, field: &str) -> Option<String> {
 }
 
 /// Sleeps `seconds` in steps, looking at the cancel flag between them; true when cancelled.
-fn sleep_unless_cancelled(context: &RequestContext, seconds: f64) -> bool {
+fn sleep_unless_cancelled(context: &dyn ToolContext, seconds: f64) -> bool {
     let until = std::time::Instant::now() + Duration::from_secs_f64(seconds.clamp(0.0, 600.0));
     while std::time::Instant::now() < until {
         if context.is_cancelled() {
@@ -482,7 +490,7 @@ fn sleep_unless_cancelled(context: &RequestContext, seconds: f64) -> bool {
 fn add_task_tools(server: &Server) -> toolwire::Result<()> {
     // `greet`, the sync-only one, is served with the content tools.
     server.add_tool(
-        ServerTool::new(
+        LocalTool::with_context(
             "slow_compute",
             "Sleeps some seconds, then answers with its label; a task when the client can take one.",
             json!({"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0},
@@ -498,7 +506,7 @@ fn add_task_tools(server: &Server) -> toolwire::Result<()> {
             },
         )
         .task(TaskSupport::Optional)
-        .timeout(Duration::from_secs(180)),
+        .options(ToolOptions::new().timeout(ToolTimeout::Custom(Duration::from_secs(180)))),
     )?;
     server.add_tool(
         tool(
@@ -524,15 +532,16 @@ fn add_task_tools(server: &Server) -> toolwire::Result<()> {
         .task(TaskSupport::Optional),
     )?;
     server.add_tool(
-        ServerTool::new(
+        LocalTool::with_context(
             "confirm_delete",
             "Asks the user to confirm, then deletes nothing.",
             json!({"type": "object", "properties": {"filename": {"type": "string"}},
                    "required": ["filename"]}),
             |context, args| {
                 let filename = args["filename"].as_str().unwrap_or("");
-                let answer = context.elicit(
+                let answer = context.request_input(
                     "confirm",
+                    "elicitation/create",
                     json!({"message": format!("Delete {filename}?"), "requestedSchema": {
                         "type": "object", "properties": {"confirm": {"type": "boolean"}},
                         "required": ["confirm"]}}),
@@ -584,7 +593,11 @@ fn add_task_tools(server: &Server) -> toolwire::Result<()> {
         )
         .task(TaskSupport::Required)
         .before_task(|context, _| {
-            let answer = context.elicit("user_name", name_schema("What is your name?", "name"))?;
+            let answer = context.request_input(
+                "user_name",
+                "elicitation/create",
+                name_schema("What is your name?", "name"),
+            )?;
             match accepted_field(&answer, "name") {
                 Some(name) => Ok(json!({"user_name": name})),
                 None => Err(InputRequired::new()

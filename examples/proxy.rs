@@ -25,9 +25,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
+use toolwire::harness::{LocalTool, ToolFailure};
 use toolwire::server::{
-    content, CallToolResult, PeerTransport, PromptResult, Server, ServerConfig, ServerConnection,
-    ServerPrompt, ServerResource, ServerTool,
+    content, CallToolResult, HandlerError, PeerTransport, PromptResult, RequestContext, Server,
+    ServerConfig, ServerConnection, ServerPrompt, ServerResource,
 };
 use toolwire::transport::MemoryTransport;
 use toolwire::{McpClient, McpConfig, ProtocolMode};
@@ -120,7 +121,7 @@ fn main() -> toolwire::Result<()> {
 fn start_upstream() -> toolwire::Result<(Arc<McpClient>, ServerConnection)> {
     let server = Server::new(ServerConfig::new("upstream", "1.0"))?;
     server.add_tool(
-        ServerTool::new(
+        LocalTool::with_context(
             "add",
             "Adds two integers.",
             json!({"type": "object", "required": ["a", "b"],
@@ -132,7 +133,7 @@ fn start_upstream() -> toolwire::Result<(Arc<McpClient>, ServerConnection)> {
         )
         .output_schema(json!({"type": "object", "properties": {"sum": {"type": "integer"}}})),
     )?;
-    server.add_tool(ServerTool::new(
+    server.add_tool(LocalTool::with_context(
         "report",
         "Says where it came from.",
         json!({"type": "object"}),
@@ -170,11 +171,15 @@ fn serve_upstream(proxy: &Server, upstream: &Arc<McpClient>) -> toolwire::Result
         let front = format!("{PREFIX}{}", tool.name);
         let remote = tool.name.clone();
         let client = Arc::clone(upstream);
-        let mut listed = ServerTool::new(
+        let mut listed = LocalTool::with_context(
             front.clone(),
             tool.description.clone().unwrap_or_default(),
             tool.input_schema()?,
             move |context, args| {
+                // What only a server has (the connection's state) is behind the context.
+                let Some(context) = RequestContext::of(context) else {
+                    return Err(ToolFailure::safe("this tool is only served"));
+                };
                 let calls = context.connection_state().get::<CallsMade>();
                 if calls.0.fetch_add(1, Ordering::SeqCst) >= CALLS_PER_CONNECTION {
                     return Ok(CallToolResult::error(format!(
@@ -182,7 +187,10 @@ fn serve_upstream(proxy: &Server, upstream: &Arc<McpClient>) -> toolwire::Result
                     )));
                 }
                 // The upstream's answer is the very type this handler returns.
-                Ok(client.call_tool(&remote, args)?)
+                // (an upstream error is passed on as the upstream sent it).
+                client
+                    .call_tool(&remote, args)
+                    .map_err(|error| HandlerError::from(error).into_failure())
             },
         )
         // The upstream checks its own arguments and results against its own schemas.

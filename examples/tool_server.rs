@@ -103,11 +103,11 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use toolwire::harness::{LocalTool, Overflow, ResultLimit, ToolContext, ToolOptions, ToolTimeout};
 use toolwire::jsonrpc::{ErrorCode, ErrorObject};
 use toolwire::mcp::ToolAnnotations;
 use toolwire::server::{
-    CallToolResult, HandlerError, LogLevel, Method, RequestContext, Responder, Server,
-    ServerConfig, ServerTool,
+    CallToolResult, HandlerError, LogLevel, Method, RequestContext, Responder, Server, ServerConfig,
 };
 
 /// How long `ask_client` waits for the client's response.
@@ -500,6 +500,23 @@ fn quiet() -> ToolAnnotations {
     }
 }
 
+/// The request's context behind a tool's (every tool here is served).
+fn served(context: &dyn ToolContext) -> &RequestContext {
+    RequestContext::of(context).expect("served by toolwire::server")
+}
+
+/// This server's tools' options: results up to the largest limit (16 MiB: `big_text` is for
+/// testing a client's limits, not the server's), integers as sent, and `timeout` when given.
+fn options(timeout: Option<Duration>) -> ToolOptions {
+    let options = ToolOptions::new()
+        .allow_large_integers(true)
+        .result_limit(ResultLimit::new(16 * 1024 * 1024, Overflow::Truncate));
+    match timeout {
+        Some(timeout) => options.timeout(ToolTimeout::Custom(timeout)),
+        None => options,
+    }
+}
+
 fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Result<()> {
     let none = json!({"type": "object", "properties": {}});
     let tool =
@@ -507,7 +524,11 @@ fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Re
          description: &str,
          schema: Value,
          handler: fn(&RequestContext, &Value) -> Result<CallToolResult, HandlerError>| {
-            ServerTool::new(name, description, schema, handler).inline(true)
+            LocalTool::with_context(name, description, schema, move |context, args| {
+                handler(served(context), args).map_err(HandlerError::into_failure)
+            })
+            .options(options(None))
+            .inline(true)
         };
     server.add_tool(
         tool(
@@ -539,29 +560,31 @@ fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Re
                               "properties": {"sum": {"type": "number"}}})),
     )?;
     server.add_tool(
-        ServerTool::new(
+        LocalTool::with_context(
             "sleep",
             "Waits ms milliseconds, reporting progress if asked.",
             json!({"type": "object", "required": ["ms"],
                    "properties": {"ms": {"type": "integer", "minimum": 0},
                                   "progress": {"type": "integer", "minimum": 0}}}),
             |context, args| {
-                let ms = sleep(context, args).map_err(bad)?;
+                let ms = sleep(served(context), args)
+                    .map_err(bad)
+                    .map_err(HandlerError::into_failure)?;
                 Ok(CallToolResult::from_text(format!("slept {ms} ms")))
             },
         )
         .annotations(quiet())
-        .timeout(HANG),
+        .options(options(Some(HANG))),
     )?;
     let hanging = Arc::clone(state);
     server.add_tool(
-        ServerTool::new("hang", "Never answers.", none.clone(), move |context, _| {
-            lock(&hanging.hanging).push(context.defer());
+        LocalTool::with_context("hang", "Never answers.", none.clone(), move |context, _| {
+            lock(&hanging.hanging).push(served(context).defer());
             Ok(CallToolResult::from_text(""))
         })
         .annotations(quiet())
         .inline(true)
-        .timeout(HANG),
+        .options(options(Some(HANG))),
     )?;
     server.add_tool(
         tool(

@@ -14,9 +14,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use toolwire::harness::{LocalTool, ToolContext, ToolFailure};
 use toolwire::server::{
     content, CallToolResult, HandlerError, LogLevel, PromptResult, RequestContext, Server,
-    ServerPrompt, ServerResource, ServerResourceTemplate, ServerTool,
+    ServerPrompt, ServerResource, ServerResourceTemplate,
 };
 
 /// A 1×1 PNG.
@@ -79,21 +80,21 @@ pub fn add(server: &Server) -> toolwire::Result<()> {
             .map(|name| (*name).to_owned())
             .collect())
     });
-    server.add_tool(ServerTool::new(
+    server.add_tool(LocalTool::with_context(
         "log",
         "Sends log messages at each level, or one at `level`.",
         json!({"type": "object", "properties": {
             "level": {"type": "string", "enum": ["debug", "info", "notice", "warning", "error",
                                                  "critical", "alert", "emergency"]},
             "message": {"type": "string"}}}),
-        log_tool,
+        |context, args| served(log_tool, context, args),
     ))?;
-    server.add_tool(ServerTool::new(
+    server.add_tool(LocalTool::with_context(
         "ask",
         "Sends a request to the client and answers what it said.",
         json!({"type": "object", "required": ["method"], "properties": {
             "method": {"type": "string"}, "params": {"type": "object"}}}),
-        ask_tool,
+        |context, args| served(ask_tool, context, args),
     ))?;
     Ok(())
 }
@@ -109,6 +110,16 @@ fn level(name: &str) -> LogLevel {
         "emergency" => LogLevel::Emergency,
         _ => LogLevel::Info,
     }
+}
+
+/// Runs a handler written against the server's request context as a served tool's code.
+fn served(
+    handler: fn(&RequestContext, &Value) -> Result<CallToolResult, HandlerError>,
+    context: &dyn ToolContext,
+    args: &Value,
+) -> Result<CallToolResult, ToolFailure> {
+    let context = RequestContext::of(context).expect("served by toolwire::server");
+    handler(context, args).map_err(HandlerError::into_failure)
 }
 
 fn log_tool(context: &RequestContext, args: &Value) -> Result<CallToolResult, HandlerError> {

@@ -7,9 +7,12 @@ use super::backend::{Backend, Event, Events};
 use super::catalog::{self, Listed, Served, SUBSCRIPTIONS, TOOLS};
 use super::forward::{self, FrontTool};
 use super::{masked, Clash, Core, StartedBackend, FRONT_GRACE, LOG_TARGET};
-use crate::harness::{ImportedTool, RetryPolicy, SkippedTool};
+use crate::harness::{
+    ImportedTool, LocalTool, ResultLimit, RetryPolicy, SkippedTool, ToolOptions, ToolTimeout,
+    MAX_RESULT_CHARS,
+};
 use crate::mcp::Tool;
-use crate::server::{CatalogChange, CatalogKind, ServerTool};
+use crate::server::{CatalogChange, CatalogKind, RequestContext};
 
 /// What a backend's notifications run: a list change re-lists that kind on a thread of its
 /// own (never on the client's dispatch thread, which must go on reading); a resource update
@@ -426,12 +429,25 @@ fn plan_tools(
         let handler_core = Arc::downgrade(core);
         let handler_backend = Arc::clone(backend);
         let handler_tool = Arc::clone(&front_tool);
-        let mut served_tool = ServerTool::new(
+        // The forwarded call holds the result to the policy's limit and checks the arguments
+        // (the harness's checks, once): the served tool adds neither, only its outer bound.
+        let front_options = ToolOptions::new()
+            .timeout(ToolTimeout::Custom(
+                options.timeout.duration() + FRONT_GRACE,
+            ))
+            .allow_large_integers(true)
+            .result_limit(ResultLimit::new(
+                MAX_RESULT_CHARS,
+                ResultLimit::default().overflow,
+            ));
+        let mut served_tool = LocalTool::with_context(
             front.clone(),
             tool.description.clone().unwrap_or_default(),
             input,
             move |context, arguments| {
-                let Some(core) = handler_core.upgrade() else {
+                let (Some(core), Some(context)) =
+                    (handler_core.upgrade(), RequestContext::of(context))
+                else {
                     return Ok(crate::mcp::CallToolResult::error("the gateway is closing"));
                 };
                 Ok(forward::call(
@@ -445,7 +461,7 @@ fn plan_tools(
         )
         .check_schemas(false)
         .annotations(tool.annotations)
-        .timeout(options.timeout.duration() + FRONT_GRACE);
+        .options(front_options);
         if let Some(title) = &tool.title {
             served_tool = served_tool.title(title.clone());
         }

@@ -58,7 +58,9 @@ pub use shapes::{
     AnthropicEvents, CallShape, GeminiChunks, MessageReply, OpenAiDeltas, ResponsesEvents,
     ToolReply,
 };
-pub use tool::{CancelFlag, LocalTool, ToolFailure, ToolHandler, ToolOptions, ToolTimeout};
+pub use tool::{
+    BeforeTask, CancelFlag, LocalTool, ToolFailure, ToolHandler, ToolOptions, ToolTimeout,
+};
 
 #[cfg(feature = "server")]
 pub(crate) use checks::check_call;
@@ -73,7 +75,7 @@ pub(crate) use shapes::read_raw;
 #[cfg(feature = "server")]
 pub(crate) use tool::check_bound;
 #[cfg(feature = "server")]
-pub(crate) use tool::LocalCode;
+pub(crate) use tool::{LocalCode, MAX_RESULT_CHARS};
 
 pub(crate) use audit::Audit;
 use budget::Budget;

@@ -112,6 +112,8 @@ impl RegisteredTool {
 pub(crate) struct ToolSchema {
     name: String,
     source: Value,
+    /// False for a tool whose code checks its own arguments ([`LocalTool::check_schemas`]).
+    checked: bool,
     compiled: std::sync::OnceLock<std::result::Result<Schema, String>>,
 }
 
@@ -124,8 +126,24 @@ impl ToolSchema {
         ToolSchema {
             name: name.to_owned(),
             source,
+            checked: true,
             compiled,
         }
+    }
+
+    /// A schema listed as given and never compiled or checked.
+    pub(crate) fn unchecked(name: &str, source: Value) -> ToolSchema {
+        ToolSchema {
+            name: name.to_owned(),
+            source,
+            checked: false,
+            compiled: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// False when arguments are not checked against the schema (nor the integer bound).
+    pub(crate) fn is_checked(&self) -> bool {
+        self.checked
     }
 
     /// A schema compiled on first use; its shape (an object schema) is checked now.
@@ -134,6 +152,7 @@ impl ToolSchema {
         Ok(ToolSchema {
             name: name.to_owned(),
             source,
+            checked: true,
             compiled: std::sync::OnceLock::new(),
         })
     }
@@ -234,14 +253,32 @@ impl ToolRegistry {
     /// # Errors
     ///
     /// [`Error::Registry`] for a bad name, a duplicate or a bad input schema (the schema is
-    /// compiled here, once), or [`Error::Config`] for options out of their bounds.
+    /// compiled here, once, unless [`LocalTool::check_schemas`] says not to; its
+    /// `x-mcp-header` designations are checked too), or [`Error::Config`] for options out of
+    /// their bounds.
     pub fn register(&mut self, tool: LocalTool) -> Result<()> {
         self.check_new_name(&tool.name)?;
         tool.options.check()?;
+        if tool.served.unchecked {
+            let schema = ToolSchema::unchecked(&tool.name, tool.input_schema.clone());
+            let output_schema = tool.served.output_schema.clone().map(OutputSchema::Remote);
+            return self.add_local(schema, output_schema, tool);
+        }
         let schema = ToolSchema::compiled(
             &tool.name,
             compile_input_schema(&tool.name, &tool.input_schema)?,
         );
+        // A designation a client must refuse would make clients drop the tool (SEP-2243).
+        crate::mcp::headers::designations(&tool.input_schema).map_err(|reason| {
+            Error::registry_error(
+                RegistryErrorKind::BadSchema,
+                &tool.name,
+                format!(
+                    "the input schema of tool {:?} is invalid: {reason}",
+                    tool.name
+                ),
+            )
+        })?;
         if tool.options.retry.is_some() && !tool.options.idempotent {
             log::warn!(
                 target: "toolwire::harness",
@@ -255,8 +292,18 @@ impl ToolRegistry {
             )?))),
             None => None,
         };
+        self.add_local(schema, output_schema, tool)
+    }
+
+    fn add_local(
+        &mut self,
+        schema: ToolSchema,
+        output_schema: Option<OutputSchema>,
+        tool: LocalTool,
+    ) -> Result<()> {
+        let name = tool.name;
         let registered = RegisteredTool {
-            name: tool.name.clone(),
+            name: name.clone(),
             description: tool.description,
             schema,
             options: tool.options,
@@ -265,7 +312,7 @@ impl ToolRegistry {
             served: tool.served,
             output_schema,
         };
-        self.tools.insert(tool.name, Arc::new(registered));
+        self.tools.insert(name, Arc::new(registered));
         Ok(())
     }
 

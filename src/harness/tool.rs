@@ -227,7 +227,7 @@ impl ToolTimeout {
 /// The longest explicit bound a tool may have.
 pub(crate) const MAX_BOUND: Duration = Duration::from_secs(3600);
 /// The largest result limit a tool may have, in characters.
-const MAX_RESULT_CHARS: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_RESULT_CHARS: usize = 16 * 1024 * 1024;
 
 pub(crate) fn check_bound(what: &str, bound: Duration) -> Result<()> {
     if bound < Duration::from_millis(1) || bound > MAX_BOUND {
@@ -328,14 +328,42 @@ pub struct LocalTool {
     pub(crate) served: Served,
 }
 
+/// A step a served, task-capable call runs in its own `tools/call` request before its task
+/// is created ([`LocalTool::before_task`]): the request's context and the arguments as sent
+/// in, the arguments the task's code gets out.
+pub type BeforeTask =
+    Arc<dyn Fn(&dyn super::ToolContext, &Value) -> Result<Value, ToolFailure> + Send + Sync>;
+
 /// What a tool shows to MCP clients when its registry is served (`toolwire::server`), beyond
-/// its name, description and input schema. A harness calling the tool itself ignores it.
-#[derive(Debug, Clone, Default)]
+/// its name, description and input schema, and how a server runs it. A harness calling the
+/// tool itself ignores it, except [`Served::unchecked`].
+#[derive(Clone, Default)]
 pub(crate) struct Served {
     pub(crate) title: Option<String>,
     pub(crate) annotations: ToolAnnotations,
     pub(crate) output_schema: Option<Value>,
     pub(crate) task: TaskSupport,
+    /// Run on the thread that read the request ([`LocalTool::inline`]).
+    pub(crate) inline: bool,
+    /// Client capabilities a call needs ([`LocalTool::requires`]).
+    pub(crate) requires: Vec<String>,
+    /// [`LocalTool::before_task`].
+    pub(crate) before_task: Option<BeforeTask>,
+    /// True when the schemas are neither compiled nor checked ([`LocalTool::check_schemas`]).
+    pub(crate) unchecked: bool,
+}
+
+impl fmt::Debug for Served {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Served")
+            .field("title", &self.title)
+            .field("task", &self.task)
+            .field("inline", &self.inline)
+            .field("requires", &self.requires)
+            .field("before_task", &self.before_task.is_some())
+            .field("unchecked", &self.unchecked)
+            .finish_non_exhaustive()
+    }
 }
 
 impl fmt::Debug for LocalTool {
@@ -463,6 +491,55 @@ impl LocalTool {
     /// tool error, never sent. Defaults to none.
     pub fn output_schema(mut self, schema: Value) -> Self {
         self.served.output_schema = Some(schema);
+        self
+    }
+
+    /// Whether the schemas are compiled when the tool is registered and the arguments (and,
+    /// served, the structured result) checked against them, with the integer bound. False
+    /// lists the schemas as given and checks none of it, wherever the tool runs: for code
+    /// that checks its arguments itself (a proxy, whose upstream server's schemas are its
+    /// own), and a schema that would not compile does not keep the tool from being served.
+    /// Defaults to true.
+    pub fn check_schemas(mut self, check: bool) -> Self {
+        self.served.unchecked = !check;
+        self
+    }
+
+    /// Served, runs the code on the thread that read the request instead of the server's
+    /// worker pool: for quick work that never blocks and makes no request back to the client
+    /// (it holds up every later request of its connection while it runs). A local harness
+    /// runs every call the same way, whatever this says. Defaults to false.
+    pub fn inline(mut self, inline: bool) -> Self {
+        self.served.inline = inline;
+        self
+    }
+
+    /// Served, a client capability (`sampling`, `elicitation`, `roots`) the tool cannot run
+    /// without: a call from a client that did not declare it is refused with the server's
+    /// `MISSING_CAPABILITY` before the code runs. A local harness has no client and ignores
+    /// it. Defaults to none.
+    pub fn requires(mut self, capability: impl Into<String>) -> Self {
+        self.served.requires.push(capability.into());
+        self
+    }
+
+    /// Served, a step a task-capable call ([`LocalTool::task`]) runs in its own `tools/call`
+    /// request before its task is created: it gets the arguments as sent (the input schema is
+    /// checked when the code runs, on what this step returns) and returns the ones the task's
+    /// code gets, and may ask for input in rounds first
+    /// ([`super::ToolContext::request_input`] and `?`), so the task starts with what it
+    /// needs. It runs on the thread that read the request: it must be quick. A failure that
+    /// carries the server's answer ([`ToolFailure::carrying`]) is answered as such; any other
+    /// is an internal error whose text only a [`ToolFailure::safe`] one shows. A local
+    /// harness never runs it. Defaults to none.
+    pub fn before_task(
+        mut self,
+        step: impl Fn(&dyn super::ToolContext, &Value) -> Result<Value, ToolFailure>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Self {
+        self.served.before_task = Some(Arc::new(step));
         self
     }
 }

@@ -9,12 +9,11 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::context::RequestContext;
-use super::tasks::{BeforeTaskFn, TaskSupport};
+use super::tasks::TaskSupport;
 use super::types::{HandlerError, PromptResult};
 use crate::error::{Error, RegistryErrorKind, Result};
-use crate::harness::{OutputSchema, RegisteredTool, ToolRegistry};
+use crate::harness::{BeforeTask, LocalTool, OutputSchema, RegisteredTool, ToolRegistry};
 use crate::mcp::headers::{designations, ParamHeader};
-use crate::mcp::CallToolResult;
 use crate::mcp::ToolAnnotations;
 use crate::schema::Schema;
 
@@ -23,13 +22,6 @@ use super::resources::{match_parts, parse_template};
 pub use super::resources::{ServerResource, ServerResourceTemplate};
 use crate::mcp::Prompt;
 
-/// A tool's code: the validated arguments (an object; `{}` when the client sent none) and the
-/// request's context.
-pub type ToolFn = Arc<
-    dyn Fn(&RequestContext, &Value) -> std::result::Result<CallToolResult, HandlerError>
-        + Send
-        + Sync,
->;
 /// Reads a resource: its URI; returns its contents (see [`super::content::text_contents`]).
 pub type ReadFn = Arc<
     dyn Fn(&RequestContext, &str) -> std::result::Result<Vec<Value>, HandlerError> + Send + Sync,
@@ -79,175 +71,21 @@ pub(crate) fn check_tool_name(name: &str) -> Result<()> {
         .map_err(|reason| Error::registry_error(RegistryErrorKind::BadName, name, reason))
 }
 
-/// A tool the server runs itself, with a [`RequestContext`] (progress, log messages,
-/// cancellation, requests back to the client).
-pub struct ServerTool {
-    pub(crate) name: String,
-    pub(crate) title: Option<String>,
-    pub(crate) description: String,
-    pub(crate) input_schema: Value,
-    pub(crate) output_schema: Option<Value>,
-    pub(crate) annotations: Option<ToolAnnotations>,
-    pub(crate) timeout: Duration,
-    pub(crate) inline: bool,
-    pub(crate) requires: Vec<String>,
-    pub(crate) handler: ToolFn,
-    /// False for a tool whose handler checks its own arguments ([`ServerTool::check_schemas`]).
-    pub(crate) checked: bool,
-    /// Whether calls run as tasks (2026-07-28 tasks extension), and what runs before.
-    pub(crate) task: TaskSupport,
-    pub(crate) before_task: Option<BeforeTaskFn>,
-}
-
-impl std::fmt::Debug for ServerTool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerTool")
-            .field("name", &self.name)
-            .field("timeout", &self.timeout)
-            .field("inline", &self.inline)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ServerTool {
-    /// A tool named `name`, described for the model, with the JSON Schema of its arguments (an
-    /// object schema, compiled when the tool is added; arguments are checked against it
-    /// before the handler runs, and a call that breaks it is answered with the repair message
-    /// as a tool error) and its code.
-    pub fn new(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        input_schema: Value,
-        handler: impl Fn(&RequestContext, &Value) -> std::result::Result<CallToolResult, HandlerError>
-            + Send
-            + Sync
-            + 'static,
-    ) -> ServerTool {
-        ServerTool {
-            name: name.into(),
-            title: None,
-            description: description.into(),
-            input_schema,
-            output_schema: None,
-            annotations: None,
-            timeout: Duration::from_secs(60),
-            inline: false,
-            requires: Vec::new(),
-            handler: Arc::new(handler),
-            checked: true,
-            task: TaskSupport::Forbidden,
-            before_task: None,
-        }
-    }
-
-    /// Whether the schemas are compiled when the tool is added and the arguments and
-    /// structured result checked against them. False lists the schemas as given and checks
-    /// nothing: for a handler that checks the arguments itself (a proxy, whose upstream
-    /// server's schemas are its own), and a schema that would not compile does not keep the
-    /// tool from being served. Defaults to true.
-    pub fn check_schemas(mut self, check: bool) -> Self {
-        self.checked = check;
-        self
-    }
-
-    /// A display title. Defaults to none.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// The JSON Schema of the structured result (an object schema): `structuredContent` is
-    /// checked against it, and a result that breaks it is a tool error, never sent. Defaults
-    /// to none.
-    pub fn output_schema(mut self, schema: Value) -> Self {
-        self.output_schema = Some(schema);
-        self
-    }
-
-    /// Behaviour hints. Defaults to none.
-    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
-        self.annotations = Some(annotations);
-        self
-    }
-
-    /// The longest a call may run (1 ms to 1 hour); past it the call is abandoned: the client
-    /// gets a tool error saying so, the cancel flag is set, and the handler keeps its worker
-    /// until it returns. Defaults to 60 s.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Runs the handler on the thread that read the request instead of the worker pool: for
-    /// quick work that never blocks and makes no request back to the client (it holds up
-    /// every later request of its connection while it runs, and no bound applies). Defaults
-    /// to false.
-    pub fn inline(mut self, inline: bool) -> Self {
-        self.inline = inline;
-        self
-    }
-
-    /// Whether a call runs as a task of the 2026-07-28 tasks extension: answered at once with
-    /// the task, the handler run on the pool, its outcome read with `tasks/get` (see the
-    /// module documentation). Only requests whose client capabilities declare the extension
-    /// get tasks; a [`TaskSupport::Required`] tool refuses the others with
-    /// [`super::MISSING_CAPABILITY`]. Defaults to [`TaskSupport::Forbidden`].
-    pub fn task(mut self, support: TaskSupport) -> Self {
-        self.task = support;
-        self
-    }
-
-    /// A step a task-capable call runs in its own `tools/call` request before its task is
-    /// created: it gets the arguments as sent (the input schema is checked when the handler
-    /// runs, on what this step returns) and returns the ones the task's handler gets, and may
-    /// ask for input in rounds first (2026-07-28 input rounds, [`RequestContext::elicit`] and
-    /// `?`), so the task starts with what it needs. It runs on the thread that read the
-    /// request: it must be quick. Defaults to none.
-    pub fn before_task(
-        mut self,
-        step: impl Fn(&RequestContext, &Value) -> std::result::Result<Value, HandlerError>
-            + Send
-            + Sync
-            + 'static,
-    ) -> Self {
-        self.before_task = Some(Arc::new(step));
-        self
-    }
-
-    /// A client capability (`sampling`, `elicitation`, `roots`) the tool cannot run
-    /// without: a call from a client that did not declare it is refused with
-    /// [`super::MISSING_CAPABILITY`] before the handler runs. Defaults to none.
-    pub fn requires(mut self, capability: impl Into<String>) -> Self {
-        self.requires.push(capability.into());
-        self
-    }
-}
-
-/// A tool's `x-mcp-header` parameters. A checked native tool's were validated when it was
-/// added; an unchecked or registry tool with invalid ones has none that a client would
+/// A tool's `x-mcp-header` parameters. A checked tool's were validated when it was
+/// registered; an unchecked or imported tool with invalid ones has none that a client would
 /// mirror.
 fn header_params(schema: &Value) -> Arc<[ParamHeader]> {
     designations(schema).unwrap_or_default().into()
 }
 
-/// A tool of the catalog, ready to list and call.
-pub(crate) enum ToolEntry {
-    Native {
-        /// Boxed: a tool's settings are many, a registry entry's few.
-        tool: Box<ServerTool>,
-        /// None for an unchecked tool ([`ServerTool::check_schemas`]).
-        input: Option<Arc<Schema>>,
-        output: Option<Arc<Schema>>,
-        /// The parameters its input schema designates with `x-mcp-header`, found once.
-        headers: Arc<[ParamHeader]>,
-    },
-    Registry {
-        /// The registry it came from, whose checks its calls pass.
-        registry: Arc<ToolRegistry>,
-        tool: Arc<RegisteredTool>,
-        /// As for a native tool.
-        headers: Arc<[ParamHeader]>,
-    },
+/// A tool of the catalog, ready to list and call: a registered [`crate::harness::LocalTool`]
+/// (or an imported tool) and the registry whose checks its calls pass.
+pub(crate) struct ToolEntry {
+    /// The registry it came from.
+    pub(crate) registry: Arc<ToolRegistry>,
+    pub(crate) tool: Arc<RegisteredTool>,
+    /// The parameters its input schema designates with `x-mcp-header`, found once.
+    headers: Arc<[ParamHeader]>,
 }
 
 fn annotations_value(annotations: &ToolAnnotations) -> Option<Value> {
@@ -266,139 +104,78 @@ fn annotations_value(annotations: &ToolAnnotations) -> Option<Value> {
 }
 
 impl ToolEntry {
-    pub(crate) fn native(tool: ServerTool) -> Result<ToolEntry> {
-        check_tool_name(&tool.name)?;
-        let compile = |which: &str, schema: &Value| {
-            if schema.get("type").and_then(Value::as_str) != Some("object") {
-                return Err(format!(
-                    "the {which} schema must be an object schema (\"type\": \"object\")"
-                ));
-            }
-            Schema::compile(schema).map(Arc::new)
-        };
-        let bad = |reason: String| {
-            Error::registry_error(
-                RegistryErrorKind::BadSchema,
-                &tool.name,
-                format!("tool {:?}: {reason}", tool.name),
-            )
-        };
-        let (input, output) = if tool.checked {
-            let input = compile("input", &tool.input_schema).map_err(bad)?;
-            // A designation a client must refuse would make clients drop the tool (SEP-2243).
-            designations(&tool.input_schema).map_err(bad)?;
-            let output = match &tool.output_schema {
-                Some(schema) => Some(compile("output", schema).map_err(bad)?),
-                None => None,
-            };
-            (Some(input), output)
-        } else {
-            (None, None)
-        };
-        crate::harness::check_bound("a tool timeout", tool.timeout)?;
-        let headers = header_params(&tool.input_schema);
-        Ok(ToolEntry::Native {
-            tool: Box::new(tool),
-            input,
-            output,
-            headers,
-        })
-    }
-
     pub(crate) fn registry(registry: Arc<ToolRegistry>, tool: Arc<RegisteredTool>) -> ToolEntry {
         let headers = header_params(tool.schema.source());
-        ToolEntry::Registry {
+        ToolEntry {
             registry,
             tool,
             headers,
         }
     }
 
+    /// A tool served on its own: registered (its name, schemas and options checked) in a
+    /// registry of its own.
+    pub(crate) fn local(tool: LocalTool) -> Result<ToolEntry> {
+        let name = tool.name.clone();
+        let mut registry = ToolRegistry::new();
+        registry.register(tool)?;
+        let registered = registry.get(&name).map(Arc::clone).ok_or_else(|| {
+            Error::registry_error(
+                RegistryErrorKind::BadName,
+                &name,
+                "the tool was not registered".into(),
+            )
+        })?;
+        Ok(ToolEntry::registry(Arc::new(registry), registered))
+    }
+
     /// The parameters whose `Mcp-Param-{name}` headers a 2026-07-28 HTTP call must carry.
     pub(crate) fn param_headers(&self) -> Arc<[ParamHeader]> {
-        match self {
-            ToolEntry::Native { headers, .. } | ToolEntry::Registry { headers, .. } => {
-                Arc::clone(headers)
-            }
-        }
+        Arc::clone(&self.headers)
     }
 
     pub(crate) fn name(&self) -> &str {
-        match self {
-            ToolEntry::Native { tool, .. } => &tool.name,
-            ToolEntry::Registry { tool, .. } => &tool.name,
-        }
+        &self.tool.name
     }
 
     pub(crate) fn timeout(&self) -> Duration {
-        match self {
-            ToolEntry::Native { tool, .. } => tool.timeout,
-            ToolEntry::Registry { tool, .. } => tool.timeout(),
-        }
+        self.tool.timeout()
     }
 
     pub(crate) fn inline(&self) -> bool {
-        matches!(self, ToolEntry::Native { tool, .. } if tool.inline)
+        self.tool.served.inline
     }
 
     pub(crate) fn task_support(&self) -> TaskSupport {
-        match self {
-            ToolEntry::Native { tool, .. } => tool.task,
-            ToolEntry::Registry { tool, .. } => tool.served.task,
-        }
+        self.tool.served.task
     }
 
-    pub(crate) fn before_task(&self) -> Option<&BeforeTaskFn> {
-        match self {
-            ToolEntry::Native { tool, .. } => tool.before_task.as_ref(),
-            ToolEntry::Registry { .. } => None,
-        }
+    pub(crate) fn before_task(&self) -> Option<&BeforeTask> {
+        self.tool.served.before_task.as_ref()
     }
 
     pub(crate) fn requires(&self) -> &[String] {
-        match self {
-            ToolEntry::Native { tool, .. } => &tool.requires,
-            ToolEntry::Registry { .. } => &[],
-        }
+        &self.tool.served.requires
     }
 
     /// The tool as `tools/list` shows it.
     pub(crate) fn listing(&self) -> Value {
+        let tool = &self.tool;
+        let mut hints = tool.served.annotations;
+        if hints.idempotent_hint.is_none() && tool.idempotent {
+            hints.idempotent_hint = Some(true);
+        }
         let mut object = Map::new();
-        let (title, description, input, output, annotations) = match self {
-            ToolEntry::Native { tool, .. } => (
-                tool.title.clone(),
-                tool.description.clone(),
-                tool.input_schema.clone(),
-                tool.output_schema.clone(),
-                tool.annotations.as_ref().and_then(annotations_value),
-            ),
-            ToolEntry::Registry { tool, .. } => {
-                let mut hints = tool.served.annotations;
-                if hints.idempotent_hint.is_none() && tool.idempotent {
-                    hints.idempotent_hint = Some(true);
-                }
-                (
-                    tool.served.title.clone(),
-                    tool.description.clone(),
-                    tool.schema.source().clone(),
-                    tool.output_schema
-                        .as_ref()
-                        .map(|schema| schema.source().clone()),
-                    annotations_value(&hints),
-                )
-            }
-        };
         object.insert("name".into(), Value::from(self.name()));
-        if let Some(title) = title {
-            object.insert("title".into(), Value::from(title));
+        if let Some(title) = &tool.served.title {
+            object.insert("title".into(), Value::from(title.clone()));
         }
-        object.insert("description".into(), Value::from(description));
-        object.insert("inputSchema".into(), input);
-        if let Some(output) = output {
-            object.insert("outputSchema".into(), output);
+        object.insert("description".into(), Value::from(tool.description.clone()));
+        object.insert("inputSchema".into(), tool.schema.source().clone());
+        if let Some(output) = &tool.output_schema {
+            object.insert("outputSchema".into(), output.source().clone());
         }
-        if let Some(annotations) = annotations {
+        if let Some(annotations) = annotations_value(&hints) {
             object.insert("annotations".into(), annotations);
         }
         Value::Object(object)
@@ -406,12 +183,9 @@ impl ToolEntry {
 
     /// The compiled output schema results are checked against, when the tool has one.
     pub(crate) fn checked_output(&self) -> Option<&Schema> {
-        match self {
-            ToolEntry::Native { output, .. } => output.as_deref(),
-            ToolEntry::Registry { tool, .. } => match &tool.output_schema {
-                Some(OutputSchema::Checked(schema)) => Some(schema),
-                _ => None,
-            },
+        match &self.tool.output_schema {
+            Some(OutputSchema::Checked(schema)) => Some(schema),
+            _ => None,
         }
     }
 }
@@ -523,7 +297,7 @@ impl Method {
     }
 
     /// Runs on the thread that read the request, not the pool (see
-    /// [`ServerTool::inline`]). Defaults to false.
+    /// [`LocalTool::inline`]). Defaults to false.
     pub fn inline(mut self, inline: bool) -> Self {
         self.inline = inline;
         self

@@ -3,9 +3,10 @@
 //! changed, not once per item (a gateway re-listing a backend of 200 tools sends one
 //! `notifications/tools/list_changed`, not 400).
 
-use super::catalog::{ServerPrompt, ServerResource, ServerResourceTemplate, ServerTool, ToolEntry};
+use super::catalog::{ServerPrompt, ServerResource, ServerResourceTemplate, ToolEntry};
 use super::Server;
 use crate::error::{Error, RegistryErrorKind};
+use crate::harness::LocalTool;
 use crate::mcp::methods;
 
 /// Removals and additions applied together by [`Server::apply`]. Removals come first, so a
@@ -13,7 +14,7 @@ use crate::mcp::methods;
 #[derive(Default)]
 pub struct CatalogChange {
     remove_tools: Vec<String>,
-    add_tools: Vec<ServerTool>,
+    add_tools: Vec<LocalTool>,
     remove_resources: Vec<String>,
     add_resources: Vec<ServerResource>,
     remove_templates: Vec<String>,
@@ -50,8 +51,8 @@ impl CatalogChange {
     }
 
     /// Adds a tool (checked as [`Server::add_tool`] checks it).
-    pub fn add_tool(mut self, tool: ServerTool) -> Self {
-        self.add_tools.push(tool);
+    pub fn add_tool(mut self, tool: impl Into<LocalTool>) -> Self {
+        self.add_tools.push(tool.into());
         self
     }
 
@@ -128,7 +129,7 @@ impl Server {
         let mut tools: Vec<ToolEntry> = Vec::new();
         for tool in change.add_tools {
             let name = tool.name.clone();
-            match ToolEntry::native(tool) {
+            match ToolEntry::local(tool) {
                 Ok(entry) => tools.push(entry),
                 Err(error) => refused.push(Refused {
                     kind: CatalogKind::Tool,

@@ -90,7 +90,8 @@ impl ServerConfig {
         self
     }
 
-    /// How long a handler may run (tools have their own bound, [`super::ServerTool::timeout`]);
+    /// How long a handler may run (tools have their own bound,
+    /// [`crate::harness::ToolOptions::timeout`]);
     /// past it the request is abandoned: the client is answered with
     /// [`super::REQUEST_TIMEOUT`] and the handler's cancel flag is set, but the handler keeps
     /// its worker until it returns (cancellation is not termination). 1 ms to 1 hour.

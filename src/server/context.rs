@@ -680,7 +680,7 @@ impl ToolContext for RequestContext {
                 )))
             }
         };
-        answer.map_err(|error| ToolFailure::internal(error.to_string()).carrying(error))
+        answer.map_err(HandlerError::into_failure)
     }
 
     fn as_any(&self) -> Option<&dyn Any> {

@@ -11,10 +11,9 @@ use serde_json::json;
 
 use super::conn::EraPolicy;
 use super::http::request::{framing, read_body, read_head, Buffer, Head, Limits, ReadError};
-use super::{
-    content, Method, PromptResult, Server, ServerConfig, ServerPrompt, ServerResource, ServerTool,
-};
+use super::{content, Method, PromptResult, Server, ServerConfig, ServerPrompt, ServerResource};
 use crate::error::Result;
+use crate::harness::LocalTool;
 use crate::transport::lines::{self, LineEvent};
 use crate::transport::{Inbound, Outgoing, Transport, TransportEvent};
 
@@ -91,22 +90,24 @@ fn server() -> &'static Server {
         let object = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
         server
             .add_tool(
-                ServerTool::new("echo", "Echoes.", object.clone(), |_, args| {
+                LocalTool::with_context("echo", "Echoes.", object.clone(), |_, args| {
                     Ok(crate::mcp::CallToolResult::structured(args.clone()))
                 })
                 .inline(true),
             )
             .expect("echo");
         server
-            .add_tool(ServerTool::new(
+            .add_tool(LocalTool::with_context(
                 "pooled",
                 "Runs on a worker.",
                 object,
                 |context, args| {
-                    if let Some(progress) = context.progress() {
-                        progress.report(1.0, None, None);
-                    }
-                    let _ = context.elicit("x", json!({"message": "?"}));
+                    context.report_progress(1.0, None, None);
+                    let _ = context.request_input(
+                        "x",
+                        crate::mcp::methods::ELICITATION_CREATE,
+                        json!({"message": "?"}),
+                    );
                     Ok(crate::mcp::CallToolResult::from_text(args.to_string()))
                 },
             ))

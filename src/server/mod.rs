@@ -10,12 +10,13 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolwire::server::{PeerTransport, Server, ServerConfig, ServerTool};
+//! use toolwire::harness::LocalTool;
+//! use toolwire::server::{PeerTransport, Server, ServerConfig};
 //! use toolwire::transport::MemoryTransport;
 //! use toolwire::{CallToolResult, McpClient, McpConfig, ProtocolMode};
 //!
 //! let server = Server::new(ServerConfig::new("demo", "1.0"))?;
-//! server.add_tool(ServerTool::new(
+//! server.add_tool(LocalTool::with_context(
 //!     "add",
 //!     "Adds two integers.",
 //!     json!({"type": "object", "required": ["a", "b"],
@@ -51,13 +52,13 @@
 //!
 //! # Tasks
 //!
-//! On the 2026-07-28 protocol a tool marked [`ServerTool::task`] is answered at once with a
+//! On the 2026-07-28 protocol a tool marked [`LocalTool::task`] is answered at once with a
 //! task when the request declares the tasks extension (`io.modelcontextprotocol/tasks`,
 //! SEP-2663, advertised by `server/discover`): its handler runs on the pool, `tasks/get`
 //! reads its status and inlines its result or error, `tasks/update` answers the input
 //! requests it waits on (holding no worker; once all are answered the handler runs again with
 //! every answer), and `tasks/cancel` sets its cancel flag (an empty ack, also for a finished
-//! task). [`ServerTool::before_task`] runs in the call itself, so input rounds can come before
+//! task). [`LocalTool::before_task`] runs in the call itself, so input rounds can come before
 //! the task exists. A task's handler must be ready to run more than once (as an input
 //! round's retry is); it answers by returning, with no stream for progress or log messages
 //! (they are dropped). Without the extension a [`TaskSupport::Required`] tool and the `tasks/*`
@@ -83,12 +84,12 @@
 //! Requests run on a pool of [`ServerConfig::workers`] threads (`toolwire-server-N`) behind a
 //! zero-capacity hand-off: when every worker is busy the client is answered at once with
 //! [`BUSY`], and nothing is queued. Quick work can run inline on the reading thread
-//! ([`ServerTool::inline`], [`Method::inline`]). Every request has a bound (a tool's own
-//! [`ServerTool::timeout`], else [`ServerConfig::request_timeout`]), kept by the crate's
-//! timer thread: when it passes, the client is answered with an error (a tool error for a
-//! tool call, [`REQUEST_TIMEOUT`] otherwise), the handler's cancel flag is set, and its late
-//! answer is dropped. **Nothing stops a handler**: a cancelled or abandoned handler keeps its
-//! worker until it returns, so one that ignores its flag makes the pool smaller until it
+//! ([`LocalTool::inline`], [`Method::inline`]). Every request has a bound (a tool's own
+//! [`crate::harness::ToolOptions::timeout`], else [`ServerConfig::request_timeout`]), kept by
+//! the crate's timer thread: when it passes, the client is answered with an error (a tool error
+//! for a tool call, [`REQUEST_TIMEOUT`] otherwise), the handler's cancel flag is set, and its
+//! late answer is dropped. **Nothing stops a handler**: a cancelled or abandoned handler keeps
+//! its worker until it returns, so one that ignores its flag makes the pool smaller until it
 //! does. A client's `notifications/cancelled` (or, on 2026-07-28 HTTP, closing its response
 //! stream) sets the flag the same way, and nothing more is sent for that request.
 //!
@@ -127,6 +128,7 @@ mod memory;
 mod metered;
 pub(crate) mod resources;
 pub(crate) mod serve;
+mod server_tool;
 mod skill_tree;
 mod skills;
 mod state;
@@ -142,7 +144,7 @@ pub use crate::mcp::Era;
 pub use auth::{Authorization, Caller, StaticTokens};
 pub use catalog::{
     CompletionFn, CompletionRequest, Declared, Method, MethodFn, PromptFn, ReadFn, ServerPrompt,
-    ServerResource, ServerResourceTemplate, ServerTool, TemplateFn, ToolFn,
+    ServerResource, ServerResourceTemplate, TemplateFn,
 };
 pub use change::{CatalogChange, CatalogKind, Refused};
 pub use config::ServerConfig;
@@ -150,36 +152,17 @@ pub use context::{BackChannel, ConnectionState, ProgressReporter, RequestContext
 pub use http::{HttpServer, HttpServerConfig};
 pub use memory::PeerTransport;
 pub use serve::ServerConnection;
+#[allow(deprecated)]
+pub use server_tool::{BeforeTaskFn, ServerTool, ToolFn};
 pub use skills::{SkillLimits, SkillSet};
 pub use stdio::StdioServer;
-pub use tasks::{BeforeTaskFn, TaskSupport};
+pub use tasks::TaskSupport;
 pub use types::{
     content, HandlerError, InputRequired, LogLevel, PromptResult, BUSY, HEADER_MISMATCH,
     MISSING_CAPABILITY, REQUEST_TIMEOUT, UNSUPPORTED_VERSION,
 };
 
 pub use crate::mcp::{CallToolResult, Content};
-
-/// A tool [`Server::add_tool`] takes: the harness's one runnable tool type, or a server tool.
-#[derive(Debug)]
-pub enum AddedTool {
-    /// A [`LocalTool`], served as a harness registry's tools are.
-    Local(LocalTool),
-    /// A [`ServerTool`].
-    Server(ServerTool),
-}
-
-impl From<LocalTool> for AddedTool {
-    fn from(tool: LocalTool) -> AddedTool {
-        AddedTool::Local(tool)
-    }
-}
-
-impl From<ServerTool> for AddedTool {
-    fn from(tool: ServerTool) -> AddedTool {
-        AddedTool::Server(tool)
-    }
-}
 
 /// The result of a tool call: the one [`CallToolResult`] a client reads too.
 #[deprecated(
@@ -376,12 +359,15 @@ impl Server {
         Ok(())
     }
 
-    /// Adds a tool; clients already connected are told the list changed. It is the harness's
-    /// one runnable tool type, [`LocalTool`] (served as [`Server::add_registry`] serves a
+    /// Adds a tool; clients already connected are told the list changed. It is the one
+    /// runnable tool type, [`LocalTool`], served as [`Server::add_registry`] serves a
     /// registry's: the same checks, options, result limit and failure wording as in a local
     /// harness, with this request's [`RequestContext`] as its
-    /// [`crate::harness::ToolContext`]), or a [`ServerTool`] (for what only a server does:
-    /// tasks, steps before a task, required client capabilities, inline handlers).
+    /// [`crate::harness::ToolContext`] ([`RequestContext::of`] reaches what only a server has,
+    /// e.g. [`RequestContext::defer`]), and its server-only options applied: tasks
+    /// ([`LocalTool::task`], [`LocalTool::before_task`]), required client capabilities
+    /// ([`LocalTool::requires`]) and inline handlers ([`LocalTool::inline`]). The deprecated
+    /// [`ServerTool`] converts into one.
     ///
     /// ```
     /// use serde_json::json;
@@ -404,15 +390,8 @@ impl Server {
     /// [`Error::Registry`] for a bad name, a name already served, or a schema that is not a
     /// compilable object schema; [`Error::Config`] for a timeout or other option out of its
     /// bounds.
-    pub fn add_tool(&self, tool: impl Into<AddedTool>) -> Result<()> {
-        match tool.into() {
-            AddedTool::Local(tool) => {
-                let mut registry = ToolRegistry::new();
-                registry.register(tool)?;
-                self.add_registry(&registry)
-            }
-            AddedTool::Server(tool) => self.add_tool_entry(ToolEntry::native(tool)?),
-        }
+    pub fn add_tool(&self, tool: impl Into<LocalTool>) -> Result<()> {
+        self.add_tool_entry(ToolEntry::local(tool.into())?)
     }
 
     /// Serves every tool of a harness registry as it is: its names, descriptions, input and

@@ -20,7 +20,8 @@
 //!
 //! Every bound is finite and in [`ServerConfig`]: the tasks a server holds at once (finished
 //! ones too, until their TTL), each task's TTL, the size of a kept result, how long a task may
-//! wait for input, and each run's bound (the tool's own [`super::ServerTool::timeout`]).
+//! wait for input, and each run's bound (the tool's own
+//! [`crate::harness::ToolOptions::timeout`]).
 //! Expired tasks are swept out whenever a task is created or a `tasks/*` request arrives.
 
 use std::collections::HashMap;
@@ -49,11 +50,6 @@ use crate::wire::{ErrorCode, ErrorObject, RequestId, Response};
 /// otherwise; [`TaskSupport::Required`] refuses a call whose request does not declare it
 /// with [`MISSING_CAPABILITY`] before anything runs.
 pub use crate::mcp::TaskSupport;
-
-/// What may run in a task-capable tool's `tools/call` before its task is created
-/// ([`super::ServerTool::before_task`]).
-pub type BeforeTaskFn =
-    Arc<dyn Fn(&RequestContext, &Value) -> std::result::Result<Value, HandlerError> + Send + Sync>;
 
 /// True when a request's client capabilities declare the tasks extension.
 pub(crate) fn declares_extension(capabilities: &Value) -> bool {
@@ -233,9 +229,27 @@ fn new_id() -> std::result::Result<String, HandlerError> {
     Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
+/// A failed [`crate::harness::LocalTool::before_task`] step as the request's answer: the
+/// server's answer it carries (an input round, a missing capability), else an internal error
+/// whose text only a safe failure shows.
+fn step_error(failure: &crate::harness::ToolFailure) -> HandlerError {
+    if let Some(error) = failure.carried::<HandlerError>() {
+        return error.clone();
+    }
+    if failure.is_safe() {
+        return HandlerError::internal(failure.message());
+    }
+    log::warn!(
+        target: super::LOG_TARGET,
+        "a tool's step before its task failed: {}",
+        failure.message()
+    );
+    HandlerError::internal("the tool's step before its task failed; the details were logged")
+}
+
 /// Runs a task-capable tool's call as a task: the tool's capability checks, its
-/// [`super::ServerTool::before_task`] step (which may ask for input in rounds), then the task
-/// is stored, its first run admitted to the pool, and the `CreateTaskResult` returned.
+/// [`crate::harness::LocalTool::before_task`] step (which may ask for input in rounds), then
+/// the task is stored, its first run admitted to the pool, and the `CreateTaskResult` returned.
 pub(crate) fn create(
     server: &Shared,
     context: &RequestContext,
@@ -248,7 +262,7 @@ pub(crate) fn create(
         }
     }
     let arguments = match entry.before_task() {
-        Some(before) => before(context, &arguments)?,
+        Some(before) => before(context, &arguments).map_err(|failure| step_error(&failure))?,
         None => arguments,
     };
     let config = &server.config;

@@ -18,7 +18,6 @@ use crate::harness::{
 };
 use crate::mcp::CallToolResult;
 use crate::mcp::Era;
-use crate::schema::Schema;
 use crate::wire::{ErrorCode, ErrorObject};
 
 /// How many characters of a tool's schema a repair message quotes.
@@ -33,91 +32,56 @@ pub(crate) fn call(
     context: &RequestContext,
     arguments: Value,
 ) -> Result<Value, HandlerError> {
-    match entry {
-        ToolEntry::Native { tool, input, .. } => {
-            if let Some(input) = input {
-                if let Some(refusal) = check_arguments(&tool.name, input, &arguments) {
-                    return Ok(refusal.to_value());
+    let registry = &entry.registry;
+    let tool = &entry.tool;
+    let checked = match check_call(registry, &tool.name, &arguments, REPAIR_SCHEMA_CHARS) {
+        Ok(checked) => Arc::clone(checked),
+        Err(outcome) => return Ok(CallToolResult::error(outcome.detail).to_value()),
+    };
+    let ran = match &checked.backend {
+        Backend::Local(code @ LocalCode::Value(_)) => run_local(code, &arguments, context).0,
+        Backend::Local(LocalCode::Context(function)) => {
+            match run_function(function, context, &arguments) {
+                Ok(result) => {
+                    let result = checked_output(entry, result);
+                    let limit = &checked.options.result_limit;
+                    let declared = checked.output_schema.is_some();
+                    return Ok(limit_mcp_result(limit, result, declared)
+                        .into_result()
+                        .to_value());
                 }
+                // A request back to the client the server answers itself (an input
+                // round, a missing capability) is answered as for its own tools.
+                Err(failure) => match failure.carried::<HandlerError>() {
+                    Some(error) => return Err(error.clone()),
+                    None => failure_ran(&failure),
+                },
             }
-            let result = (tool.handler)(context, &arguments)?;
-            Ok(checked_output(entry, result).to_value())
         }
-        ToolEntry::Registry { registry, tool, .. } => {
-            let checked = match check_call(registry, &tool.name, &arguments, REPAIR_SCHEMA_CHARS) {
-                Ok(checked) => Arc::clone(checked),
-                Err(outcome) => return Ok(CallToolResult::error(outcome.detail).to_value()),
-            };
-            let ran = match &checked.backend {
-                Backend::Local(code @ LocalCode::Value(_)) => {
-                    run_local(code, &arguments, context).0
+        Backend::Remote(binding) => {
+            let timeout = context
+                .deadline()
+                .saturating_duration_since(std::time::Instant::now());
+            let answer = binding.client.call_tool_with(
+                &binding.remote_name,
+                &arguments,
+                CallOptions::new().timeout(timeout),
+            );
+            match answer {
+                // An MCP tool's result is passed on as its server sent it, within the
+                // tool's result limit.
+                Ok(result) => {
+                    let limit = &checked.options.result_limit;
+                    let declared = checked.output_schema.is_some();
+                    return Ok(limit_mcp_result(limit, result, declared)
+                        .into_result()
+                        .to_value());
                 }
-                Backend::Local(LocalCode::Context(function)) => {
-                    match run_function(function, context, &arguments) {
-                        Ok(result) => {
-                            let result = checked_output(entry, result);
-                            let limit = &checked.options.result_limit;
-                            let declared = checked.output_schema.is_some();
-                            return Ok(limit_mcp_result(limit, result, declared)
-                                .into_result()
-                                .to_value());
-                        }
-                        // A request back to the client the server answers itself (an input
-                        // round, a missing capability) is answered as for its own tools.
-                        Err(failure) => match failure.carried::<HandlerError>() {
-                            Some(error) => return Err(error.clone()),
-                            None => failure_ran(&failure),
-                        },
-                    }
-                }
-                Backend::Remote(binding) => {
-                    let timeout = context
-                        .deadline()
-                        .saturating_duration_since(std::time::Instant::now());
-                    let answer = binding.client.call_tool_with(
-                        &binding.remote_name,
-                        &arguments,
-                        CallOptions::new().timeout(timeout),
-                    );
-                    match answer {
-                        // An MCP tool's result is passed on as its server sent it, within the
-                        // tool's result limit.
-                        Ok(result) => {
-                            let limit = &checked.options.result_limit;
-                            let declared = checked.output_schema.is_some();
-                            return Ok(limit_mcp_result(limit, result, declared)
-                                .into_result()
-                                .to_value());
-                        }
-                        Err(error) => remote_error(error),
-                    }
-                }
-            };
-            Ok(registry_result(entry, &checked, ran).to_value())
+                Err(error) => remote_error(error),
+            }
         }
-    }
-}
-
-/// The repair message as a tool error, when the arguments break the schema.
-fn check_arguments(name: &str, schema: &Schema, arguments: &Value) -> Option<CallToolResult> {
-    if !arguments.is_object() {
-        return Some(CallToolResult::error(format!(
-            "the arguments of tool {name:?} must be a JSON object; nothing was run"
-        )));
-    }
-    let violations = schema.validate(arguments).err()?;
-    if let Some(budget) = violations.iter().find(|violation| violation.is_budget()) {
-        return Some(CallToolResult::error(format!(
-            "the arguments of tool {name:?} could not be checked against its schema ({}); \
-             nothing was run",
-            budget.message
-        )));
-    }
-    Some(CallToolResult::error(schema.repair_message(
-        name,
-        &violations,
-        REPAIR_SCHEMA_CHARS,
-    )))
+    };
+    Ok(registry_result(entry, &checked, ran).to_value())
 }
 
 /// Checks structured content against the output schema; a result that breaks it is never

@@ -1,6 +1,7 @@
 //! What handlers give back: tool results and their content blocks, resource contents, prompt
 //! messages, the 2026-07-28 input rounds, log levels, and the errors a handler answers with.
 
+use crate::harness::ToolFailure;
 use std::fmt;
 
 use serde_json::{json, Map, Value};
@@ -51,6 +52,22 @@ impl HandlerError {
     /// -32603, an internal error.
     pub fn internal(message: impl Into<String>) -> HandlerError {
         HandlerError::new(ErrorCode::INTERNAL_ERROR, message)
+    }
+
+    /// The failure a served [`crate::harness::LocalTool`] returns to have this answered as
+    /// it is (a JSON-RPC error, or an input round): an internal failure carrying it
+    /// ([`ToolFailure::carried`]). Use it (`.map_err(HandlerError::into_failure)?`) rather
+    /// than `?` alone, which makes any error an internal failure that carries nothing.
+    pub fn into_failure(self) -> ToolFailure {
+        ToolFailure::internal(self.to_string()).carrying(self)
+    }
+}
+
+/// A served tool's input round ([`InputRequired`]) as its failure, answered as an
+/// `InputRequiredResult`, so `?` works on it in a [`crate::harness::LocalTool`].
+impl From<InputRequired> for ToolFailure {
+    fn from(input: InputRequired) -> ToolFailure {
+        HandlerError::InputRequired(input).into_failure()
     }
 }
 

@@ -10,7 +10,8 @@ use crate::support::http_fake::{initialize_result, result, FakeServer};
 
 use cli::{closed_port_url, run, run_args, scratch, toolwire};
 use serde_json::{json, Value};
-use toolwire::server::{HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool};
+use toolwire::harness::LocalTool;
+use toolwire::server::{HttpServer, HttpServerConfig, Server, ServerConfig};
 use toolwire::CallToolResult;
 
 #[test]
@@ -53,7 +54,7 @@ fn a_url_without_its_scheme_is_answered_with_the_url_it_meant() {
 fn open_server() -> (Server, HttpServer) {
     let server = Server::new(ServerConfig::new("open", "1.0")).unwrap();
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "hello",
             "Says hello.",
             json!({"type": "object"}),

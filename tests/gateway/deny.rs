@@ -13,7 +13,8 @@ use std::sync::Arc;
 use serde_json::json;
 use support::{call, front, gateway, http_backend, status_count, tool_server_entry, url_entry};
 use toolwire::gateway::{Gateway, Policy};
-use toolwire::server::{CallToolResult, Server, ServerConfig, ServerTool};
+use toolwire::harness::LocalTool;
+use toolwire::server::{CallToolResult, Server, ServerConfig};
 
 /// A backend whose tools count the calls that reach them.
 fn counted_backend() -> (Server, Arc<AtomicUsize>) {
@@ -22,7 +23,7 @@ fn counted_backend() -> (Server, Arc<AtomicUsize>) {
     for name in ["open", "secret"] {
         let calls = Arc::clone(&calls);
         server
-            .add_tool(ServerTool::new(
+            .add_tool(LocalTool::with_context(
                 name,
                 "Counts its calls.",
                 json!({"type": "object", "properties": {}}),
@@ -274,8 +275,8 @@ fn a_list_change_is_judged_by_the_same_names() {
     gateway.close();
 }
 
-fn plain(name: &'static str) -> ServerTool {
-    ServerTool::new(
+fn plain(name: &'static str) -> LocalTool {
+    LocalTool::with_context(
         name,
         "A tool.",
         json!({"type": "object", "properties": {}}),

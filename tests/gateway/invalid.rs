@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use support::{call, front, gateway, http_backend, tool_server_entry, url_entry};
-use toolwire::server::{CallToolResult, Server, ServerConfig, ServerTool};
+use toolwire::harness::LocalTool;
+use toolwire::server::{CallToolResult, Server, ServerConfig};
 
 #[test]
 fn arguments_that_break_the_schema_are_invalid_before_forwarding() {
@@ -49,7 +50,7 @@ fn an_integer_beyond_two_to_the_53_is_invalid_and_never_reaches_the_backend() {
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&calls);
     backend
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "store",
             "Stores a number.",
             json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}),

@@ -12,14 +12,15 @@ use std::sync::Mutex;
 use serde_json::json;
 use support::{front_with, gateway_with, http_backend, url_entry, LONG};
 use toolwire::gateway::GatewayConfig;
+use toolwire::harness::LocalTool;
 use toolwire::server::{
     CallToolResult, CatalogChange, CatalogKind, PromptResult, Server, ServerConfig, ServerPrompt,
-    ServerResource, ServerTool,
+    ServerResource,
 };
 use toolwire::{McpClient, McpConfig, ProtocolMode};
 
-fn tool(name: &'static str) -> ServerTool {
-    ServerTool::new(
+fn tool(name: &'static str) -> LocalTool {
+    LocalTool::with_context(
         name,
         "A tool.",
         json!({"type": "object", "properties": {}}),

@@ -7,7 +7,8 @@ use crate::support::gateway as support;
 
 use serde_json::json;
 use support::{call, front, gateway, http_backend, status_count, tool_server_entry, url_entry};
-use toolwire::server::{CallToolResult, Server, ServerConfig, ServerTool};
+use toolwire::harness::LocalTool;
+use toolwire::server::{CallToolResult, Server, ServerConfig};
 use toolwire::CallOptions;
 
 #[test]
@@ -144,7 +145,7 @@ fn provider_style_and_dotted_names_pass_the_gateway() {
     let backend = Server::new(ServerConfig::new("names", "1.0")).unwrap();
     for name in names {
         backend
-            .add_tool(ServerTool::new(
+            .add_tool(LocalTool::with_context(
                 name,
                 "Says its name.",
                 json!({"type": "object"}),

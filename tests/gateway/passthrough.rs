@@ -16,7 +16,8 @@ use support::{
     url_entry, LONG,
 };
 use toolwire::gateway::GatewayConfig;
-use toolwire::server::{CallToolResult, Server, ServerConfig, ServerTool};
+use toolwire::harness::LocalTool;
+use toolwire::server::{CallToolResult, RequestContext, Server, ServerConfig};
 use toolwire::{CallOptions, McpConfig, ProtocolMode};
 
 #[test]
@@ -46,22 +47,24 @@ fn progress_reaches_the_front_client_that_asked_for_it() {
 fn watching_backend(events: mpsc::Sender<&'static str>) -> Server {
     let server = Server::new(ServerConfig::new("watched", "1.0")).unwrap();
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "token",
             "Says whether progress was asked for.",
             json!({"type": "object", "properties": {}}),
             |context, _| {
-                Ok(CallToolResult::from_text(if context.progress().is_some() {
-                    "token"
-                } else {
-                    "none"
-                }))
+                Ok(CallToolResult::from_text(
+                    if RequestContext::of(context).is_some_and(|c| c.progress().is_some()) {
+                        "token"
+                    } else {
+                        "none"
+                    },
+                ))
             },
         ))
         .unwrap();
     let events = Mutex::new(events);
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "wait",
             "Waits until it is cancelled.",
             json!({"type": "object", "properties": {}}),
@@ -130,13 +133,14 @@ fn a_backends_sampling_request_goes_to_the_front_client_and_back() {
     let backend = Server::new(ServerConfig::new("asker", "1.0")).unwrap();
     backend
         .add_tool(
-            ServerTool::new(
+            LocalTool::with_context(
                 "ask",
                 "Asks the client's model.",
                 json!({"type": "object", "properties": {}}),
                 |context, _| {
-                    let answer = context.sample(
+                    let answer = context.request_input(
                         "q",
+                        "sampling/createMessage",
                         json!({"messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
                                "maxTokens": 5}),
                     )?;
@@ -180,7 +184,7 @@ fn a_backends_sampling_request_goes_to_the_front_client_and_back() {
 fn a_backends_list_change_becomes_the_gateways() {
     let backend = Server::new(ServerConfig::new("growing", "1.0")).unwrap();
     let tool = |name: &'static str| {
-        ServerTool::new(
+        LocalTool::with_context(
             name,
             "A tool.",
             json!({"type": "object", "properties": {}}),

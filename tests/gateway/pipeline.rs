@@ -17,13 +17,12 @@ use parking_lot::Mutex;
 use serde_json::{json, Value};
 use support::{configs, front, http_backend, tool_server, tool_server_entry, url_entry, LONG};
 use toolwire::gateway::{Gateway, GatewayConfig, Policy};
+use toolwire::harness::LocalTool;
 use toolwire::harness::{
     Admission, AuditEvent, AuditKind, BudgetScope, CallSettings, ImportedTool, Overflow,
     ResultLimit, RetryPolicy, Status, ToolOptions, Transcript,
 };
-use toolwire::server::{
-    CallToolResult, HttpServer, Server, ServerConfig, ServerConnection, ServerTool,
-};
+use toolwire::server::{CallToolResult, HttpServer, Server, ServerConfig, ServerConnection};
 use toolwire::{Harness, HarnessConfig, McpClient, McpConfig, StdioConfig};
 
 /// The backend's name, in the gateway's config and in the local tools' names.
@@ -329,7 +328,7 @@ fn http_backend_with_tools() -> (Backend, Hold) {
     let server = Server::new(ServerConfig::new("pipeline-backend", "1.0")).unwrap();
     let object = json!({"type": "object", "properties": {"message": {"type": "string"}}});
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "echo",
             "Echoes.",
             object.clone(),
@@ -343,7 +342,7 @@ fn http_backend_with_tools() -> (Backend, Hold) {
     let (entered_tx, entered) = bounded::<()>(8);
     let (release, release_rx) = bounded::<()>(8);
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "hold",
             "Holds.",
             object.clone(),
@@ -358,14 +357,14 @@ fn http_backend_with_tools() -> (Backend, Hold) {
     let report = large.clone();
     server
         .add_tool(
-            ServerTool::new("report", "Reports.", object.clone(), move |_, _| {
+            LocalTool::with_context("report", "Reports.", object.clone(), move |_, _| {
                 Ok(CallToolResult::from_text("a short summary").with_structured(report.clone()))
             })
             .output_schema(json!({"type": "object", "properties": {"rows": {"type": "string"}}})),
         )
         .unwrap();
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "notes",
             "Notes.",
             object.clone(),
@@ -375,7 +374,7 @@ fn http_backend_with_tools() -> (Backend, Hold) {
         ))
         .unwrap();
     server
-        .add_tool(ServerTool::new("long", "Long.", object, |_, _| {
+        .add_tool(LocalTool::with_context("long", "Long.", object, |_, _| {
             Ok(CallToolResult::from_text("x".repeat(3 * LIMIT)))
         }))
         .unwrap();

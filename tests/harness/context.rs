@@ -102,3 +102,56 @@ fn a_tool_with_the_one_signature_runs_in_a_local_harness() {
     );
     harness.close();
 }
+
+/// Issue 21: the one tool type carries the server-only options; in a local harness they
+/// change nothing (no client to declare capabilities, no task, the call's own thread), while
+/// unchecked schemas apply wherever the tool runs: the code gets what was sent.
+#[test]
+fn server_only_options_are_harmless_in_a_local_harness_and_unchecked_schemas_apply() {
+    let strict = json!({"type": "object", "required": ["n"],
+                        "properties": {"n": {"type": "integer"}}});
+    let echo = |name: &str| {
+        LocalTool::with_context(name, "Echoes.", strict.clone(), |_, args| {
+            Ok(CallToolResult::from_text(args.to_string()))
+        })
+    };
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(
+            echo("served_only")
+                .inline(true)
+                .requires("sampling")
+                .task(toolwire::mcp::TaskSupport::Required)
+                .before_task(|_, _| Err(ToolFailure::safe("never run locally"))),
+        )
+        .unwrap();
+    registry
+        .register(echo("unchecked").check_schemas(false))
+        .unwrap();
+    // An unchecked schema is not compiled: one that would not compile is accepted.
+    registry
+        .register(
+            LocalTool::with_context("odd", "", json!({"type": 5}), |_, _| {
+                Ok(CallToolResult::from_text("ran"))
+            })
+            .check_schemas(false),
+        )
+        .unwrap();
+    let harness = Harness::new(registry, HarnessConfig::default()).unwrap();
+    let ran = harness.call("served_only", json!({"n": 1}));
+    assert_eq!(
+        (ran.status, ran.result.clone()),
+        (Status::Ok, json!(r#"{"n":1}"#)),
+        "{ran:?}"
+    );
+    let refused = harness.call("served_only", json!({"n": "x"}));
+    assert_eq!(refused.status, Status::Invalid, "{refused:?}");
+    let passed = harness.call("unchecked", json!({"n": "x"}));
+    assert_eq!(
+        (passed.status, passed.result.clone()),
+        (Status::Ok, json!(r#"{"n":"x"}"#)),
+        "{passed:?}"
+    );
+    assert_eq!(harness.call("odd", json!({})).status, Status::Ok);
+    harness.close();
+}

@@ -12,7 +12,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolwire::server::{CallToolResult, Method, Server, ServerConfig, ServerTool, StdioServer};
+use toolwire::harness::LocalTool;
+use toolwire::server::{CallToolResult, Method, RequestContext, Server, ServerConfig, StdioServer};
 
 use support::{example, serial, threads_named, LONG};
 
@@ -29,7 +30,7 @@ fn end_of_input_ends_the_connection_and_cancels_what_runs() {
     let server = Server::new(ServerConfig::new("eof", "1").workers(3)).unwrap();
     let seen_tx = std::sync::Mutex::new(seen_tx);
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "block",
             "Waits to be cancelled.",
             json!({"type": "object"}),
@@ -37,7 +38,8 @@ fn end_of_input_ends_the_connection_and_cancels_what_runs() {
                 while !context.is_cancelled() {
                     std::thread::sleep(Duration::from_millis(2));
                 }
-                let _ = seen_tx.lock().unwrap().send(context.id().clone());
+                let id = RequestContext::of(context).expect("served").id().clone();
+                let _ = seen_tx.lock().unwrap().send(id);
                 Ok(CallToolResult::from_text("cancelled"))
             },
         ))

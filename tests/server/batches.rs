@@ -4,8 +4,9 @@
 use crate::support::server as support;
 
 use serde_json::{json, Value};
+use toolwire::harness::LocalTool;
 use toolwire::jsonrpc::BatchEntry;
-use toolwire::server::{CallToolResult, Method, Server, ServerConfig, ServerTool};
+use toolwire::server::{CallToolResult, Method, Server, ServerConfig};
 use toolwire::CallOptions;
 
 use support::memory_client;
@@ -22,7 +23,7 @@ fn a_batch_is_answered_as_one_array() {
         )
         .unwrap();
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "slow",
             "Pooled.",
             json!({"type": "object"}),

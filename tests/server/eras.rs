@@ -8,8 +8,9 @@
 use crate::support::server as support;
 
 use serde_json::{json, Value};
+use toolwire::harness::LocalTool;
 use toolwire::server::{
-    CallToolResult, InputRequired, Server, ServerConfig, ServerTool, MISSING_CAPABILITY,
+    CallToolResult, InputRequired, RequestContext, Server, ServerConfig, MISSING_CAPABILITY,
     UNSUPPORTED_VERSION,
 };
 use toolwire::{Client, Error};
@@ -19,7 +20,7 @@ use support::{memory_client, meta};
 fn server() -> Server {
     let server = Server::new(ServerConfig::new("eras", "2.0").instructions("Be brief.")).unwrap();
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "hello",
             "Says hello.",
             json!({"type": "object"}),
@@ -27,29 +28,32 @@ fn server() -> Server {
         ))
         .unwrap();
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "ask",
             "Asks for a name, with a state.",
             json!({"type": "object"}),
-            |context, _| match (context.request_state(), context.input_response("name")) {
-                (Some(state), Some(answer)) => Ok(CallToolResult::from_text(format!(
-                    "{} {}",
-                    state["greeting"].as_str().unwrap_or(""),
-                    answer["content"]["name"].as_str().unwrap_or("")
-                ))),
-                _ => Err(InputRequired::new()
-                    .elicit(
-                        "name",
-                        json!({"message": "Name?", "requestedSchema": {"type": "object"}}),
-                    )
-                    .state(json!({"greeting": "Hello,"}))
-                    .into()),
+            |context, _| {
+                let context = RequestContext::of(context).expect("served");
+                match (context.request_state(), context.input_response("name")) {
+                    (Some(state), Some(answer)) => Ok(CallToolResult::from_text(format!(
+                        "{} {}",
+                        state["greeting"].as_str().unwrap_or(""),
+                        answer["content"]["name"].as_str().unwrap_or("")
+                    ))),
+                    _ => Err(InputRequired::new()
+                        .elicit(
+                            "name",
+                            json!({"message": "Name?", "requestedSchema": {"type": "object"}}),
+                        )
+                        .state(json!({"greeting": "Hello,"}))
+                        .into()),
+                }
             },
         ))
         .unwrap();
     server
         .add_tool(
-            ServerTool::new(
+            LocalTool::with_context(
                 "needs",
                 "Needs sampling.",
                 json!({"type": "object"}),

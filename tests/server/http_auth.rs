@@ -14,9 +14,9 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use toolwire::auth::SigningKey;
+use toolwire::harness::LocalTool;
 use toolwire::server::{
-    Authorization, CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
-    StaticTokens,
+    Authorization, CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, StaticTokens,
 };
 use toolwire::{HttpConfig, McpClient, McpConfig, ProtocolMode};
 
@@ -30,21 +30,22 @@ fn server(runs: &Arc<AtomicUsize>) -> Server {
     let server = Server::new(ServerConfig::new("protected", "1")).unwrap();
     let counted = Arc::clone(runs);
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "whoami",
             "Says who called.",
             json!({"type": "object"}),
             move |context, _| {
                 counted.fetch_add(1, Ordering::SeqCst);
-                let text = match context.caller() {
-                    Some(caller) => format!(
-                        "{} {} {}",
-                        caller.subject(),
-                        caller.client_id().unwrap_or("-"),
-                        caller.scopes().join(",")
-                    ),
-                    None => "nobody".to_owned(),
-                };
+                let text =
+                    match toolwire::server::RequestContext::of(context).and_then(|c| c.caller()) {
+                        Some(caller) => format!(
+                            "{} {} {}",
+                            caller.subject(),
+                            caller.client_id().unwrap_or("-"),
+                            caller.scopes().join(",")
+                        ),
+                        None => "nobody".to_owned(),
+                    };
                 Ok(CallToolResult::from_text(text))
             },
         ))

@@ -11,9 +11,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::json;
-use toolwire::server::{
-    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
-};
+use toolwire::harness::LocalTool;
+use toolwire::server::{CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig};
 
 use support::{authority, stateless_headers, stateless_request, LONG};
 
@@ -21,15 +20,13 @@ fn server(seen: mpsc::Sender<&'static str>) -> Server {
     let server = Server::new(ServerConfig::new("disconnect", "1").workers(4)).unwrap();
     let seen = std::sync::Mutex::new(seen);
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "block",
             "Waits to be cancelled.",
             json!({"type": "object"}),
             move |context, _| {
                 // A first report opens an event stream when the client asked for progress.
-                if let Some(progress) = context.progress() {
-                    progress.report(1.0, None, Some("started"));
-                }
+                context.report_progress(1.0, None, Some("started"));
                 while !context.is_cancelled() {
                     std::thread::sleep(Duration::from_millis(2));
                 }

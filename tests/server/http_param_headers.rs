@@ -10,9 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use toolwire::server::{
-    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
-};
+use toolwire::harness::LocalTool;
+use toolwire::server::{CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig};
 use toolwire::Error;
 
 use support::{post, stateless_headers, stateless_request, RawResponse};
@@ -27,7 +26,7 @@ fn fixture() -> Fixture {
     let runs = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&runs);
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "route",
             "Routes by region and shard.",
             json!({"type": "object", "required": ["region"], "properties": {
@@ -160,9 +159,12 @@ fn a_tool_whose_designation_a_client_must_refuse_cannot_be_added() {
             "b": {"type": "string", "x-mcp-header": "same"}}}),
     ] {
         let error = server
-            .add_tool(ServerTool::new("bad", "Bad.", schema.clone(), |_, _| {
-                Ok(CallToolResult::from_text("never"))
-            }))
+            .add_tool(LocalTool::with_context(
+                "bad",
+                "Bad.",
+                schema.clone(),
+                |_, _| Ok(CallToolResult::from_text("never")),
+            ))
             .expect_err("an invalid designation");
         assert!(matches!(error, Error::Registry(_)), "{error:?}");
         assert!(

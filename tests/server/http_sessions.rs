@@ -11,23 +11,20 @@ use std::net::TcpStream;
 
 use crossbeam_channel::{bounded, Receiver};
 use serde_json::{json, Value};
-use toolwire::server::{
-    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
-};
+use toolwire::harness::LocalTool;
+use toolwire::server::{CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig};
 
 use support::{authority, read_response, LONG};
 
 fn server(release: Receiver<()>) -> Server {
     let server = Server::new(ServerConfig::new("sessions", "1")).unwrap();
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "slow",
             "Reports, then waits for the test.",
             json!({"type": "object"}),
             move |context, _| {
-                if let Some(progress) = context.progress() {
-                    progress.report(1.0, Some(2.0), Some("half"));
-                }
+                context.report_progress(1.0, Some(2.0), Some("half"));
                 let _ = release.recv_timeout(LONG);
                 if context.is_cancelled() {
                     return Ok(CallToolResult::error("cancelled"));
@@ -183,7 +180,7 @@ fn the_get_stream_carries_what_belongs_to_no_request() {
     assert_eq!(second.status, 409, "{second:?}");
     // A tool added now: the session's client hears of it on the GET stream.
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "new",
             "New.",
             json!({"type": "object"}),

@@ -9,9 +9,8 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolwire::server::{
-    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
-};
+use toolwire::harness::LocalTool;
+use toolwire::server::{CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig};
 
 use support::{authority, read_response, stateless_headers, stateless_request, LONG};
 
@@ -21,7 +20,7 @@ const BODY_TIMEOUT: Duration = Duration::from_millis(400);
 fn serve() -> (Server, HttpServer) {
     let server = Server::new(ServerConfig::new("slow", "1")).unwrap();
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "hi",
             "Says hi.",
             json!({"type": "object"}),

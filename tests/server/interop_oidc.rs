@@ -17,8 +17,9 @@ use std::time::Duration;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use serde_json::{json, Value};
+use toolwire::harness::LocalTool;
 use toolwire::server::{
-    Authorization, CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
+    Authorization, CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig,
 };
 use toolwire::{HttpConfig, McpClient, McpConfig, ProtocolMode};
 
@@ -103,13 +104,15 @@ fn oidc_provider_tokens_are_accepted_and_bad_ones_refused_before_any_handler() {
     let server = Server::new(ServerConfig::new("protected", "1")).unwrap();
     let counted = Arc::clone(&runs);
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "whoami",
             "Says who called.",
             json!({"type": "object"}),
             move |context, _| {
                 counted.fetch_add(1, Ordering::SeqCst);
-                let caller = context.caller().expect("a caller");
+                let caller = toolwire::server::RequestContext::of(context)
+                    .and_then(|c| c.caller())
+                    .expect("a caller");
                 Ok(CallToolResult::from_text(format!(
                     "{} {}",
                     caller.client_id().unwrap_or("-"),

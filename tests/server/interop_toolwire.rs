@@ -10,10 +10,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use toolwire::harness::LocalTool;
 use toolwire::mcp::Era as ClientEra;
-use toolwire::server::{
-    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
-};
+use toolwire::server::{CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig};
 use toolwire::{CallOptions, Error, HttpConfig, McpClient, McpConfig, ProtocolMode, StdioConfig};
 
 use support::{example, LONG};
@@ -23,7 +22,7 @@ fn server(cancelled: mpsc::Sender<()>) -> Server {
     let server = Server::new(ServerConfig::new("toolwire-test", "1")).expect("server");
     server
         .add_tool(
-            ServerTool::new(
+            LocalTool::with_context(
                 "add",
                 "Adds.",
                 json!({"type": "object", "required": ["a", "b"],
@@ -38,15 +37,13 @@ fn server(cancelled: mpsc::Sender<()>) -> Server {
         )
         .unwrap();
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "steps",
             "Reports three steps.",
             json!({"type": "object"}),
             |context, _| {
                 for step in 1..=3 {
-                    if let Some(progress) = context.progress() {
-                        progress.report(f64::from(step), Some(3.0), None);
-                    }
+                    context.report_progress(f64::from(step), Some(3.0), None);
                 }
                 Ok(CallToolResult::from_text("done"))
             },
@@ -54,7 +51,7 @@ fn server(cancelled: mpsc::Sender<()>) -> Server {
         .unwrap();
     let seen = std::sync::Mutex::new(cancelled);
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "block",
             "Waits to be cancelled.",
             json!({"type": "object"}),
@@ -68,13 +65,14 @@ fn server(cancelled: mpsc::Sender<()>) -> Server {
         ))
         .unwrap();
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "ask",
             "Asks the client's model.",
             json!({"type": "object"}),
             |context, _| {
-                let answer = context.sample(
+                let answer = context.request_input(
                 "question",
+                "sampling/createMessage",
                 json!({"messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
                        "maxTokens": 5}),
             )?;

@@ -8,10 +8,9 @@ use crate::support::server as support;
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
+use toolwire::harness::LocalTool;
 use toolwire::metrics::{Metrics, DURATION_BUCKETS};
-use toolwire::server::{
-    CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, ServerTool,
-};
+use toolwire::server::{CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig};
 
 use support::{authority, exchange, memory_client, RawResponse};
 
@@ -111,7 +110,7 @@ fn served() -> (Server, Metrics) {
     let metrics = Metrics::new();
     let server = Server::new(ServerConfig::new("metered", "1").metrics(metrics.clone())).unwrap();
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "add",
             "Adds.",
             json!({"type": "object"}),
@@ -123,7 +122,7 @@ fn served() -> (Server, Metrics) {
         ))
         .unwrap();
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "fail",
             "Fails.",
             json!({"type": "object"}),

@@ -2,8 +2,10 @@
 //! request and in a handshake-era session alike, and none in memory.
 
 use serde_json::json;
+use toolwire::harness::LocalTool;
 use toolwire::server::{
-    CallToolResult, HttpServer, HttpServerConfig, PeerTransport, Server, ServerConfig, ServerTool,
+    CallToolResult, HttpServer, HttpServerConfig, PeerTransport, RequestContext, Server,
+    ServerConfig,
 };
 use toolwire::transport::MemoryTransport;
 use toolwire::{HttpConfig, McpClient, McpConfig, ProtocolMode};
@@ -11,12 +13,12 @@ use toolwire::{HttpConfig, McpClient, McpConfig, ProtocolMode};
 fn server() -> Server {
     let server = Server::new(ServerConfig::new("peers", "1")).unwrap();
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "whoami",
             "Says the caller's address.",
             json!({"type": "object"}),
             |context, _| {
-                let address = context.peer_address();
+                let address = RequestContext::of(context).and_then(|c| c.peer_address());
                 Ok(CallToolResult::from_text(match address {
                     Some(address) => address.ip().to_string(),
                     None => "none".to_owned(),

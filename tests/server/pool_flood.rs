@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use crossbeam_channel::{bounded, Receiver};
 use serde_json::json;
+use toolwire::harness::LocalTool;
 use toolwire::server::{
-    CallToolResult, HttpServer, HttpServerConfig, PeerTransport, Server, ServerConfig, ServerTool,
-    BUSY,
+    CallToolResult, HttpServer, HttpServerConfig, PeerTransport, Server, ServerConfig, BUSY,
 };
 use toolwire::transport::MemoryTransport;
 use toolwire::{CallOptions, Client, Error};
@@ -24,7 +24,7 @@ const WORKERS: usize = 2;
 fn server(release: Receiver<()>, runs: Arc<AtomicUsize>) -> Server {
     let server = Server::new(ServerConfig::new("flood", "1").workers(WORKERS)).unwrap();
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "hold",
             "Holds a worker.",
             json!({"type": "object"}),

@@ -155,13 +155,13 @@ fn a_registry_is_served_as_it_is() {
 /// called, whether added as server tools or from a harness registry; a name with `/` is not.
 #[test]
 fn provider_style_and_dotted_names_are_served_and_called() {
-    use toolwire::server::{CallToolResult, ServerTool};
+    use toolwire::server::CallToolResult;
     let names = ["get_weather", "test_simple_text", "a.b"];
     let native = Server::new(ServerConfig::new("native", "1")).unwrap();
     let mut registry = ToolRegistry::new();
     for name in names {
         native
-            .add_tool(ServerTool::new(
+            .add_tool(LocalTool::with_context(
                 name,
                 "Says its name.",
                 json!({"type": "object"}),
@@ -177,7 +177,7 @@ fn provider_style_and_dotted_names_are_served_and_called() {
             ))
             .unwrap();
     }
-    let bad = ServerTool::new("a/b", "", json!({"type": "object"}), |_, _| {
+    let bad = LocalTool::with_context("a/b", "", json!({"type": "object"}), |_, _| {
         Ok(CallToolResult::from_text(""))
     });
     let error = native.add_tool(bad).unwrap_err();
@@ -338,4 +338,97 @@ fn a_tool_with_the_one_signature_is_served_with_the_request_context() {
         client.close().unwrap();
         connection.wait();
     }
+}
+
+/// Issue 21: the deprecated `ServerTool` still compiles and serves for one release, as the
+/// one tool type it builds: its handler's `HandlerError` is the JSON-RPC answer, its options
+/// (unchecked schemas, a timeout, a required capability, a step before a task) apply, and a
+/// timeout out of bounds is refused when it is added.
+#[test]
+#[allow(deprecated)]
+fn the_deprecated_server_tool_serves_as_the_one_tool_type() {
+    use std::time::Duration;
+    use toolwire::server::{
+        CallToolResult, HandlerError, ServerTool, TaskSupport, MISSING_CAPABILITY,
+    };
+    let server = Server::new(ServerConfig::new("old", "1")).unwrap();
+    let strict = json!({"type": "object", "required": ["n"],
+                        "properties": {"n": {"type": "integer"}}});
+    server
+        .add_tool(
+            ServerTool::new("echo", "Echoes.", strict.clone(), |context, args| {
+                assert!(!context.is_cancelled());
+                Ok(CallToolResult::from_text(args.to_string()))
+            })
+            .check_schemas(false)
+            .timeout(Duration::from_secs(5))
+            .inline(true),
+        )
+        .unwrap();
+    server
+        .add_tool(ServerTool::new(
+            "broken",
+            "Fails.",
+            strict.clone(),
+            |_, _| Err(HandlerError::invalid_params("no such n")),
+        ))
+        .unwrap();
+    server
+        .add_tool(
+            ServerTool::new("needs", "Needs sampling.", strict.clone(), |_, _| {
+                Ok(CallToolResult::from_text("ran"))
+            })
+            .requires("sampling")
+            .task(TaskSupport::Optional)
+            .before_task(|_, args| Ok(args.clone())),
+        )
+        .unwrap();
+    let converted: LocalTool =
+        ServerTool::new("zero", "", strict, |_, _| Ok(CallToolResult::from_text("")))
+            .timeout(Duration::ZERO)
+            .into();
+    let error = server.add_tool(converted).unwrap_err();
+    assert!(error.to_string().contains("1 ms to 1 hour"), "{error}");
+
+    let (client, connection) = memory_client(&server);
+    let listed = client.call("tools/list", Value::Null).unwrap();
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo", "broken", "needs"]);
+    // Unchecked: arguments that break the schema reach the handler.
+    let echoed = client
+        .call(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"n": "x"}}),
+        )
+        .unwrap();
+    assert_eq!(echoed["content"][0]["text"], r#"{"n":"x"}"#, "{echoed}");
+    let refused = client
+        .call(
+            "tools/call",
+            json!({"name": "broken", "arguments": {"n": 1}}),
+        )
+        .unwrap_err();
+    assert_eq!(
+        refused.rpc().map(|error| error.code),
+        Some(toolwire::jsonrpc::ErrorCode::INVALID_PARAMS),
+        "{refused}"
+    );
+    let missing = client
+        .call(
+            "tools/call",
+            json!({"name": "needs", "arguments": {"n": 1}}),
+        )
+        .unwrap_err();
+    assert_eq!(
+        missing.rpc().map(|error| error.code),
+        Some(MISSING_CAPABILITY),
+        "{missing}"
+    );
+    client.close().unwrap();
+    connection.wait();
 }

@@ -9,10 +9,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 
 use serde_json::{json, Value};
+use toolwire::harness::LocalTool;
 use toolwire::jsonrpc::Message;
 use toolwire::server::{
     CallToolResult, HttpServer, HttpServerConfig, PeerTransport, PromptResult, Server,
-    ServerConfig, ServerPrompt, ServerTool,
+    ServerConfig, ServerPrompt,
 };
 use toolwire::transport::MemoryTransport;
 
@@ -21,7 +22,7 @@ use support::{authority, meta, stateless_headers, LONG};
 fn server() -> Server {
     let server = Server::new(ServerConfig::new("subscriptions", "1")).unwrap();
     server
-        .add_tool(ServerTool::new(
+        .add_tool(LocalTool::with_context(
             "a",
             "A.",
             json!({"type": "object"}),
@@ -36,8 +37,8 @@ fn server() -> Server {
     server
 }
 
-fn tool(name: &str) -> ServerTool {
-    ServerTool::new(name, "New.", json!({"type": "object"}), |_, _| {
+fn tool(name: &str) -> LocalTool {
+    LocalTool::with_context(name, "New.", json!({"type": "object"}), |_, _| {
         Ok(CallToolResult::from_text("new"))
     })
 }

@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 use serde_json::{json, Value};
+use toolwire::harness::{LocalTool, ToolFailure, ToolOptions, ToolTimeout};
 use toolwire::server::{
-    CallToolResult, HandlerError, InputRequired, RequestContext, Server, ServerConfig, ServerTool,
-    TaskSupport, BUSY, MISSING_CAPABILITY,
+    CallToolResult, HandlerError, InputRequired, RequestContext, Server, ServerConfig, TaskSupport,
+    BUSY, MISSING_CAPABILITY,
 };
 use toolwire::{Client, Error};
 
@@ -76,8 +77,8 @@ fn iso8601(text: &Value) -> bool {
 
 /// A task-capable tool that waits for the test to release it (or for its cancellation, which
 /// it reports).
-fn gated(name: &str, release: Receiver<()>, saw_cancel: Sender<()>) -> ServerTool {
-    ServerTool::new(
+fn gated(name: &str, release: Receiver<()>, saw_cancel: Sender<()>) -> LocalTool {
+    LocalTool::with_context(
         name,
         "Waits for the test.",
         json!({"type": "object"}),
@@ -100,8 +101,18 @@ fn tool(
         + Send
         + Sync
         + 'static,
-) -> ServerTool {
-    ServerTool::new(name, "A test tool.", json!({"type": "object"}), handler)
+) -> LocalTool {
+    // The one tool type, whose handler reaches the request's context and answers with the
+    // server's own errors.
+    LocalTool::with_context(
+        name,
+        "A test tool.",
+        json!({"type": "object"}),
+        move |context, args| {
+            let context = RequestContext::of(context).expect("served");
+            handler(context, args).map_err(HandlerError::into_failure)
+        },
+    )
 }
 
 fn server_with(config: ServerConfig) -> (Server, Sender<()>, Receiver<()>) {
@@ -166,8 +177,9 @@ fn server_with(config: ServerConfig) -> (Server, Sender<()>, Receiver<()>) {
             })
             .task(TaskSupport::Required)
             .before_task(|context, _| {
-                let answer = context.elicit(
+                let answer = context.request_input(
                     "who",
+                    "elicitation/create",
                     json!({"message": "Who?", "requestedSchema": {"type": "object"}}),
                 )?;
                 Ok(json!({"who": answer["content"]["name"]}))
@@ -512,7 +524,7 @@ fn a_task_past_its_run_bound_its_input_wait_or_its_result_size_ends() {
                 Ok(CallToolResult::from_text("late"))
             })
             .task(TaskSupport::Optional)
-            .timeout(Duration::from_millis(50)),
+            .options(ToolOptions::new().timeout(ToolTimeout::Custom(Duration::from_millis(50)))),
         )
         .unwrap();
     server
@@ -655,6 +667,45 @@ fn a_local_tool_with_task_support_runs_as_a_task_and_asks_through_it() {
         "clear in \"Lima\""
     );
     assert!(server.tasks_held() >= 2);
+    client.close().unwrap();
+    connection.wait();
+}
+
+/// Issue 21: a step before a task is the one tool type's option, with its failure type: one
+/// that carries the server's answer is answered as such (above, `named`'s input round); a
+/// safe one is an error with its text; an internal one's text is withheld.
+#[test]
+fn a_failed_step_before_a_task_shows_only_a_safe_text() {
+    let server = Server::new(ServerConfig::new("steps", "1.0")).unwrap();
+    for (name, failure) in [
+        ("safe", ToolFailure::safe("say who first")),
+        ("internal", ToolFailure::internal("password=hunter2")),
+    ] {
+        server
+            .add_tool(
+                LocalTool::with_context(name, "", json!({"type": "object"}), |_, _| {
+                    Ok(CallToolResult::from_text("never"))
+                })
+                .task(TaskSupport::Required)
+                .before_task(move |_, _| Err(failure.clone())),
+            )
+            .unwrap();
+    }
+    let (client, connection) = memory_client(&server);
+    let safe = rpc_error(call(
+        &client,
+        with_tasks(),
+        "tools/call",
+        json!({"name": "safe"}),
+    ));
+    assert_eq!(safe.message, "say who first", "{safe:?}");
+    let internal = rpc_error(call(
+        &client,
+        with_tasks(),
+        "tools/call",
+        json!({"name": "internal"}),
+    ));
+    assert!(!internal.message.contains("hunter2"), "{internal:?}");
     client.close().unwrap();
     connection.wait();
 }

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use crossbeam_channel::bounded;
 use serde_json::{json, Value};
-use toolwire::server::{CallToolResult, Method, Server, ServerConfig, ServerTool, REQUEST_TIMEOUT};
+use toolwire::harness::{LocalTool, ToolOptions, ToolTimeout};
+use toolwire::server::{CallToolResult, Method, Server, ServerConfig, REQUEST_TIMEOUT};
 use toolwire::Error;
 
 use support::{memory_client, LONG};
@@ -21,7 +22,7 @@ fn a_handler_past_its_bound_is_abandoned_but_keeps_its_worker() {
     let (tool_release, tool_flag) = (release.clone(), flag_tx.clone());
     server
         .add_tool(
-            ServerTool::new(
+            LocalTool::with_context(
                 "stuck",
                 "Ignores its flag.",
                 json!({"type": "object"}),
@@ -31,7 +32,7 @@ fn a_handler_past_its_bound_is_abandoned_but_keeps_its_worker() {
                     Ok(CallToolResult::from_text("late"))
                 },
             )
-            .timeout(Duration::from_millis(100)),
+            .options(ToolOptions::new().timeout(ToolTimeout::Custom(Duration::from_millis(100)))),
         )
         .unwrap();
     server
