@@ -23,11 +23,18 @@ use crate::server::RequestContext;
 #[derive(Default)]
 struct ConnectionNumber(AtomicU64);
 
-/// Who a front call is counted against: the key of its budget scope. The authorization
-/// issue adds an authenticated caller ahead of these (a token's subject, whatever address
-/// or connection it comes from).
+/// Who a front call is counted against: the key of its budget scope. An authenticated
+/// caller first (a token's subject, whatever address or connection it comes from), else the
+/// network or connection it comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Caller {
+    /// The subject of the front request's access token (`sub`, or a static token's
+    /// `subject`), with the issuer that vouched for it: every session, connection and address
+    /// of that caller counts here, and callers behind one address count apart.
+    Subject {
+        issuer: Option<String>,
+        subject: String,
+    },
     /// A client over HTTP, by the network it calls from: an IPv4 address, or an IPv6
     /// address's /64 network (one host's usual share, so that rotating addresses inside it
     /// starts nothing over). Every session and request from there counts here.
@@ -58,6 +65,14 @@ impl Caller {
             Caller::Network(IpAddr::V4(v4)) => format!("address {v4}"),
             Caller::Network(IpAddr::V6(v6)) => format!("network {v6}/64"),
             Caller::Connection(number) => format!("connection {number}"),
+            Caller::Subject {
+                issuer: Some(issuer),
+                subject,
+            } => format!("subject {subject:?} of {issuer}"),
+            Caller::Subject {
+                issuer: None,
+                subject,
+            } => format!("subject {subject:?}"),
         }
     }
 }
@@ -104,10 +119,17 @@ fn caller_scope(core: &Core, context: &RequestContext) -> BudgetScope {
     core.scopes.scope(&caller(core, context).key())
 }
 
-/// Who the front request is counted against: over HTTP the network it came from (for a
+/// Who the front request is counted against: its authenticated subject when it has one;
+/// else over HTTP the network it came from (for a
 /// handshake-era session, the one that opened it), so that no new session or connection
 /// starts a count over; else its connection, numbered on its first call.
 fn caller(core: &Core, context: &RequestContext) -> Caller {
+    if let Some(caller) = context.caller() {
+        return Caller::Subject {
+            issuer: caller.issuer().map(str::to_owned),
+            subject: caller.subject().to_owned(),
+        };
+    }
     if let Some(address) = context.peer_address() {
         return Caller::at(address.ip());
     }

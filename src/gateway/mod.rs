@@ -137,14 +137,16 @@
 //!   died) counts each time. Refusals count nothing: `UNKNOWN_TOOL`, `INVALID`, `BUSY`,
 //!   `BUDGET` itself. Other requests (listings, reads of resources, prompts, pings) are not
 //!   tool calls and are not counted.
-//! * **Who a caller is**: over HTTP, the network the client calls from: its IPv4 address,
+//! * **Who a caller is**: with authorization in front ([`GatewayConfig::http`] with
+//!   [`crate::server::HttpServerConfig::authorization`], `serve --auth-…`), the subject of
+//!   the caller's access token and its issuer, wherever and however often it connects;
+//!   callers behind one address count apart. Without authorization, over HTTP, the network
+//!   the client calls from: its IPv4 address,
 //!   or its IPv6 address's /64 network (one host's usual share). Every handshake-era session
 //!   the client opens (counted by the address that sent its `initialize`) and every
 //!   2026-07-28 request it sends count against that one budget, so a new session or a new
 //!   connection starts nothing over. Over stdio (and a connection in memory, through
-//!   [`Gateway::server`]), the connection: both eras' requests on it. (The front server
-//!   authenticates no one yet; an authenticated caller's identity is meant to become the
-//!   key ahead of these, wherever it calls from.)
+//!   [`Gateway::server`]), the connection: both eras' requests on it.
 //! * **The window**: a caller's window begins with the first call counted for it, and its
 //!   count starts over once the window has ended; so at most `calls_per_caller` sendings per
 //!   window, and at most twice that in any span of one window's length.

@@ -202,3 +202,57 @@ fn the_count_starts_over_once_the_window_has_ended_and_not_before() {
     assert!(is_budget(&client), "the new window holds one call");
     client.close().unwrap();
 }
+
+/// With authorization in front, a caller is its token's subject: two callers behind one
+/// address count apart, and one caller's count holds across its sessions, both eras and
+/// connections.
+#[cfg(feature = "oauth")]
+#[test]
+fn an_authenticated_caller_is_counted_by_subject_across_sessions_and_apart_from_others() {
+    use toolwire::server::{Authorization, HttpServerConfig, StaticTokens};
+    let tokens = StaticTokens::new()
+        .with(&crate::support::hex_sha256("ann-secret"), "ann", &[])
+        .unwrap()
+        .with(&crate::support::hex_sha256("bob-secret"), "bob", &[])
+        .unwrap();
+    let auth = Authorization::static_tokens("http://127.0.0.1/mcp", tokens);
+    let gateway = support::gateway_with(
+        &[("tools", tool_server_entry())],
+        r#"{"calls_per_caller": 2}"#,
+        toolwire::gateway::GatewayConfig::new().http(HttpServerConfig::new().authorization(auth)),
+    );
+    let http = gateway.serve_http("127.0.0.1:0".parse().unwrap()).unwrap();
+    let as_caller = |token: &str, mode: ProtocolMode| {
+        McpClient::connect_http(
+            HttpConfig::new(http.url()).bearer_token(token),
+            McpConfig::default().mode(mode),
+        )
+        .expect("front client with a token")
+    };
+    let ann = as_caller("ann-secret", ProtocolMode::Legacy);
+    for n in ["1", "2"] {
+        assert_eq!(
+            call(&ann, "mcp__tools__echo", json!({"message": n})).text(),
+            n
+        );
+    }
+    assert!(is_budget(&ann));
+    ann.close().unwrap();
+    // Bob calls from the same address: a caller of his own.
+    let bob = as_caller("bob-secret", ProtocolMode::Modern);
+    assert_eq!(
+        call(&bob, "mcp__tools__echo", json!({"message": "3"})).text(),
+        "3"
+    );
+    // Ann again, in a new session and in the other era: still spent.
+    for mode in [ProtocolMode::Legacy, ProtocolMode::Modern] {
+        let again = as_caller("ann-secret", mode);
+        assert!(
+            is_budget(&again),
+            "{mode:?}: a new session started ann's count over"
+        );
+        again.close().unwrap();
+    }
+    assert_eq!(gateway.stats()["backends"]["tools"]["forwarded"], json!(3));
+    bob.close().unwrap();
+}

@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::support::hex_sha256;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 use toolwire::auth::SigningKey;
 use toolwire::harness::LocalTool;
 use toolwire::server::{
@@ -59,13 +59,6 @@ fn client(http: &HttpServer, token: &str, mode: ProtocolMode) -> McpClient {
         McpConfig::default().mode(mode),
     )
     .unwrap()
-}
-
-fn hex_sha256(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
 }
 
 /// A 2026-07-28 `tools/call whoami` with these extra headers.

@@ -283,3 +283,12 @@ pub fn test_name(module: &str, name: &str) -> String {
         format!("{within}::{name}")
     }
 }
+
+/// The lower-case hex SHA-256 of `text`: how a static tokens file names a token.
+pub fn hex_sha256(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
