@@ -14,7 +14,6 @@ use crate::support::http_fake;
 use std::path::Path;
 
 use cli::{run, scratch, tool_server, toolwire, Run};
-use http_fake::{initialize_result, result, FakeServer, Reply, Req};
 use serde_json::{json, Value};
 
 /// Given with `--env`.
@@ -230,57 +229,10 @@ fn a_config_entrys_env_and_env_file_values_show_nowhere() {
     }
 }
 
-/// An HTTP server whose every error quotes the credentials it received: the headers, and
-/// the URL's password as a server echoing its request line would.
-fn quoting_server() -> FakeServer {
-    FakeServer::start(|req: &Req, reply: &mut Reply<'_>| {
-        let quoted = format!(
-            "{} {} {PASSWORD_SECRET}",
-            req.header("authorization").unwrap_or(""),
-            req.header("x-api-key").unwrap_or("")
-        );
-        match (req.method.as_str(), req.rpc().as_str()) {
-            ("POST", "initialize") => reply.json(
-                200,
-                &initialize_result(req, "2025-11-25"),
-                &[("Mcp-Session-Id", "s-1")],
-            ),
-            ("POST", "tools/list") => reply.json(
-                200,
-                &result(
-                    req,
-                    json!({"tools": [{"name": "leak", "inputSchema": {"type": "object"}},
-                                     {"name": "fails", "inputSchema": {"type": "object"}}]}),
-                ),
-                &[],
-            ),
-            ("POST", "tools/call") if req.json()["params"]["name"] == "fails" => reply.json(
-                200,
-                &result(
-                    req,
-                    json!({"content": [{"type": "text", "text": format!("denied: {quoted}")}],
-                           "isError": true}),
-                ),
-                &[],
-            ),
-            ("POST", "tools/call") => reply.json(
-                200,
-                &json!({"jsonrpc": "2.0", "id": req.id(),
-                        "error": {"code": -32000, "message": format!("denied: {quoted}"),
-                                  "data": {"received": quoted}}}),
-                &[],
-            ),
-            ("POST", _) => reply.accepted(),
-            ("GET", _) => reply.send(405, "", &[], ""),
-            _ => reply.send(200, "", &[], ""),
-        }
-    })
-}
-
 #[test]
 fn an_http_server_quoting_its_headers_and_password_shows_them_nowhere() {
     let dir = scratch("peer-secrets-http");
-    let server = quoting_server();
+    let server = http_fake::quoting_server(PASSWORD_SECRET);
     let url = server
         .url
         .replacen("http://", &format!("http://agent:{PASSWORD_SECRET}@"), 1);

@@ -11,7 +11,6 @@ use crate::support::http_fake;
 
 use std::sync::Arc;
 
-use http_fake::{initialize_result, result, FakeServer, Reply, Req};
 use serde_json::{json, Value};
 use support::{front, gateway_with, tool_server};
 use toolwire::gateway::GatewayConfig;
@@ -40,53 +39,6 @@ fn assert_hidden(what: &str, text: &str) {
     }
 }
 
-/// An HTTP backend whose every error quotes what it received: the headers, and the URL's
-/// password as a server echoing its request line would.
-fn quoting_backend() -> FakeServer {
-    FakeServer::start(|req: &Req, reply: &mut Reply<'_>| {
-        let quoted = format!(
-            "{} {} {PASSWORD_SECRET}",
-            req.header("authorization").unwrap_or(""),
-            req.header("x-api-key").unwrap_or("")
-        );
-        match (req.method.as_str(), req.rpc().as_str()) {
-            ("POST", "initialize") => reply.json(
-                200,
-                &initialize_result(req, "2025-11-25"),
-                &[("Mcp-Session-Id", "s-1")],
-            ),
-            ("POST", "tools/list") => reply.json(
-                200,
-                &result(
-                    req,
-                    json!({"tools": [{"name": "leak", "inputSchema": {"type": "object"}},
-                                     {"name": "fails", "inputSchema": {"type": "object"}}]}),
-                ),
-                &[],
-            ),
-            ("POST", "tools/call") if req.json()["params"]["name"] == "fails" => reply.json(
-                200,
-                &result(
-                    req,
-                    json!({"content": [{"type": "text", "text": format!("denied: {quoted}")}],
-                           "isError": true}),
-                ),
-                &[],
-            ),
-            ("POST", "tools/call") => reply.json(
-                200,
-                &json!({"jsonrpc": "2.0", "id": req.id(),
-                        "error": {"code": -32000, "message": format!("denied: {quoted}"),
-                                  "data": {"received": quoted}}}),
-                &[],
-            ),
-            ("POST", _) => reply.accepted(),
-            ("GET", _) => reply.send(405, "", &[], ""),
-            _ => reply.send(200, "", &[], ""),
-        }
-    })
-}
-
 #[test]
 fn backends_quoting_their_credentials_show_them_nowhere_through_the_gateway() {
     capture_logs();
@@ -95,7 +47,7 @@ fn backends_quoting_their_credentials_show_them_nowhere_through_the_gateway() {
     std::fs::create_dir_all(&folder).expect("scratch folder");
     let path = folder.join("audit.jsonl");
     let transcript = Arc::new(Transcript::create(&path).expect("transcript"));
-    let backend = quoting_backend();
+    let backend = http_fake::quoting_server(PASSWORD_SECRET);
     let url = backend
         .url
         .replacen("http://", &format!("http://agent:{PASSWORD_SECRET}@"), 1);

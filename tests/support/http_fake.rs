@@ -325,3 +325,52 @@ pub fn initialize_result(req: &Req, version: &str) -> Value {
 pub fn text_result(req: &Req, text: &str) -> Value {
     result(req, json!({"content": [{"type": "text", "text": text}]}))
 }
+
+/// An MCP server over HTTP that quotes what it received back (its `Authorization` and
+/// `X-Api-Key` headers, and `password`, the URL's password the test gave it) in a JSON-RPC
+/// error (message and data) for `leak` and in an `isError` text for `fails`: the peer that
+/// the secret-masking tests must show nowhere.
+pub fn quoting_server(password: &'static str) -> FakeServer {
+    FakeServer::start(move |req: &Req, reply: &mut Reply<'_>| {
+        let quoted = format!(
+            "{} {} {password}",
+            req.header("authorization").unwrap_or(""),
+            req.header("x-api-key").unwrap_or("")
+        );
+        match (req.method.as_str(), req.rpc().as_str()) {
+            ("POST", "initialize") => reply.json(
+                200,
+                &initialize_result(req, "2025-11-25"),
+                &[("Mcp-Session-Id", "s-1")],
+            ),
+            ("POST", "tools/list") => reply.json(
+                200,
+                &result(
+                    req,
+                    json!({"tools": [{"name": "leak", "inputSchema": {"type": "object"}},
+                                     {"name": "fails", "inputSchema": {"type": "object"}}]}),
+                ),
+                &[],
+            ),
+            ("POST", "tools/call") if req.json()["params"]["name"] == "fails" => reply.json(
+                200,
+                &result(
+                    req,
+                    json!({"content": [{"type": "text", "text": format!("denied: {quoted}")}],
+                           "isError": true}),
+                ),
+                &[],
+            ),
+            ("POST", "tools/call") => reply.json(
+                200,
+                &json!({"jsonrpc": "2.0", "id": req.id(),
+                        "error": {"code": -32000, "message": format!("denied: {quoted}"),
+                                  "data": {"received": quoted}}}),
+                &[],
+            ),
+            ("POST", _) => reply.accepted(),
+            ("GET", _) => reply.send(405, "", &[], ""),
+            _ => reply.send(200, "", &[], ""),
+        }
+    })
+}
