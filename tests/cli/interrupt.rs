@@ -14,7 +14,7 @@ use cli::{
 
 /// Starts `toolwire ARGS -- tool_server`; returns the child and a channel of its stderr
 /// lines.
-fn start(args: &[&str]) -> (std::process::Child, mpsc::Receiver<String>) {
+fn start(args: &[&str]) -> (crate::support::cli::KillOnDrop, mpsc::Receiver<String>) {
     let server = tool_server();
     let mut command = toolwire(args);
     command.arg("--").arg(server);

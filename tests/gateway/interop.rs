@@ -55,13 +55,7 @@ fn py_host(python: &Path, args: &[&str]) -> (String, String) {
 }
 
 /// `toolwire serve --http 127.0.0.1:0` on `config`; the child, its stderr and its URL.
-fn serve_http(
-    config: &Path,
-) -> (
-    std::process::Child,
-    std::sync::mpsc::Receiver<String>,
-    String,
-) {
+fn serve_http(config: &Path) -> (cli::KillOnDrop, std::sync::mpsc::Receiver<String>, String) {
     let mut command = cli::toolwire(&[
         "serve",
         "--config",

@@ -85,7 +85,12 @@ fn query(base: &str, query: &str) -> Option<f64> {
 /// the metrics URL.
 fn serve_with_metrics(
     folder: &std::path::Path,
-) -> (Child, std::sync::mpsc::Receiver<String>, String, String) {
+) -> (
+    cli::KillOnDrop,
+    std::sync::mpsc::Receiver<String>,
+    String,
+    String,
+) {
     let config = folder.join("servers.json");
     let servers = json!({"mcpServers": {"alpha": support::tool_server_entry()}});
     std::fs::write(&config, servers.to_string()).unwrap();

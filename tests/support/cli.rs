@@ -238,9 +238,9 @@ pub fn assert_in_order(haystack: &str, needles: &[&str]) {
 
 /// Starts the command with stdout discarded; returns the child and a channel of its stderr
 /// lines (closed when stderr ends).
-pub fn spawn_with_stderr_lines(mut command: Command) -> (Child, mpsc::Receiver<String>) {
+pub fn spawn_with_stderr_lines(mut command: Command) -> (KillOnDrop, mpsc::Receiver<String>) {
     command.stdout(Stdio::null()).stderr(Stdio::piped());
-    let mut child = command.spawn().expect("start toolwire");
+    let mut child = KillOnDrop(command.spawn().expect("start toolwire"));
     let stderr = child.stderr.take().expect("stderr");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -251,6 +251,32 @@ pub fn spawn_with_stderr_lines(mut command: Command) -> (Child, mpsc::Receiver<S
         }
     });
     (child, rx)
+}
+
+/// A child that is killed and reaped when dropped, so a test that fails halfway leaves no
+/// process behind (one that already ended and was waited for is left as it is).
+pub struct KillOnDrop(pub Child);
+
+impl std::ops::Deref for KillOnDrop {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for KillOnDrop {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
 }
 
 /// Reads lines until one satisfies `wanted`; returns every line read. Fails past [`LIMIT`].
