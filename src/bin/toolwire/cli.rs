@@ -183,6 +183,20 @@ pub struct AuthOptions {
     /// Do not open a browser when logging in; the address is printed either way.
     #[arg(long, global = true)]
     pub no_browser: bool,
+    /// How to get a token: `authorization-code` (a user consents in a browser; the default)
+    /// or `client-credentials` (RFC 6749 §4.4: no user, no browser, no terminal; needs
+    /// --client-id and --client-secret or MCP_CLIENT_SECRET).
+    #[arg(long, value_enum, value_name = "GRANT", global = true)]
+    pub grant: Option<GrantKind>,
+}
+
+/// The OAuth grant `--grant` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GrantKind {
+    /// Authorization code with PKCE: a user consents (the default).
+    AuthorizationCode,
+    /// Client credentials: the client is its own principal; no user is asked.
+    ClientCredentials,
 }
 
 /// The MCP lifecycle.
