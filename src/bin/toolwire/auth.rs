@@ -6,6 +6,8 @@
 //! terminal (and `--no-login` is not given) it runs `login` itself and goes on. `login`
 //! listens on a loopback port for the redirect and opens the browser (`--no-browser` only
 //! prints the address; `--headless` reads the redirect's address back from stdin).
+//! `--grant client-credentials` (with `--client-id` and a secret) asks no user at all: any
+//! command gets its token by the client credentials grant.
 //!
 //! Tokens are kept in `toolwire/tokens.json` under the user's config folder (or the file
 //! `TOOLWIRE_TOKEN_FILE` names), mode 0600, keyed by resource, issuer and client. No output,
