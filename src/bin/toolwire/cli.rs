@@ -521,7 +521,7 @@ impl Command {
 /// The options of every command that `serve` does not use (it serves every server of a config
 /// file, never logs in or asks, and takes its bounds from the policy): hidden from
 /// `serve --help`, so its help shows only what applies to it.
-const NOT_FOR_SERVE: [&str; 16] = [
+const NOT_FOR_SERVE: [&str; 17] = [
     "server",
     "url",
     "headers",
@@ -538,6 +538,7 @@ const NOT_FOR_SERVE: [&str; 16] = [
     "no_login",
     "headless",
     "no_browser",
+    "grant",
 ];
 
 /// The command line as clap sees it, each subcommand with only the options that apply to it
