@@ -49,10 +49,9 @@ const provider = new Provider(issuer, {
   ],
   features: {
     devInteractions: { enabled: false },
-    // toolwire's resource server takes Bearer tokens only, and toolwire's client binds a
-    // token with DPoP whenever the authorization server offers it: offered, the CLI's
-    // token would be refused (see the CLI test in tests/server/interop_oidc.rs).
-    dPoP: { enabled: false },
+    // DPoP stays offered (oidc-provider's default): toolwire's resource server challenges
+    // `Bearer` alone, so its client must not bind the token (tests/server/interop_oidc.rs).
+    dPoP: { enabled: true },
     clientCredentials: { enabled: true },
     resourceIndicators: {
       enabled: true,

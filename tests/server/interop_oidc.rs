@@ -5,7 +5,8 @@
 //! header and a fetchable metadata document naming the issuer; ES256 and RS256 tokens verify
 //! with the issuer's own keys; another audience, a bad signature, `alg: none` and an expired
 //! token are 401, a missing scope 403, and none of them reaches a handler. toolwire's own CLI
-//! logs in to a protected `toolwire serve` with `--grant client-credentials`. Runs when
+//! logs in to a protected `toolwire serve` with `--grant client-credentials` (an unbound token,
+//! though oidc-provider offers DPoP: the server challenges `Bearer` alone). Runs when
 //! TOOLWIRE_PEERS=1 or TOOLWIRE_PEERS_DIR is set.
 #![cfg(feature = "oauth")]
 
@@ -246,6 +247,22 @@ fn the_cli_logs_in_to_a_protected_toolwire_serve_with_client_credentials() {
     let resource = format!("http://{addr}/mcp");
     let oidc = start_oidc_for(test, &[&resource]);
     drop(holder);
+    // oidc-provider offers DPoP; toolwire's resource server challenges `Bearer` alone, so the
+    // client must ask for an unbound token.
+    let configuration: Value = serde_json::from_str(
+        &ureq::get(format!("{}/.well-known/openid-configuration", oidc.issuer))
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap(),
+    )
+    .unwrap();
+    let algorithms = configuration["dpop_signing_alg_values_supported"].as_array();
+    assert!(
+        algorithms.is_some_and(|list| list.contains(&json!("ES256"))),
+        "{configuration}"
+    );
     let folder = cli::scratch("oidc-cli");
     let config = folder.join("servers.json");
     let entry = json!({"command": cli::tool_server().display().to_string(), "args": []});
@@ -309,7 +326,9 @@ fn the_cli_logs_in_to_a_protected_toolwire_serve_with_client_credentials() {
     // The kept token serves the next command, with no secret and no grant.
     let info = command(&["--url", &resource, "info"], false).expect(0);
     assert!(
-        info.stdout.contains("authorization: authorized") && info.stdout.contains("mcp:read"),
+        info.stdout
+            .contains("authorization: authorized as svc (Bearer;")
+            && info.stdout.contains("mcp:read"),
         "{}",
         info.stdout
     );
