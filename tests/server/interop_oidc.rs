@@ -281,7 +281,16 @@ fn the_cli_logs_in_to_a_protected_toolwire_serve_with_client_credentials() {
         "mcp:read",
     ]);
     serve.stdin(Stdio::null());
-    let (mut child, lines) = cli::spawn_with_stderr_lines(serve);
+    let (child, lines) = cli::spawn_with_stderr_lines(serve);
+    // Killed if the test fails before it stops the server itself.
+    struct Serving(Child);
+    impl Drop for Serving {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut serving = Serving(child);
     cli::read_until(&lines, |line| line.contains("listening on "));
     let tokens = folder.join("tokens.json");
     let command = |args: &[&str], secret: bool| {
@@ -351,7 +360,7 @@ fn the_cli_logs_in_to_a_protected_toolwire_serve_with_client_credentials() {
         }
     }
     assert!(!kept.contains("svc-secret"), "the secret is not kept");
-    cli::sigint(child.id());
-    assert_eq!(cli::wait_bounded(&mut child, LONG), 0);
+    cli::sigint(serving.0.id());
+    assert_eq!(cli::wait_bounded(&mut serving.0, LONG), 0);
     let _ = std::fs::remove_dir_all(folder);
 }
