@@ -231,9 +231,12 @@ impl OAuth {
             issuer: metadata.issuer.clone(),
             client_id: client.client_id.clone(),
         };
+        // A DPoP-bound token only for a resource server that asks for one with a `DPoP`
+        // challenge (RFC 9449 §7.1): one that challenges `Bearer` alone would refuse it.
         let use_dpop = self.config.dpop
+            && challenge.is("DPoP")
             && (ServerMetadata::lists(&metadata.dpop_signing_alg_values_supported, "ES256")
-                || (challenge.is("DPoP") && metadata.dpop_signing_alg_values_supported.is_none()));
+                || metadata.dpop_signing_alg_values_supported.is_none());
         if !force {
             if let Some(stored) = self.config.store.load(&key)? {
                 let usable = refused != Some(stored.access_token.as_str());

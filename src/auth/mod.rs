@@ -40,7 +40,9 @@
 //!    `iss` (RFC 9207) are checked before the token request.
 //! 7. The token request, with the client authentication the server supports (`none`,
 //!    `client_secret_basic` with RFC 6749's encoding, `client_secret_post`,
-//!    `private_key_jwt`), and a DPoP proof when the server binds tokens (RFC 9449). Only a
+//!    `private_key_jwt`), and a DPoP proof when the MCP server challenges `DPoP` and the
+//!    authorization server binds tokens (RFC 9449; a `Bearer`-only challenge gets an unbound
+//!    token, which such a server takes, where a bound one would be refused). Only a
 //!    `Bearer` token, or a `DPoP` one when a proof was sent, is used (RFC 6749 §7.1).
 //!
 //! A later 401 drops the token, refreshes when it can, else discovers again (a server that
@@ -310,8 +312,8 @@ impl OAuthConfig {
         self
     }
 
-    /// Ask for DPoP-bound tokens (RFC 9449, ES256) when the authorization server offers
-    /// them. Defaults to true.
+    /// Ask for DPoP-bound tokens (RFC 9449, ES256) when the MCP server challenges `DPoP`
+    /// and the authorization server offers them. Defaults to true.
     pub fn dpop(mut self, dpop: bool) -> Self {
         self.dpop = dpop;
         self

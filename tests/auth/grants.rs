@@ -205,6 +205,24 @@ fn enterprise_authorization_exchanges_the_id_token_then_uses_the_jwt_bearer_gran
 }
 
 #[test]
+fn no_dpop_binding_for_a_resource_server_that_challenges_bearer_alone() {
+    let fake = FakeAuth::start(Options {
+        dpop: true,
+        bearer_only: true,
+        ..Options::default()
+    });
+    let provider = auth_fake::provider(&fake, OAuthConfig::default());
+    let client = connect(&fake, &provider).expect("connected");
+    client.call_tool("echo", json!({})).expect("call");
+    assert_eq!(provider.status().token_type.as_deref(), Some("Bearer"));
+    let world = fake.world.lock().unwrap();
+    assert!(world.proofs.is_empty(), "no DPoP proof was sent");
+    assert!(world.problems.is_empty(), "{:?}", world.problems);
+    drop(world);
+    client.close().unwrap();
+}
+
+#[test]
 fn dpop_binds_the_token_and_answers_both_servers_nonces() {
     let fake = FakeAuth::start(Options {
         dpop: true,

@@ -288,3 +288,94 @@ fn serve_uses_the_tokens_login_kept_and_says_how_to_log_in_without_them() {
     assert_hidden("serve", &with.stderr, &secrets_of(&fake));
     assert_hidden("serve", &without.stderr, &secrets_of(&fake));
 }
+
+#[test]
+fn grant_client_credentials_logs_in_with_no_user_and_keeps_the_token() {
+    let fake = FakeAuth::start(Options {
+        token_prefix: TOKEN_PREFIX,
+        registration: false,
+        auth_methods: vec!["client_secret_basic"],
+        grant_types: vec!["client_credentials"],
+        challenge_scope: Some("mcp:read"),
+        ..Options::default()
+    });
+    let dir = scratch("auth-grant");
+    let tokens = dir.join("tokens.json");
+    let args = [
+        "--url",
+        &fake.url,
+        "call",
+        "echo",
+        "--grant",
+        "client-credentials",
+        "--client-id",
+        "svc",
+        "--log-level",
+        "debug",
+    ];
+    // Without a secret: a usage error naming what is missing, and nothing sent.
+    let missing = run(with_tokens(toolwire(&args), &tokens)).expect(2);
+    assert!(
+        missing.stderr.contains("--client-secret") && missing.stderr.contains("MCP_CLIENT_SECRET"),
+        "{}",
+        missing.stderr
+    );
+    assert_eq!(fake.token_requests(), 0);
+    // The secret from the environment: one token request, no user, no registration.
+    let mut command = with_tokens(toolwire(&args), &tokens);
+    command.env("MCP_CLIENT_SECRET", CLIENT_SECRET);
+    let call = run(command).expect(0);
+    assert!(call.stdout.contains("done"), "{}", call.stdout);
+    {
+        let world = fake.world.lock().unwrap();
+        assert_eq!(
+            (world.authorizations.len(), world.registrations.len()),
+            (0, 0)
+        );
+        assert_eq!(world.token_requests.len(), 1);
+        let (form, basic) = &world.token_requests[0];
+        assert_eq!(form["grant_type"], "client_credentials");
+        // The resource is the metadata's `resource`.
+        assert_eq!(form["resource"], fake.url);
+        assert_eq!(form["scope"], "mcp:read");
+        assert!(basic
+            .as_deref()
+            .is_some_and(|value| value.starts_with("Basic ")));
+        assert!(world.mcp_with_token > 0, "the call carried the token");
+    }
+    // The token was kept like any login's: the next command (secret or not) uses it.
+    let again = run(with_tokens(
+        toolwire(&["--url", &fake.url, "info"]),
+        &tokens,
+    ))
+    .expect(0);
+    assert!(
+        again.stdout.contains("authorization: authorized"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(fake.token_requests(), 1, "the kept token was used");
+    // `login` with the grant gets a new token, again without a browser.
+    let mut command = with_tokens(
+        toolwire(&[
+            "--url",
+            &fake.url,
+            "login",
+            "--grant",
+            "client-credentials",
+            "--client-id",
+            "svc",
+        ]),
+        &tokens,
+    );
+    command.env("MCP_CLIENT_SECRET", CLIENT_SECRET);
+    let login = run(command).expect(0);
+    assert!(login.stderr.contains("logged in to"), "{}", login.stderr);
+    assert_eq!((fake.token_requests(), fake.authorizations()), (2, 0));
+    let secrets = secrets_of(&fake);
+    for (what, run) in [("call", &call), ("info", &again), ("login", &login)] {
+        assert_hidden(&format!("{what} stdout"), &run.stdout, &secrets);
+        assert_hidden(&format!("{what} stderr"), &run.stderr, &secrets);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

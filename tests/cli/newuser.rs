@@ -185,6 +185,7 @@ fn serve_help_shows_only_the_options_serve_uses() {
         "--root",
         "--client-id",
         "--headless",
+        "--grant",
     ] {
         assert!(!help.contains(hidden), "{hidden} shows:\n{help}");
     }

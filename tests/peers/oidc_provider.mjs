@@ -49,6 +49,9 @@ const provider = new Provider(issuer, {
   ],
   features: {
     devInteractions: { enabled: false },
+    // DPoP stays offered (oidc-provider's default): toolwire's resource server challenges
+    // `Bearer` alone, so its client must not bind the token (tests/server/interop_oidc.rs).
+    dPoP: { enabled: true },
     clientCredentials: { enabled: true },
     resourceIndicators: {
       enabled: true,

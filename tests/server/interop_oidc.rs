@@ -4,7 +4,10 @@
 //! resource indicators. A valid token lists and calls; a missing one gets 401 with the
 //! header and a fetchable metadata document naming the issuer; ES256 and RS256 tokens verify
 //! with the issuer's own keys; another audience, a bad signature, `alg: none` and an expired
-//! token are 401, a missing scope 403, and none of them reaches a handler. Runs when TOOLWIRE_PEERS=1 or TOOLWIRE_PEERS_DIR is set.
+//! token are 401, a missing scope 403, and none of them reaches a handler. toolwire's own CLI
+//! logs in to a protected `toolwire serve` with `--grant client-credentials` (an unbound token,
+//! though oidc-provider offers DPoP: the server challenges `Bearer` alone). Runs when
+//! TOOLWIRE_PEERS=1 or TOOLWIRE_PEERS_DIR is set.
 #![cfg(feature = "oauth")]
 
 use std::io::{BufRead, BufReader};
@@ -44,6 +47,11 @@ impl Drop for Oidc {
 }
 
 fn start_oidc(test: &str) -> Oidc {
+    start_oidc_for(test, &[RESOURCE, OTHER])
+}
+
+/// oidc-provider issuing tokens for `resources` (the first ES256, see oidc_provider.mjs).
+fn start_oidc_for(test: &str, resources: &[&str]) -> Oidc {
     let peers = mcp::peers(test);
     let node = peers.path("TOOLWIRE_NODE22");
     let package = peers.path("TOOLWIRE_OIDC_PROVIDER");
@@ -51,7 +59,7 @@ fn start_oidc(test: &str) -> Oidc {
     let mut child = Command::new(node)
         .arg(script)
         .arg(package)
-        .args([RESOURCE, OTHER])
+        .args(resources)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -220,4 +228,139 @@ fn oidc_provider_tokens_are_accepted_and_bad_ones_refused_before_any_handler() {
         "the 403 reached no handler"
     );
     http.close().unwrap();
+}
+
+/// toolwire's CLI end to end: `toolwire serve --http` over the tool_server example, protected
+/// by oidc-provider's JWTs, and `toolwire call --grant client-credentials` finding the
+/// authorization server through the 401 and the metadata, getting a token for the metadata's
+/// `resource` with no user, calling, and keeping the token; the secret shows nowhere.
+#[cfg(feature = "cli")]
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn the_cli_logs_in_to_a_protected_toolwire_serve_with_client_credentials() {
+    use crate::support::cli;
+    let test = "the_cli_logs_in_to_a_protected_toolwire_serve_with_client_credentials";
+    // The resource is the URL clients use, port included: a port free a moment ago, held
+    // until oidc-provider listens so that it cannot take it.
+    let holder = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = holder.local_addr().unwrap();
+    let resource = format!("http://{addr}/mcp");
+    let oidc = start_oidc_for(test, &[&resource]);
+    drop(holder);
+    // oidc-provider offers DPoP; toolwire's resource server challenges `Bearer` alone, so the
+    // client must ask for an unbound token.
+    let configuration: Value = serde_json::from_str(
+        &ureq::get(format!("{}/.well-known/openid-configuration", oidc.issuer))
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap(),
+    )
+    .unwrap();
+    let algorithms = configuration["dpop_signing_alg_values_supported"].as_array();
+    assert!(
+        algorithms.is_some_and(|list| list.contains(&json!("ES256"))),
+        "{configuration}"
+    );
+    let folder = cli::scratch("oidc-cli");
+    let config = folder.join("servers.json");
+    let entry = json!({"command": cli::tool_server().display().to_string(), "args": []});
+    std::fs::write(&config, json!({"mcpServers": {"demo": entry}}).to_string()).unwrap();
+    let mut serve = cli::toolwire(&[
+        "serve",
+        "--config",
+        config.to_str().unwrap(),
+        "--http",
+        &addr.to_string(),
+        "--auth-issuer",
+        &oidc.issuer,
+        "--auth-resource",
+        &resource,
+        "--auth-scope",
+        "mcp:read",
+    ]);
+    serve.stdin(Stdio::null());
+    let (child, lines) = cli::spawn_with_stderr_lines(serve);
+    // Killed if the test fails before it stops the server itself.
+    struct Serving(Child);
+    impl Drop for Serving {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut serving = Serving(child);
+    cli::read_until(&lines, |line| line.contains("listening on "));
+    let tokens = folder.join("tokens.json");
+    let command = |args: &[&str], secret: bool| {
+        let mut command = cli::toolwire(args);
+        command
+            .env("TOOLWIRE_TOKEN_FILE", &tokens)
+            .env_remove("MCP_CLIENT_SECRET");
+        if secret {
+            command.env("MCP_CLIENT_SECRET", "svc-secret");
+        }
+        cli::run(command)
+    };
+    // Without a token the server refuses, and the CLI (no terminal) says so.
+    let refused = command(&["--url", &resource, "tools", "--no-login"], false).expect(4);
+    assert!(
+        refused.stderr.contains("toolwire login"),
+        "{}",
+        refused.stderr
+    );
+    let call = command(
+        &[
+            "--url",
+            &resource,
+            "call",
+            "mcp__demo__echo",
+            "message=hello through oidc",
+            "--grant",
+            "client-credentials",
+            "--client-id",
+            "svc",
+            "--log-level",
+            "debug",
+        ],
+        true,
+    )
+    .expect(0);
+    assert!(
+        call.stdout.contains("hello through oidc"),
+        "{}",
+        call.stdout
+    );
+    // The kept token serves the next command, with no secret and no grant.
+    let info = command(&["--url", &resource, "info"], false).expect(0);
+    assert!(
+        info.stdout
+            .contains("authorization: authorized as svc (Bearer;")
+            && info.stdout.contains("mcp:read"),
+        "{}",
+        info.stdout
+    );
+    let again = command(
+        &[
+            "--url",
+            &resource,
+            "call",
+            "mcp__demo__echo",
+            "message=again",
+        ],
+        false,
+    )
+    .expect(0);
+    assert!(again.stdout.contains("again"), "{}", again.stdout);
+    let kept = std::fs::read_to_string(&tokens).unwrap();
+    for run in [&call, &info, &again] {
+        for text in [&run.stdout, &run.stderr] {
+            assert!(!text.contains("svc-secret"), "{text}");
+        }
+    }
+    assert!(!kept.contains("svc-secret"), "the secret is not kept");
+    cli::sigint(serving.0.id());
+    assert_eq!(cli::wait_bounded(&mut serving.0, LONG), 0);
+    let _ = std::fs::remove_dir_all(folder);
 }

@@ -69,6 +69,9 @@ pub struct Options {
     pub dpop: bool,
     /// Both servers ask for a DPoP nonce first.
     pub dpop_nonce: bool,
+    /// With `dpop`: the resource server still challenges `Bearer` alone (it takes no
+    /// DPoP-bound token), while the authorization server offers DPoP.
+    pub bearer_only: bool,
     /// Grant at most these scopes, whatever is asked.
     pub grant_only: Option<Vec<&'static str>>,
     /// Answer 401 to every token, even one just issued.
@@ -110,6 +113,7 @@ impl Default for Options {
             modern: false,
             dpop: false,
             dpop_nonce: false,
+            bearer_only: false,
             grant_only: None,
             refuse_tokens: false,
             token_type: None,
@@ -246,7 +250,13 @@ fn challenge(base: &str, options: &Options, error: Option<&str>, scope: Option<&
     } else if let (true, Some(path)) = (options.prm_in_challenge, options.prm_path) {
         parts.push(format!("resource_metadata=\"{base}{path}\""));
     }
-    format!("Bearer {}", parts.join(", "))
+    // A resource server that takes DPoP-bound tokens says so with its scheme (RFC 9449 §7.1).
+    let scheme = if options.dpop && !options.bearer_only {
+        "DPoP"
+    } else {
+        "Bearer"
+    };
+    format!("{scheme} {}", parts.join(", "))
 }
 
 fn handle(req: &Req, reply: &mut Reply<'_>, base: &str, options: &Options, world: &Mutex<World>) {
@@ -587,6 +597,14 @@ fn mcp(req: &Req, reply: &mut Reply<'_>, base: &str, options: &Options, world: &
         .strip_prefix("Bearer ")
         .or_else(|| authorization.strip_prefix("DPoP "))
         .map(str::to_owned);
+    if authorization.starts_with("DPoP ") && options.bearer_only {
+        world
+            .lock()
+            .unwrap()
+            .problems
+            .push("a DPoP token for a Bearer-only resource server".into());
+        return reply.json(401, &json!({"error": "invalid_token"}), &[]);
+    }
     if authorization.starts_with("DPoP ") {
         let proof = req.header("dpop").unwrap_or("");
         let Some((header, claims)) = jws_parts(proof) else {

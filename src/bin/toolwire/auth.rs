@@ -6,6 +6,8 @@
 //! terminal (and `--no-login` is not given) it runs `login` itself and goes on. `login`
 //! listens on a loopback port for the redirect and opens the browser (`--no-browser` only
 //! prints the address; `--headless` reads the redirect's address back from stdin).
+//! `--grant client-credentials` (with `--client-id` and a secret) asks no user at all: any
+//! command gets its token by the client credentials grant.
 //!
 //! Tokens are kept in `toolwire/tokens.json` under the user's config folder (or the file
 //! `TOOLWIRE_TOKEN_FILE` names), mode 0600, keyed by resource, issuer and client. No output,
@@ -17,13 +19,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 use toolwire::auth::{
-    AuthStatus, Authorizer, FileTokenStore, HeadlessAuthorizer, LoopbackAuthorizer,
+    AuthStatus, Authorizer, FileTokenStore, Grant, HeadlessAuthorizer, LoopbackAuthorizer,
     MemoryTokenStore, NonInteractive, OAuth, OAuthConfig, TokenStore,
 };
 use toolwire::config::{OAuthSettings, ServerEntry};
 use toolwire::transport::mask_url;
 
-use crate::cli::AuthOptions;
+use crate::cli::{AuthOptions, GrantKind};
 use crate::target::Target;
 use crate::Failure;
 
@@ -94,11 +96,7 @@ pub fn provider(
 ) -> Result<Arc<OAuth>, Failure> {
     let settings = &plan.settings;
     let mut config = OAuthConfig::default().store(store());
-    if let Some(id) = options
-        .client_id
-        .clone()
-        .or_else(|| settings.client_id.clone())
-    {
+    if let Some(id) = config_client_id(options, settings) {
         config = config.client_id(id);
     }
     let secret = options
@@ -110,6 +108,16 @@ pub fn provider(
                 .filter(|secret| !secret.is_empty())
         })
         .or_else(|| settings.client_secret.clone());
+    if options.grant == Some(GrantKind::ClientCredentials) {
+        if config_client_id(options, settings).is_none() || secret.is_none() {
+            return Err(Failure::usage(format!(
+                "--grant client-credentials needs --client-id and a client secret \
+                 (--client-secret, or {SECRET_VAR} to keep it out of the process list)"
+            )));
+        }
+        // No user takes part: nothing is asked, opened or read from the terminal.
+        config = config.grant(Grant::ClientCredentials);
+    }
     if let Some(secret) = secret {
         config = config.client_secret(secret);
     }
@@ -145,6 +153,14 @@ pub fn provider(
     OAuth::new(plan.url.clone(), config)
         .map(Arc::new)
         .map_err(|error| Failure::from_error("authorization", &error))
+}
+
+/// The client id: `--client-id`, else the config entry's.
+fn config_client_id(options: &AuthOptions, settings: &OAuthSettings) -> Option<String> {
+    options
+        .client_id
+        .clone()
+        .or_else(|| settings.client_id.clone())
 }
 
 /// Whether the command may log in by itself: stdin is a terminal and `--no-login` is not

@@ -183,6 +183,20 @@ pub struct AuthOptions {
     /// Do not open a browser when logging in; the address is printed either way.
     #[arg(long, global = true)]
     pub no_browser: bool,
+    /// How to get a token: `authorization-code` (a user consents in a browser; the default)
+    /// or `client-credentials` (RFC 6749 §4.4: no user, no browser, no terminal; needs
+    /// --client-id and --client-secret or MCP_CLIENT_SECRET).
+    #[arg(long, value_enum, value_name = "GRANT", global = true)]
+    pub grant: Option<GrantKind>,
+}
+
+/// The OAuth grant `--grant` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GrantKind {
+    /// Authorization code with PKCE: a user consents (the default).
+    AuthorizationCode,
+    /// Client credentials: the client is its own principal; no user is asked.
+    ClientCredentials,
 }
 
 /// The MCP lifecycle.
@@ -507,7 +521,7 @@ impl Command {
 /// The options of every command that `serve` does not use (it serves every server of a config
 /// file, never logs in or asks, and takes its bounds from the policy): hidden from
 /// `serve --help`, so its help shows only what applies to it.
-const NOT_FOR_SERVE: [&str; 16] = [
+const NOT_FOR_SERVE: [&str; 17] = [
     "server",
     "url",
     "headers",
@@ -524,6 +538,7 @@ const NOT_FOR_SERVE: [&str; 16] = [
     "no_login",
     "headless",
     "no_browser",
+    "grant",
 ];
 
 /// The command line as clap sees it, each subcommand with only the options that apply to it
