@@ -281,16 +281,8 @@ fn the_cli_logs_in_to_a_protected_toolwire_serve_with_client_credentials() {
         "mcp:read",
     ]);
     serve.stdin(Stdio::null());
-    let (child, lines) = cli::spawn_with_stderr_lines(serve);
-    // Killed if the test fails before it stops the server itself.
-    struct Serving(Child);
-    impl Drop for Serving {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let mut serving = Serving(child);
+    // Killed when dropped, if the test fails before it stops the server itself.
+    let (mut serving, lines) = cli::spawn_with_stderr_lines(serve);
     cli::read_until(&lines, |line| line.contains("listening on "));
     let tokens = folder.join("tokens.json");
     let command = |args: &[&str], secret: bool| {
@@ -360,7 +352,7 @@ fn the_cli_logs_in_to_a_protected_toolwire_serve_with_client_credentials() {
         }
     }
     assert!(!kept.contains("svc-secret"), "the secret is not kept");
-    cli::sigint(serving.0.id());
-    assert_eq!(cli::wait_bounded(&mut serving.0, LONG), 0);
+    cli::sigint(serving.id());
+    assert_eq!(cli::wait_bounded(&mut serving, LONG), 0);
     let _ = std::fs::remove_dir_all(folder);
 }
