@@ -17,7 +17,6 @@ mod access;
 mod check;
 
 use access::Access;
-pub use access::Decision;
 pub use check::{PolicyMismatch, UnknownName};
 
 /// The largest policy document read, in bytes.
@@ -346,13 +345,13 @@ impl Policy {
     }
 
     /// What `caller` may do with a backend's tool, by the `scopes` and `subjects` of its
-    /// levels (see [`Decision`]). Without a caller nothing is checked.
+    /// levels (see [`ToolAccess`](crate::server::ToolAccess)). Without a caller nothing is checked.
     pub fn decide(
         &self,
         server: &str,
         tool: &str,
         caller: Option<&crate::server::Caller>,
-    ) -> Decision {
+    ) -> crate::server::ToolAccess {
         let mut levels = vec![&self.access];
         if let Some(rules) = self.servers.get(server) {
             levels.push(&rules.access);
@@ -371,6 +370,25 @@ impl Policy {
                 .servers
                 .values()
                 .any(|rules| !rules.access.is_empty() || !rules.tool_access.is_empty())
+    }
+
+    /// Refuses a policy that decides per caller when no authorization is in front of the
+    /// gateway: without a caller nothing could be decided, so every tool would be open.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] naming what to add.
+    pub(crate) fn check_callers(&self, authorized: bool) -> Result<()> {
+        if self.names_callers() && !authorized {
+            return Err(Error::Config(
+                "the policy names scopes or subjects, which are decided per authenticated caller, \
+                 but no authorization is in front of the gateway: serve it over HTTP with \
+                 --auth-issuer or --auth-tokens (GatewayConfig::http with \
+                 HttpServerConfig::authorization), or remove them"
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 
     /// The servers the policy names.

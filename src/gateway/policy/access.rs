@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::server::Caller;
+use crate::server::{Caller, ToolAccess};
 
 /// The most scopes or subjects one key may list.
 const MAX_NAMES: usize = 256;
@@ -20,19 +20,6 @@ pub(super) struct Access {
     allow: Option<BTreeSet<String>>,
     /// Never these subjects.
     deny: BTreeSet<String>,
-}
-
-/// What a caller may do with a tool.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
-    /// The tool is listed to the caller and may be called.
-    Allowed,
-    /// The caller's subject may not use the tool: it is not listed to them and is
-    /// `UNKNOWN_TOOL` if called.
-    Hidden,
-    /// The caller's subject may use the tool, but their token lacks these scopes (every
-    /// scope the tool needs, for the step-up challenge).
-    NeedsScopes(Vec<String>),
 }
 
 impl Access {
@@ -72,13 +59,13 @@ impl Access {
 }
 
 /// The decision for a caller over a tool's levels (top, server, tool): a subject denied at
-/// any level, or missing from any level's allow list, is [`Decision::Hidden`]; otherwise the
+/// any level, or missing from any level's allow list, is [`ToolAccess::Hidden`]; otherwise the
 /// scopes of every level are needed. With no caller (stdio, or HTTP without authorization)
 /// nothing is checked: the gateway refuses to start with such a policy and no authorization
 /// in front of it.
-pub(super) fn decide(levels: &[&Access], caller: Option<&Caller>) -> Decision {
+pub(super) fn decide(levels: &[&Access], caller: Option<&Caller>) -> ToolAccess {
     let Some(caller) = caller else {
-        return Decision::Allowed;
+        return ToolAccess::Allowed;
     };
     let subject = caller.subject();
     let permitted = levels.iter().all(|level| {
@@ -89,13 +76,13 @@ pub(super) fn decide(levels: &[&Access], caller: Option<&Caller>) -> Decision {
                 .is_none_or(|allow| allow.contains(subject))
     });
     if !permitted {
-        return Decision::Hidden;
+        return ToolAccess::Hidden;
     }
     let needed: BTreeSet<&String> = levels.iter().flat_map(|level| &level.scopes).collect();
     if needed.iter().all(|scope| caller.has_scope(scope)) {
-        Decision::Allowed
+        ToolAccess::Allowed
     } else {
-        Decision::NeedsScopes(needed.into_iter().cloned().collect())
+        ToolAccess::NeedsScopes(needed.into_iter().cloned().collect())
     }
 }
 
@@ -157,37 +144,37 @@ mod tests {
         let bob = caller("bob", &["mcp", "files:write"]);
         assert_eq!(
             policy.decide("files", "write", Some(&alice)),
-            Decision::NeedsScopes(vec!["files:write".into(), "mcp".into()])
+            ToolAccess::NeedsScopes(vec!["files:write".into(), "mcp".into()])
         );
         assert_eq!(
             policy.decide("files", "write", Some(&bob)),
-            Decision::Allowed
+            ToolAccess::Allowed
         );
         assert_eq!(
             policy.decide("files", "admin", Some(&alice)),
-            Decision::Allowed
+            ToolAccess::Allowed
         );
         assert_eq!(
             policy.decide("files", "admin", Some(&bob)),
-            Decision::Hidden
+            ToolAccess::Hidden
         );
         // The top level's deny holds on every server; its scope on every tool.
         let mallory = caller("mallory", &["mcp"]);
         assert_eq!(
             policy.decide("other", "x", Some(&mallory)),
-            Decision::Hidden
+            ToolAccess::Hidden
         );
         assert_eq!(
             policy.decide("other", "x", Some(&caller("carol", &[]))),
-            Decision::NeedsScopes(vec!["mcp".into()])
+            ToolAccess::NeedsScopes(vec!["mcp".into()])
         );
         // A subject the server does not allow is hidden before any scope is asked.
         assert_eq!(
             policy.decide("files", "read", Some(&caller("carol", &[]))),
-            Decision::Hidden
+            ToolAccess::Hidden
         );
         // No caller: nothing to decide on (the gateway refuses such a start).
-        assert_eq!(policy.decide("files", "admin", None), Decision::Allowed);
+        assert_eq!(policy.decide("files", "admin", None), ToolAccess::Allowed);
         assert!(!Policy::default().names_callers());
     }
 
