@@ -121,14 +121,15 @@ fn a_policy_requiring_a_scope_for_one_tool_and_a_subject_for_another_is_enforced
 #[test]
 fn a_policy_naming_callers_does_not_start_without_authorization_in_front() {
     let policy = Policy::parse(POLICY).unwrap();
-    let error = Gateway::start(
+    let started = Gateway::start(
         &configs(&[("tools", tool_server_entry())]),
         policy,
         GatewayConfig::new(),
-    )
-    .err()
-    .expect("a policy naming callers started without authorization")
-    .to_string();
+    );
+    let Err(error) = started else {
+        panic!("a policy naming callers started without authorization");
+    };
+    let error = error.to_string();
     assert!(
         error.contains("scopes or subjects") && error.contains("--auth-tokens"),
         "{error}"
