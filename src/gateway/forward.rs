@@ -20,7 +20,8 @@ use crate::server::{RequestContext, ToolAccess};
 
 /// Lets the policy's `scopes` and `subjects` decide, per authenticated front caller, which
 /// tools are listed to them and which they may call ([`crate::server::Server::set_tool_access`]);
-/// a name the gateway does not serve is left to the unknown-tool answer.
+/// a tool no backend owns (one added to the front server, or a name not served) answers to
+/// the top level's keys only.
 pub(super) fn decide_access(core: &Arc<Core>) {
     let weak = Arc::downgrade(core);
     core.server.set_tool_access(move |front, caller| {
@@ -30,7 +31,7 @@ pub(super) fn decide_access(core: &Arc<Core>) {
         let owner = core.owners.read().get(front).cloned();
         match owner {
             Some((backend, tool)) => core.policy.decide(&backend, &tool, Some(caller)),
-            None => ToolAccess::Allowed,
+            None => core.policy.decide_top(caller),
         }
     });
 }

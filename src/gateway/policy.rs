@@ -362,6 +362,12 @@ impl Policy {
         access::decide(&levels, caller)
     }
 
+    /// What `caller` may do with a front tool no backend owns (one added to the front
+    /// server): the top level's `scopes` and `subjects` only.
+    pub(crate) fn decide_top(&self, caller: &crate::server::Caller) -> crate::server::ToolAccess {
+        access::decide(&[&self.access], Some(caller))
+    }
+
     /// Whether the policy decides per caller anywhere (`scopes` or `subjects` at any level):
     /// such a policy needs authorization in front of the gateway.
     pub fn names_callers(&self) -> bool {

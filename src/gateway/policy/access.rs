@@ -173,6 +173,9 @@ mod tests {
             policy.decide("files", "read", Some(&caller("carol", &[]))),
             ToolAccess::Hidden
         );
+        // A tool no backend owns answers to the top level only.
+        assert_eq!(policy.decide_top(&bob), ToolAccess::Allowed);
+        assert_eq!(policy.decide_top(&mallory), ToolAccess::Hidden);
         // No caller: nothing to decide on (the gateway refuses such a start).
         assert_eq!(policy.decide("files", "admin", None), ToolAccess::Allowed);
         assert!(!Policy::default().names_callers());
