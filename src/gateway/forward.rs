@@ -16,7 +16,25 @@ use super::backend::Backend;
 use super::Core;
 use crate::harness::{BudgetScope, CallSettings, ImportedTool, Outcome, Status};
 use crate::mcp::CallToolResult;
-use crate::server::RequestContext;
+use crate::server::{RequestContext, ToolAccess};
+
+/// Lets the policy's `scopes` and `subjects` decide, per authenticated front caller, which
+/// tools are listed to them and which they may call ([`crate::server::Server::set_tool_access`]);
+/// a tool no backend owns (one added to the front server, or a name not served) answers to
+/// the top level's keys only.
+pub(super) fn decide_access(core: &Arc<Core>) {
+    let weak = Arc::downgrade(core);
+    core.server.set_tool_access(move |front, caller| {
+        let Some(core) = weak.upgrade() else {
+            return ToolAccess::Hidden;
+        };
+        let owner = core.owners.read().get(front).cloned();
+        match owner {
+            Some((backend, tool)) => core.policy.decide(&backend, &tool, Some(caller)),
+            None => core.policy.decide_top(caller),
+        }
+    });
+}
 
 /// The number of a front connection without an address (stdio, in memory), kept in its
 /// connection state (0 until its first call).

@@ -424,7 +424,7 @@ fn plan_tools(
         };
         core.owners
             .write()
-            .insert(front.clone(), backend.name.clone());
+            .insert(front.clone(), (backend.name.clone(), tool.name.clone()));
         let front_tool = Arc::new(FrontTool { imported });
         let handler_core = Arc::downgrade(core);
         let handler_backend = Arc::clone(backend);

@@ -423,7 +423,7 @@ impl GatewayConfig {
 }
 
 /// The backend of each front tool name served.
-type Owners = Arc<RwLock<std::collections::HashMap<String, String>>>;
+type Owners = Arc<RwLock<std::collections::HashMap<String, (String, String)>>>;
 
 /// What every part of the gateway shares.
 pub(crate) struct Core {
@@ -589,6 +589,7 @@ impl Gateway {
         server_config.metrics = options.metrics.clone();
         let server = Server::new(server_config)?;
         policy.check_servers(configs)?;
+        policy.check_callers(options.http.authorization.is_some())?;
         // Each backend's tools run on the front server's workers, admitted by the backend's
         // own handle: the harness's one worker never runs a gateway call.
         let mut harness_config = HarnessConfig::default()
@@ -607,7 +608,7 @@ impl Gateway {
             let owner = event
                 .tool
                 .as_ref()
-                .and_then(|tool| owned.read().get(tool).cloned());
+                .and_then(|tool| owned.read().get(tool).map(|(backend, _)| backend.clone()));
             if let Some(backend) = owner {
                 counted.forwarded(&backend);
             }
@@ -633,6 +634,7 @@ impl Gateway {
             subscriptions: catalog::Subscriptions::default(),
             roster: start::Roster::default(),
         });
+        forward::decide_access(&core);
         let weak = Arc::downgrade(&core);
         core.server
             .set_unknown_tool(move |name: &str| match weak.upgrade() {

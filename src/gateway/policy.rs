@@ -13,8 +13,10 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::harness::{check_bound, Overflow, ResultLimit, ToolOptions, ToolTimeout};
 
+mod access;
 mod check;
 
+use access::Access;
 pub use check::{PolicyMismatch, UnknownName};
 
 /// The largest policy document read, in bytes.
@@ -60,6 +62,8 @@ struct ServerRules {
     concurrency: Option<usize>,
     rule: Rule,
     tools: BTreeMap<String, Rule>,
+    access: Access,
+    tool_access: BTreeMap<String, Access>,
 }
 
 /// What the gateway enforces on every call. `Policy::default()` is: every tool of every
@@ -102,8 +106,14 @@ struct ServerRules {
 /// | `overflow` | top, server, tool | `truncate` (cut, with a marker) or `reject` (TOOL_ERROR) | `truncate` |
 /// | `idempotent` | top, server, tool | a call may be sent again once after its backend died and restarted | false (or the tool's `idempotentHint`/`readOnlyHint`) |
 /// | `allow_large_integers` | top, server, tool | integers beyond ±(2^53 − 1) are passed on | false (INVALID) |
+/// | `scopes` | top, server, tool | scopes the caller's access token must hold (at most 256); a caller without them is answered HTTP 403 `insufficient_scope` naming every scope the tool needs | none |
+/// | `subjects` | top, server, tool | `{"allow": […], "deny": […]}` (at most 256 each): the token subjects who may use the tool; to anyone else it is not listed and is UNKNOWN_TOOL if called | everyone |
 ///
-/// A tool's setting is its own, else its server's, else the top level's, else the default.
+/// A tool's setting is its own, else its server's, else the top level's, else the default;
+/// except `scopes` and `subjects`, which add up: a tool needs the scopes of all its levels,
+/// and a subject must pass every level's `subjects` ([`Policy::decide`]). They are decided
+/// per authenticated caller (see [`crate::server::Authorization`]): a gateway with a policy
+/// naming them and no authorization in front of it does not start.
 ///
 /// Every name is checked: a server the config lacks stops the gateway's start
 /// ([`Policy::check_servers`]), and a `deny`, `allow` or `tools` name its backend does not
@@ -120,6 +130,7 @@ pub struct Policy {
     budget_window: Duration,
     concurrency: usize,
     rule: Rule,
+    access: Access,
     servers: BTreeMap<String, ServerRules>,
 }
 
@@ -131,6 +142,7 @@ impl Default for Policy {
             budget_window: Duration::from_secs(60),
             concurrency: 4,
             rule: Rule::default(),
+            access: Access::default(),
             servers: BTreeMap::new(),
         }
     }
@@ -232,8 +244,10 @@ impl Policy {
                     }
                 }
                 _ => {
-                    if !rule_key(&mut policy.rule, key, value, &here)? {
-                        return Err(unknown(key, at, "namespace, calls_per_caller, budget_window, concurrency, servers, timeout, result_chars, overflow, idempotent, allow_large_integers"));
+                    if !rule_key(&mut policy.rule, key, value, &here)?
+                        && !policy.access.key(key, value, &here)?
+                    {
+                        return Err(unknown(key, at, "namespace, calls_per_caller, budget_window, concurrency, servers, timeout, result_chars, overflow, idempotent, allow_large_integers, scopes, subjects"));
                     }
                 }
             }
@@ -328,6 +342,59 @@ impl Policy {
             Some(allow) if !allow.contains(tool) => Some("it is not on the policy's allow list"),
             _ => None,
         }
+    }
+
+    /// What `caller` may do with a backend's tool, by the `scopes` and `subjects` of its
+    /// levels (see [`ToolAccess`](crate::server::ToolAccess)). Without a caller nothing is checked.
+    pub fn decide(
+        &self,
+        server: &str,
+        tool: &str,
+        caller: Option<&crate::server::Caller>,
+    ) -> crate::server::ToolAccess {
+        let mut levels = vec![&self.access];
+        if let Some(rules) = self.servers.get(server) {
+            levels.push(&rules.access);
+            if let Some(own) = rules.tool_access.get(tool) {
+                levels.push(own);
+            }
+        }
+        access::decide(&levels, caller)
+    }
+
+    /// What `caller` may do with a front tool no backend owns (one added to the front
+    /// server): the top level's `scopes` and `subjects` only.
+    pub(crate) fn decide_top(&self, caller: &crate::server::Caller) -> crate::server::ToolAccess {
+        access::decide(&[&self.access], Some(caller))
+    }
+
+    /// Whether the policy decides per caller anywhere (`scopes` or `subjects` at any level):
+    /// such a policy needs authorization in front of the gateway.
+    pub fn names_callers(&self) -> bool {
+        !self.access.is_empty()
+            || self
+                .servers
+                .values()
+                .any(|rules| !rules.access.is_empty() || !rules.tool_access.is_empty())
+    }
+
+    /// Refuses a policy that decides per caller when no authorization is in front of the
+    /// gateway: without a caller nothing could be decided, so every tool would be open.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] naming what to add.
+    pub(crate) fn check_callers(&self, authorized: bool) -> Result<()> {
+        if self.names_callers() && !authorized {
+            return Err(Error::Config(
+                "the policy names scopes or subjects, which are decided per authenticated caller, \
+                 but no authorization is in front of the gateway: serve it over HTTP with \
+                 --auth-issuer or --auth-tokens (GatewayConfig::http with \
+                 HttpServerConfig::authorization), or remove them"
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 
     /// The servers the policy names.
@@ -549,21 +616,30 @@ fn server_rules(value: &Value, at: &str) -> Result<ServerRules> {
                 for (tool, body) in object(value, &here)? {
                     let tool_at = format!("{here}/{tool}");
                     let mut rule = Rule::default();
+                    let mut access = Access::default();
                     for (key, value) in object(body, &tool_at)? {
-                        if !rule_key(&mut rule, key, value, &format!("{tool_at}/{key}"))? {
+                        let key_at = format!("{tool_at}/{key}");
+                        if !rule_key(&mut rule, key, value, &key_at)?
+                            && !access.key(key, value, &key_at)?
+                        {
                             return Err(unknown(
                                 key,
                                 &tool_at,
-                                "timeout, result_chars, overflow, idempotent, allow_large_integers",
+                                "timeout, result_chars, overflow, idempotent, allow_large_integers, scopes, subjects",
                             ));
                         }
                     }
                     rules.tools.insert(tool.clone(), rule);
+                    if !access.is_empty() {
+                        rules.tool_access.insert(tool.clone(), access);
+                    }
                 }
             }
             _ => {
-                if !rule_key(&mut rules.rule, key, value, &here)? {
-                    return Err(unknown(key, at, "allow, deny, concurrency, tools, timeout, result_chars, overflow, idempotent, allow_large_integers"));
+                if !rule_key(&mut rules.rule, key, value, &here)?
+                    && !rules.access.key(key, value, &here)?
+                {
+                    return Err(unknown(key, at, "allow, deny, concurrency, tools, timeout, result_chars, overflow, idempotent, allow_large_integers, scopes, subjects"));
                 }
             }
         }

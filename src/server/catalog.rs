@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::auth::Caller;
 use super::context::RequestContext;
 use super::tasks::TaskSupport;
 use super::types::{HandlerError, PromptResult};
@@ -370,6 +371,22 @@ impl<T> Ordered<T> {
     }
 }
 
+/// What an authenticated caller may do with a tool ([`super::Server::set_tool_access`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolAccess {
+    /// Listed to the caller and callable.
+    Allowed,
+    /// Not listed to the caller; a call is answered as a call of a tool not served.
+    Hidden,
+    /// Listed, but a call is refused: over HTTP with 403 and the challenge
+    /// `Bearer error="insufficient_scope", scope="…"` naming these scopes (every scope the
+    /// tool needs), so the client can ask for a token that has them.
+    NeedsScopes(Vec<String>),
+}
+
+/// Decides a tool's access for a caller (runs while the catalog is read).
+pub(crate) type ToolAccessFn = Arc<dyn Fn(&str, &Caller) -> ToolAccess + Send + Sync>;
+
 /// Everything a server offers.
 #[derive(Default)]
 pub(crate) struct Catalog {
@@ -381,6 +398,8 @@ pub(crate) struct Catalog {
     pub(crate) completion: Option<CompletionFn>,
     /// The text of a call to a tool not served (the gateway's UNKNOWN_TOOL).
     pub(crate) unknown_tool: Option<super::UnknownToolFn>,
+    /// Who may use which tool ([`super::Server::set_tool_access`]).
+    pub(crate) access: Option<ToolAccessFn>,
     /// Holds `tools/list` and calls of unknown tools while a proxy's catalog settles.
     pub(crate) settling: Option<super::SettlingFn>,
     /// Kinds declared even while none are served (a gateway's come and go with its
@@ -450,6 +469,39 @@ impl Catalog {
 
     pub(crate) fn offers_tools(&self) -> bool {
         !self.tools.is_empty() || self.unknown_tool.is_some()
+    }
+
+    /// What `caller` may do with the tool `name`: [`ToolAccess::Allowed`] without a caller
+    /// or without a decision set. A decision that panics hides the tool (fail closed).
+    pub(crate) fn access(&self, name: &str, caller: Option<&Caller>) -> ToolAccess {
+        match (&self.access, caller) {
+            (Some(decide), Some(caller)) => {
+                crate::sys::guard("the tool access decision", || decide(name, caller))
+                    .unwrap_or(ToolAccess::Hidden)
+            }
+            _ => ToolAccess::Allowed,
+        }
+    }
+
+    /// One page of the tools `caller` may see ([`ToolAccess::Hidden`] ones left out), from
+    /// `offset` in that filtered order: the items and the offset of the next page.
+    pub(crate) fn page_tools_for(
+        &self,
+        caller: Option<&Caller>,
+        offset: usize,
+        size: usize,
+    ) -> (Vec<Value>, Option<usize>) {
+        if self.access.is_none() || caller.is_none() {
+            return self.page(Listing::Tools, offset, size);
+        }
+        let mut visible = self
+            .tools
+            .values()
+            .filter(|tool| self.access(tool.name(), caller) != ToolAccess::Hidden)
+            .skip(offset);
+        let items: Vec<Value> = visible.by_ref().take(size).map(|t| t.listing()).collect();
+        let next = offset.saturating_add(size);
+        (items, visible.next().is_some().then_some(next))
     }
 
     /// One page of a listing from `offset`: the items and the offset of the next page.

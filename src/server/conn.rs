@@ -129,6 +129,11 @@ impl Connection {
         self.in_flight.lock().len()
     }
 
+    /// Who the connection serves, when authorization is in front of it.
+    pub(crate) fn caller(&self) -> Option<&Caller> {
+        self.caller.as_deref()
+    }
+
     /// Takes one request: checks it, then runs it inline or hands it to the pool. Never blocks
     /// on a handler that is not inline.
     pub(crate) fn handle(self: &Arc<Self>, request: Request, envelope: &Envelope) {

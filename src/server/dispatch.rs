@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::catalog::{CompletionRequest, Listing, ToolEntry};
+use super::catalog::{CompletionRequest, Listing, ToolAccess, ToolEntry};
 use super::conn::{Connection, Envelope, EraPolicy, TimeoutAnswer};
 use super::context::{missing_capability, InputRound, Peer, RequestContext};
 use super::state;
@@ -44,6 +44,14 @@ impl Rejection {
             status: 200,
         }
     }
+}
+
+/// The message of a call refused for scopes its caller's token lacks.
+pub(crate) fn insufficient_scope(scopes: &[String]) -> String {
+    format!(
+        "insufficient_scope: this tool needs the scope(s) {}; ask for a token that has them",
+        scopes.join(" ")
+    )
 }
 
 /// The work that answers a request, run inline or on a worker.
@@ -405,7 +413,10 @@ fn routed(
                     ))
                 }
             };
-            let (items, next) = catalog.page(listing, offset, config.page_size);
+            let (items, next) = match listing {
+                Listing::Tools => catalog.page_tools_for(conn.caller(), offset, config.page_size),
+                _ => catalog.page(listing, offset, config.page_size),
+            };
             let mut result = Map::new();
             result.insert(key.into(), Value::Array(items));
             if let Some(next) = next {
@@ -416,7 +427,22 @@ fn routed(
         }
         methods::TOOLS_CALL => {
             let name = string_param(params, "name")?.to_owned();
-            let Some(entry) = catalog.tools.get(&name).cloned() else {
+            let entry = match catalog.access(&name, conn.caller()) {
+                ToolAccess::Allowed => catalog.tools.get(&name).cloned(),
+                ToolAccess::Hidden => None,
+                // Over HTTP a single request is answered 403 with its challenge before it is
+                // routed (`http::route`); this holds the line for every other way in.
+                ToolAccess::NeedsScopes(scopes) => {
+                    return Err(Rejection {
+                        error: ErrorObject::new(
+                            ErrorCode::INVALID_REQUEST,
+                            insufficient_scope(&scopes),
+                        ),
+                        status: 403,
+                    })
+                }
+            };
+            let Some(entry) = entry else {
                 // A tool error the model can read, as the official servers answer it.
                 let text = match &catalog.unknown_tool {
                     Some(text) => crate::sys::guard("the unknown-tool text", || text(&name))

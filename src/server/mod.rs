@@ -144,7 +144,7 @@ pub use crate::mcp::Era;
 pub use auth::{Authorization, Caller, StaticTokens};
 pub use catalog::{
     CompletionFn, CompletionRequest, Declared, Method, MethodFn, PromptFn, ReadFn, ServerPrompt,
-    ServerResource, ServerResourceTemplate, TemplateFn,
+    ServerResource, ServerResourceTemplate, TemplateFn, ToolAccess,
 };
 pub use change::{CatalogChange, CatalogKind, Refused};
 pub use config::ServerConfig;
@@ -438,6 +438,19 @@ impl Server {
     pub fn set_unknown_tool(&self, text: impl Fn(&str) -> String + Send + Sync + 'static) {
         let text: UnknownToolFn = Arc::new(text);
         self.shared.catalog.write().unknown_tool = Some(text);
+    }
+
+    /// Decides, per authenticated caller ([`RequestContext::caller`]), which tools are
+    /// listed to them and which they may call (see [`ToolAccess`]); `decide(name, caller)`
+    /// runs while the catalog is read: it must not call this server. A request without a
+    /// caller (stdio, or HTTP without [`Authorization`]) is not checked. Defaults to none:
+    /// every caller sees and may call every tool.
+    pub fn set_tool_access(
+        &self,
+        decide: impl Fn(&str, &Caller) -> ToolAccess + Send + Sync + 'static,
+    ) {
+        let decide: catalog::ToolAccessFn = Arc::new(decide);
+        self.shared.catalog.write().access = Some(decide);
     }
 
     /// Holds the listings (`tools/list`, `resources/list`, `resources/templates/list`,

@@ -7,6 +7,7 @@ mod support;
 mod auth;
 mod budget;
 mod busy;
+mod caller_policy;
 mod cli;
 mod deny;
 mod interop;

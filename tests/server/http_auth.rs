@@ -16,7 +16,8 @@ use serde_json::{json, Value};
 use toolwire::auth::SigningKey;
 use toolwire::harness::LocalTool;
 use toolwire::server::{
-    Authorization, CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, StaticTokens,
+    Authorization, CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig,
+    StaticTokens, ToolAccess,
 };
 use toolwire::{HttpConfig, McpClient, McpConfig, ProtocolMode};
 
@@ -544,4 +545,76 @@ fn a_verified_token_is_remembered_until_it_expires_and_not_verified_again() {
     assert_eq!(call_with(&remembering, &good).status, 200);
     remembering.close().unwrap();
     forgetting.close().unwrap();
+}
+
+/// `Server::set_tool_access` decides per caller: a hidden tool is left out of that caller's
+/// listing (across pages) and answered as unknown; a decision that panics hides; a missing
+/// scope is 403 with the challenge naming it, before the handler.
+#[test]
+fn tool_access_is_decided_per_caller_in_listings_calls_and_challenges() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server = Server::new(ServerConfig::new("per-caller", "1").page_size(1)).unwrap();
+    for name in ["a", "b", "c", "d"] {
+        let counted = Arc::clone(&runs);
+        server
+            .add_tool(LocalTool::with_context(
+                name,
+                "A tool.",
+                json!({"type": "object"}),
+                move |_, _| {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    Ok(CallToolResult::from_text("ran"))
+                },
+            ))
+            .unwrap();
+    }
+    server.set_tool_access(|name, caller| match (name, caller.subject()) {
+        ("b", "bob") => ToolAccess::Hidden,
+        ("c", "bob") => panic!("a decision that fails"),
+        ("d", _) if !caller.has_scope("tools:d") => ToolAccess::NeedsScopes(vec!["tools:d".into()]),
+        _ => ToolAccess::Allowed,
+    });
+    let tokens = StaticTokens::new()
+        .with(&hex_sha256("ann-secret"), "ann", &["tools:d"])
+        .unwrap()
+        .with(&hex_sha256("bob-secret"), "bob", &[])
+        .unwrap();
+    let auth = Authorization::static_tokens(RESOURCE, tokens);
+    let http = HttpServer::bind(&server, HttpServerConfig::new().authorization(auth)).unwrap();
+    for mode in [ProtocolMode::Legacy, ProtocolMode::Modern] {
+        let names = |client: &McpClient| -> Vec<String> {
+            let tools = client.list_tools().unwrap();
+            tools.iter().map(|tool| tool.name.clone()).collect()
+        };
+        let ann = client(&http, "ann-secret", mode);
+        assert_eq!(names(&ann), ["a", "b", "c", "d"], "{mode:?}");
+        assert_eq!(ann.call_tool("d", json!({})).unwrap().text(), "ran");
+        ann.close().unwrap();
+        let bob = client(&http, "bob-secret", mode);
+        assert_eq!(names(&bob), ["a", "d"], "{mode:?}");
+        for hidden in ["b", "c"] {
+            let answer = bob.call_tool(hidden, json!({})).unwrap();
+            assert!(answer.is_error, "{mode:?} {hidden}");
+            assert!(
+                answer.text().contains("Unknown tool"),
+                "{mode:?}: {}",
+                answer.text()
+            );
+        }
+        assert!(bob.call_tool("d", json!({})).is_err(), "{mode:?}");
+        bob.close().unwrap();
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "only ann's calls of d ran");
+    let headers = format!(
+        "{}Authorization: Bearer bob-secret\r\n",
+        stateless_headers("tools/call", Some("d"))
+    );
+    let body = stateless_request(1, "tools/call", json!({"name": "d", "arguments": {}}));
+    let answer = post(&http.url(), &headers, &body);
+    assert_eq!(answer.status, 403, "{answer:?}");
+    let params = challenge(answer.header("www-authenticate").unwrap());
+    assert_eq!(param(&params, "error"), Some("insufficient_scope"));
+    assert_eq!(param(&params, "scope"), Some("tools:d"));
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    http.close().unwrap();
 }

@@ -424,9 +424,33 @@ impl Authorization {
         )
     }
 
+    /// The 403 step-up refusal of a call that needs `scopes` (besides this server's own)
+    /// the caller's token lacks: the challenge's `scope` names them all.
+    pub(crate) fn insufficient_scope(&self, scopes: &[String]) -> Refusal {
+        let mut needed = self.scopes.clone();
+        needed.extend(scopes.iter().filter(|s| !self.scopes.contains(s)).cloned());
+        self.refusal_naming(
+            403,
+            Some("insufficient_scope"),
+            Some("the access token lacks a scope this tool needs"),
+            &needed,
+        )
+    }
+
     /// A refusal with its challenge (RFC 6750 §3, RFC 9728 §5.1): no error code when no
     /// token came.
     fn refusal(&self, status: u16, error: Option<&str>, description: Option<&str>) -> Refusal {
+        self.refusal_naming(status, error, description, &self.scopes)
+    }
+
+    /// [`Authorization::refusal`] naming `scopes` in the challenge.
+    fn refusal_naming(
+        &self,
+        status: u16,
+        error: Option<&str>,
+        description: Option<&str>,
+        scopes: &[String],
+    ) -> Refusal {
         let mut params: Vec<String> = Vec::new();
         if let Some(error) = error {
             params.push(format!("error={}", quoted(error)));
@@ -434,8 +458,8 @@ impl Authorization {
         if let Some(description) = description {
             params.push(format!("error_description={}", quoted(description)));
         }
-        if !self.scopes.is_empty() {
-            params.push(format!("scope={}", quoted(&self.scopes.join(" "))));
+        if !scopes.is_empty() {
+            params.push(format!("scope={}", quoted(&scopes.join(" "))));
         }
         params.push(format!(
             "resource_metadata={}",

@@ -15,7 +15,7 @@ use super::session::{self, Session, SessionTransport, SharedTransport};
 use super::stream::{self, Ended, StreamItem, StreamLink, StreamMode};
 use super::HttpInner;
 use crate::mcp::{methods, HANDSHAKE_VERSIONS};
-use crate::server::auth::Caller;
+use crate::server::auth::{Caller, Refusal};
 use crate::server::conn::{Connection, Envelope, EraPolicy};
 use crate::server::serve;
 use crate::server::stateless::has_protocol_meta;
@@ -169,6 +169,21 @@ pub(crate) fn post(
         );
     }
     let frame = wire::parse_incoming(body);
+    if let Ok(IncomingFrame::Single(Incoming::Request(request))) = &frame {
+        if let Some(refusal) = needs_scopes(inner, request, caller.as_deref()) {
+            let challenge = [("WWW-Authenticate", refusal.challenge)];
+            let body = &refusal.body;
+            write_full(
+                stream,
+                refusal.status,
+                Some("application/json"),
+                &challenge,
+                body,
+                true,
+            )?;
+            return Ok(true);
+        }
+    }
     let protocol = head.header("mcp-protocol-version");
     if inner.config.sessions {
         if let Some(id) = head.header("mcp-session-id") {
@@ -220,6 +235,27 @@ pub(crate) fn post(
     };
     let frame = Ok(IncomingFrame::Single(Incoming::Request(request)));
     session_post(inner, &session, head, frame, body, stream, (json, sse))
+}
+
+/// A `tools/call` of a tool that needs scopes the caller's token lacks
+/// ([`crate::server::ToolAccess::NeedsScopes`]) is answered 403 with the step-up challenge
+/// naming them, before it is routed; `None` for every other request.
+fn needs_scopes(
+    inner: &HttpInner,
+    request: &wire::Request,
+    caller: Option<&Caller>,
+) -> Option<Refusal> {
+    let authorization = inner.config.authorization.as_ref()?;
+    if request.method != methods::TOOLS_CALL {
+        return None;
+    }
+    let name = request.params.as_ref()?.get("name")?.as_str()?;
+    let access = inner.server.shared().catalog.read().access(name, caller);
+    let crate::server::ToolAccess::NeedsScopes(scopes) = access else {
+        return None;
+    };
+    log::info!(target: crate::server::LOG_TARGET, "refused a call of {name:?}: the token lacks scope(s) of {scopes:?}");
+    Some(authorization.insufficient_scope(&scopes))
 }
 
 /// Opens a session for a client at `peer` (its [`crate::server::RequestContext::peer_address`]
