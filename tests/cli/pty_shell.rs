@@ -83,9 +83,9 @@ fn wide_characters_are_edited_by_their_width() {
     );
 }
 
-/// Lines from a pipe keep their wide characters, in `key=value` and JSON arguments alike.
-#[test]
-fn the_shell_reads_wide_characters_from_a_pipe() {
+/// Runs `toolwire shell` on the tool server with `input` piped to it; asserts it exits 0 and
+/// returns its stdout and stderr.
+fn shell_from_pipe(input: &[u8]) -> (String, String) {
     let mut command = toolwire(&["shell", "--"]);
     command.arg(tool_server());
     command
@@ -93,19 +93,22 @@ fn the_shell_reads_wide_characters_from_a_pipe() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = command.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(
-            "call echo message=日本語\ncall echo '{\"message\":\"中文 ✓ 日本語\"}'\nhistory\n"
-                .as_bytes(),
-        )
-        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
     let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
     let out = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
+    let err = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
     assert_eq!(wait_bounded(&mut child, LIMIT), 0);
-    let out = out.join().unwrap();
+    (out.join().unwrap(), err.join().unwrap())
+}
+
+/// Lines from a pipe keep their wide characters, in `key=value` and JSON arguments alike.
+#[test]
+fn the_shell_reads_wide_characters_from_a_pipe() {
+    let (out, _) = shell_from_pipe(
+        "call echo message=日本語\ncall echo '{\"message\":\"中文 ✓ 日本語\"}'\nhistory\n"
+            .as_bytes(),
+    );
     assert_in_order(
         &out,
         &[
@@ -119,25 +122,8 @@ fn the_shell_reads_wide_characters_from_a_pipe() {
 
 #[test]
 fn the_shell_reads_lines_from_a_pipe() {
-    let mut command = toolwire(&["shell", "--"]);
-    command.arg(tool_server());
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"tools add\ncall add a=2 b=3\ncall nope\nservers\nread x -- y\nping\n")
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
-    let err = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
-    assert_eq!(wait_bounded(&mut child, LIMIT), 0);
-    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    let (out, err) =
+        shell_from_pipe(b"tools add\ncall add a=2 b=3\ncall nope\nservers\nread x -- y\nping\n");
     assert_in_order(&out, &["name:         add", "{\"sum\":5}", "pong from"]);
     assert_in_order(
         &err,
