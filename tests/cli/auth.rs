@@ -379,3 +379,218 @@ fn grant_client_credentials_logs_in_with_no_user_and_keeps_the_token() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The token the CLI logged in for, quoted back by the server (in a JSON-RPC error's message
+/// and data, and in an `isError` text), and the refresh token an authorization server quotes
+/// in its refusal, show nowhere: not on stderr at any log level, not in `--json` output, not
+/// in the transcript (issue #22, item 1: the OAuth token).
+#[test]
+fn a_server_quoting_the_logged_in_token_and_a_refused_refresh_show_them_nowhere() {
+    let fake = FakeAuth::start(Options {
+        token_prefix: TOKEN_PREFIX,
+        issue_refresh: true,
+        list_quoting_tools: true,
+        ..Options::default()
+    });
+    let dir = scratch("auth-quoted");
+    let tokens = dir.join("tokens.json");
+    login(&fake.url, &tokens).expect(0);
+    let transcript = dir.join("transcript.jsonl");
+    let transcript_arg = transcript.to_str().unwrap();
+    let call = |tool: &str, level: &str| {
+        run(with_tokens(
+            toolwire(&[
+                "--url",
+                &fake.url,
+                "call",
+                tool,
+                "--json",
+                "--log-level",
+                level,
+                "--transcript",
+                transcript_arg,
+            ]),
+            &tokens,
+        ))
+    };
+    let mut runs = Vec::new();
+    for tool in ["quote", "quote_text"] {
+        for level in ["warn", "debug", "trace"] {
+            let quoted = call(tool, level);
+            assert!([1, 4].contains(&quoted.code), "{}", quoted.stderr);
+            assert!(
+                quoted.stdout.contains("***") || quoted.stderr.contains("***"),
+                "the quoted token is not shown masked:\n{}\n{}",
+                quoted.stdout,
+                quoted.stderr
+            );
+            // Each run writes its own transcript: the frame quoting the token is in it, masked.
+            let recorded = std::fs::read_to_string(&transcript).unwrap();
+            assert!(
+                recorded.contains("refused ***"),
+                "{tool} at {level}: {recorded}"
+            );
+            runs.push((
+                format!("{tool} at {level}: transcript"),
+                recorded_run(recorded),
+            ));
+            runs.push((format!("{tool} at {level}"), quoted));
+        }
+    }
+    // The access tokens are known now; the server forgets them before the refresh.
+    let mut secrets = secrets_of(&fake);
+    assert!(
+        fake.world.lock().unwrap().tokens.len() == 1,
+        "one login, one access token"
+    );
+    // The authorization server refuses the refresh token, quoting it (and the client's
+    // form) in its error: the CLI says to log in again and shows none of it.
+    fake.set(|options| options.refresh_fails = true);
+    fake.revoke_all();
+    let refused = call("echo", "trace");
+    assert_ne!(refused.code, 0, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("toolwire login"),
+        "{}",
+        refused.stderr
+    );
+    secrets.extend(secrets_of(&fake));
+    let refresh_forms = fake
+        .world
+        .lock()
+        .unwrap()
+        .token_requests
+        .iter()
+        .filter(|(form, _)| form.get("grant_type").map(String::as_str) == Some("refresh_token"))
+        .count();
+    assert_eq!(refresh_forms, 1, "the refresh was tried once");
+    runs.push(("the refused refresh".into(), refused));
+    for (what, run) in &runs {
+        assert_hidden(&format!("{what}: stdout"), &run.stdout, &secrets);
+        assert_hidden(&format!("{what}: stderr"), &run.stderr, &secrets);
+    }
+    assert_hidden(
+        "the refused refresh's transcript",
+        &std::fs::read_to_string(&transcript).unwrap(),
+        &secrets,
+    );
+}
+
+/// A transcript's text as a [`Run`]'s output, to be checked with the runs.
+fn recorded_run(recorded: String) -> Run {
+    Run {
+        code: 0,
+        stdout: recorded,
+        stderr: String::new(),
+        took: std::time::Duration::ZERO,
+    }
+}
+
+/// `toolwire serve` in front of a server it reaches with the token `toolwire login` kept:
+/// the server quotes that token back (a JSON-RPC error, an `isError` text) and the token
+/// shows neither in the front client's answers, nor on serve's stderr at the trace level,
+/// nor in its transcript (issue #22, item 1: the gateway's backend authorized from the token
+/// store).
+#[test]
+fn serve_shows_the_token_store_s_token_a_backend_quotes_nowhere() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+
+    let fake = FakeAuth::start(Options {
+        token_prefix: TOKEN_PREFIX,
+        list_quoting_tools: true,
+        ..Options::default()
+    });
+    let dir = scratch("auth-serve-quoted");
+    let tokens = dir.join("tokens.json");
+    login(&fake.url, &tokens).expect(0);
+    let config = dir.join("servers.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"remote": {"url": fake.url}}}).to_string(),
+    )
+    .unwrap();
+    let transcript = dir.join("audit.jsonl");
+    let mut command = with_tokens(
+        toolwire(&["serve", "--config", config.to_str().unwrap()]),
+        &tokens,
+    );
+    command
+        .args(["--log-level", "trace", "--transcript"])
+        .arg(&transcript)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cli::KillOnDrop(command.spawn().unwrap());
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
+    let mut received = Vec::new();
+    let mut ask = |request: serde_json::Value| -> serde_json::Value {
+        writeln!(stdin, "{request}").unwrap();
+        let Some(id) = request.get("id").cloned() else {
+            return serde_json::Value::Null;
+        };
+        loop {
+            let mut line = String::new();
+            assert!(stdout.read_line(&mut line).unwrap() > 0, "serve ended");
+            received.push(line.clone());
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if message.get("id") == Some(&id) {
+                return message;
+            }
+        }
+    };
+    ask(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "host", "version": "1"}}}),
+    );
+    ask(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let listed = ask(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let names: Vec<String> = listed["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_owned())
+        .collect();
+    let quote = names
+        .iter()
+        .find(|name| name.ends_with("quote"))
+        .unwrap_or_else(|| panic!("no quote tool served: {names:?}"))
+        .clone();
+    let quote_text = names
+        .iter()
+        .find(|name| name.ends_with("quote_text"))
+        .unwrap_or_else(|| panic!("no quote_text tool served: {names:?}"))
+        .clone();
+    for (id, name) in [(3, &quote), (4, &quote_text)] {
+        let answer = ask(serde_json::json!({"jsonrpc": "2.0", "id": id,
+            "method": "tools/call", "params": {"name": name, "arguments": {}}}));
+        assert_eq!(
+            answer["result"]["isError"],
+            serde_json::json!(true),
+            "{answer}"
+        );
+    }
+    drop(stdin);
+    assert_eq!(cli::wait_bounded(&mut child, cli::LIMIT), 0);
+    let stderr = stderr.join().unwrap();
+    // The server's error text was logged for the operator, and its isError text answered,
+    // each with the token masked.
+    assert!(stderr.contains("refused ***"), "{stderr}");
+    assert!(received.concat().contains("refused ***"), "{received:?}");
+    let secrets = secrets_of(&fake);
+    assert!(
+        fake.world.lock().unwrap().mcp_with_token >= 3,
+        "the calls reached the server with the token"
+    );
+    assert_hidden("the host's answers", &received.concat(), &secrets);
+    assert_hidden("serve's stderr", &stderr, &secrets);
+    assert_hidden(
+        "serve's transcript",
+        &std::fs::read_to_string(&transcript).unwrap(),
+        &secrets,
+    );
+}

@@ -82,6 +82,9 @@ pub struct Options {
     pub challenge_metadata: Option<String>,
     /// The resource metadata names this authorization server instead of its own.
     pub authorization_server: Option<String>,
+    /// `tools/list` names the quoting tools (`quote`, `quote_text`) beside `echo`, so a
+    /// gateway in front serves them.
+    pub list_quoting_tools: bool,
 }
 
 impl Default for Options {
@@ -119,6 +122,7 @@ impl Default for Options {
             token_type: None,
             challenge_metadata: None,
             authorization_server: None,
+            list_quoting_tools: false,
         }
     }
 }
@@ -673,11 +677,19 @@ fn mcp(req: &Req, reply: &mut Reply<'_>, base: &str, options: &Options, world: &
                    "capabilities": {"tools": {}}, "ttlMs": 0, "cacheScope": "private",
                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake-modern", "version": "1"}}}),
         ),
-        "tools/list" => result(
-            req,
-            json!({"resultType": "complete", "ttlMs": 0, "cacheScope": "private",
-                   "tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}),
-        ),
+        "tools/list" => {
+            let mut tools = vec![json!({"name": "echo", "inputSchema": {"type": "object"}})];
+            if options.list_quoting_tools {
+                for name in ["quote", "quote_text"] {
+                    tools.push(json!({"name": name, "inputSchema": {"type": "object"}}));
+                }
+            }
+            result(
+                req,
+                json!({"resultType": "complete", "ttlMs": 0, "cacheScope": "private",
+                       "tools": tools}),
+            )
+        }
         // A server that quotes the credentials it received, in a JSON-RPC error and in a
         // tool's error text.
         "tools/call" if req.json()["params"]["name"] == "quote" => json!({
