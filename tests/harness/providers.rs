@@ -22,7 +22,7 @@ fn harness() -> Harness {
     let mut registry = ToolRegistry::new();
     registry
         .register(LocalTool::new(
-            "get-weather",
+            "get_weather",
             "The current temperature in a city.",
             json!({"type": "object", "additionalProperties": false, "required": ["city", "unit"],
                    "properties": {"city": {"type": "string"},
@@ -108,6 +108,53 @@ fn a_whole_chat_completion_is_answered_call_by_call() {
     let message = fixture["wire"]["choices"][0]["message"].to_string();
     let reply = harness.handle_message(CallShape::OpenAi, &message).unwrap();
     assert_eq!(summary(&reply.replies), ok(&["call_w", "call_t"]));
+}
+
+/// The fixtures' snake_case call (`get_weather`, as the SDKs' own examples name tools) to a
+/// harness that has no such tool is UNKNOWN_TOOL naming the tools there are, in every shape,
+/// and the other call still runs: the model is told what exists, never "not a valid name".
+#[test]
+fn an_unknown_snake_case_call_from_each_sdk_is_unknown_tool_with_the_list() {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(LocalTool::new(
+            "get-time",
+            "The time in a zone.",
+            json!({"type": "object", "required": ["zone"],
+                   "properties": {"zone": {"type": "string"}}}),
+            |_, _| Ok(Some(json!("12:00"))),
+        ))
+        .unwrap();
+    let harness = Harness::new(registry, HarnessConfig::default()).unwrap();
+    for (shape, name) in [
+        (CallShape::OpenAi, "openai_chat.json"),
+        (CallShape::OpenAiResponses, "openai_responses.json"),
+        (CallShape::Anthropic, "anthropic_message.json"),
+        (CallShape::Gemini, "gemini_response.json"),
+    ] {
+        let fixture = fixture(name);
+        for (form, text) in forms(&fixture) {
+            let reply = harness.handle_message(shape, &text).unwrap();
+            let weather = reply
+                .replies
+                .iter()
+                .find(|reply| reply.tool.as_deref() == Some("get_weather"))
+                .unwrap_or_else(|| panic!("{name} {form}: {:?}", reply.replies));
+            assert_eq!(weather.outcome.status, Status::UnknownTool, "{name} {form}");
+            assert!(
+                weather.outcome.detail.contains("get-time"),
+                "{name} {form}: {}",
+                weather.outcome.detail
+            );
+            assert!(
+                reply
+                    .replies
+                    .iter()
+                    .any(|reply| reply.outcome.status == Status::Ok),
+                "{name} {form}: the known call ran"
+            );
+        }
+    }
 }
 
 #[test]
@@ -238,6 +285,21 @@ fn what_is_no_message_of_the_shape_is_refused_with_the_path_expected() {
             other => panic!("{text}: {other:?}"),
         }
     }
+    // A chunk of a stream (the SDK's ChatCompletionChunk, here the fixture's second, which
+    // starts a tool call) is no whole message: refused, pointing at the accumulator, and
+    // nothing runs.
+    let chunks = events(&fixture("openai_chat_stream.json"));
+    let chunk = chunks
+        .iter()
+        .find(|chunk| chunk.contains("tool_calls"))
+        .expect("a chunk with a tool call");
+    match harness.handle_message(CallShape::OpenAi, chunk) {
+        Err(Error::Protocol(reason)) => {
+            assert!(reason.contains("Harness::openai_deltas"), "{reason}")
+        }
+        other => panic!("{chunk}: {other:?}"),
+    }
+    assert_eq!(harness.budget().used, 0);
     // A response stopped before any content holds no call: nothing to answer.
     let blocked = r#"{"candidates":[{"finishReason":"SAFETY","index":0}]}"#;
     let reply = harness.handle_message(CallShape::Gemini, blocked).unwrap();

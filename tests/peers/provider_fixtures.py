@@ -148,7 +148,7 @@ def chat_stream():
                         "index": 0,
                         "id": "call_w",
                         "type": "function",
-                        "function": {"name": "get-weather", "arguments": ""},
+                        "function": {"name": "get_weather", "arguments": ""},
                     }
                 ]
             }
@@ -246,7 +246,7 @@ def responses_output():
     return [
         REASONING,
         MESSAGE,
-        responses_call("fc_w", "call_w", "get-weather", WEATHER_ARGS),
+        responses_call("fc_w", "call_w", "get_weather", WEATHER_ARGS),
         # `async` is declared by the SDK on a function_call item (optional).
         responses_call("fc_t", "call_t", "get-time", TIME_ARGS, **{"async": False}),
     ]
@@ -347,7 +347,7 @@ def anthropic_content():
     return [
         THINKING,
         {"type": "text", "text": "Let me check both."},
-        {"type": "tool_use", "id": "toolu_w", "name": "get-weather", "input": WEATHER_ARGS},
+        {"type": "tool_use", "id": "toolu_w", "name": "get_weather", "input": WEATHER_ARGS},
         {"type": "tool_use", "id": "toolu_t", "name": "get-time", "input": TIME_ARGS},
     ]
 
@@ -371,7 +371,7 @@ def anthropic_stream():
          "delta": {"type": "text_delta", "text": "Let me check both."}},
         {"type": "content_block_stop", "index": 1},
         {"type": "content_block_start", "index": 2,
-         "content_block": {"type": "tool_use", "id": "toolu_w", "name": "get-weather",
+         "content_block": {"type": "tool_use", "id": "toolu_w", "name": "get_weather",
                            "input": {}}},
         {"type": "content_block_delta", "index": 2,
          "delta": {"type": "input_json_delta", "partial_json": ""}},
@@ -422,7 +422,7 @@ def gemini_parts():
     return [
         {"text": "Let me check both."},
         {
-            "functionCall": {"id": "fc_w", "name": "get-weather", "args": WEATHER_ARGS},
+            "functionCall": {"id": "fc_w", "name": "get_weather", "args": WEATHER_ARGS},
             "thoughtSignature": "c2lnbmF0dXJl",
         },
         {"functionCall": {"id": "fc_t", "name": "get-time", "args": TIME_ARGS}},
@@ -561,7 +561,7 @@ def generate(out):
             "openai",
             chat_completion(
                 [
-                    function_call("call_w", "get-weather", WEATHER_ARGS),
+                    function_call("call_w", "get_weather", WEATHER_ARGS),
                     function_call("call_t", "get-time", TIME_ARGS),
                 ]
             ),
