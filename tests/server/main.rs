@@ -6,6 +6,7 @@ mod support;
 
 mod answers;
 mod batches;
+mod cancel_ask;
 mod eras;
 mod http_auth;
 mod http_disconnect;
