@@ -119,9 +119,9 @@ fn an_mcp_client_that_trusts_the_certificate_is_served_over_tls_and_others_are_r
         HttpConfig::new(&url).bearer_token("ann-secret"),
         McpConfig::default().mode(ProtocolMode::Modern),
     );
-    let error = untrusting
-        .err()
-        .expect("an untrusted certificate is refused");
+    let Err(error) = untrusting else {
+        panic!("an untrusted certificate is refused");
+    };
     let message = error.to_string();
     assert!(!message.contains("ann-secret"), "{message}");
     // Root certificates that are not PEM certificates are a config error.
