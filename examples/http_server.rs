@@ -6,6 +6,7 @@
 //! ```text
 //! cargo run --example http_server -- [--port N] [--stdio] [--workers N]
 //!                                      [--auth-tokens FILE --auth-resource URL]
+//!                                      [--tls-cert FILE --tls-key FILE]
 //! ```
 //!
 //! With `--auth-tokens` every HTTP request needs a bearer token of the file
@@ -13,6 +14,10 @@
 //! with the protected resource metadata's address otherwise, served at the path the resource
 //! URI gives; a handler sees who called in `RequestContext::caller`. (JWT access tokens from
 //! an authorization server: `Authorization::jwt`, with the `oauth` feature.)
+//!
+//! With `--tls-cert` and `--tls-key` (PEM; the `rustls` feature) it serves HTTPS itself
+//! (`ServerTls::from_pem_files`, `HttpServerConfig::tls`), as a protected server reached from
+//! other machines should: bearer tokens in clear are taken from loopback peers only.
 //!
 //! Over HTTP it listens on 127.0.0.1 (port 0: the system picks), prints `listening on URL`,
 //! and serves until stdin reaches end of file or the process is killed. Both protocol eras
@@ -161,6 +166,7 @@ fn main() {
     let mut workers = 16usize;
     let mut tokens: Option<String> = None;
     let mut resource: Option<String> = None;
+    let mut tls: (Option<String>, Option<String>) = (None, None);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -179,6 +185,8 @@ fn main() {
             "--stdio" => stdio = true,
             "--auth-tokens" => tokens = Some(args.next().unwrap_or_else(|| usage())),
             "--auth-resource" => resource = Some(args.next().unwrap_or_else(|| usage())),
+            "--tls-cert" => tls.0 = Some(args.next().unwrap_or_else(|| usage())),
+            "--tls-key" => tls.1 = Some(args.next().unwrap_or_else(|| usage())),
             _ => usage(),
         }
     }
@@ -200,6 +208,16 @@ fn main() {
         (None, None) => {}
         _ => usage(),
     }
+    match tls {
+        #[cfg(feature = "rustls")]
+        (Some(cert), Some(key)) => {
+            let tls = toolwire::server::ServerTls::from_pem_files(cert.as_ref(), key.as_ref())
+                .unwrap_or_else(|error| fail(&error));
+            config = config.tls(tls);
+        }
+        (None, None) => {}
+        _ => usage(),
+    }
     let http = HttpServer::bind(&server, config).unwrap_or_else(|error| fail(&error));
     println!("listening on {}", http.url());
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
@@ -214,7 +232,7 @@ fn fail(error: &toolwire::Error) -> ! {
 fn usage() -> ! {
     eprintln!(
         "usage: http_server [--port N] [--stdio] [--workers N] \
-         [--auth-tokens FILE --auth-resource URL]"
+         [--auth-tokens FILE --auth-resource URL] [--tls-cert FILE --tls-key FILE (feature rustls)]"
     );
     std::process::exit(2);
 }

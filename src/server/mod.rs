@@ -149,6 +149,8 @@ pub use catalog::{
 pub use change::{CatalogChange, CatalogKind, Refused};
 pub use config::ServerConfig;
 pub use context::{BackChannel, ConnectionState, ProgressReporter, RequestContext, Responder};
+#[cfg(feature = "rustls")]
+pub use http::ServerTls;
 pub use http::{HttpServer, HttpServerConfig};
 pub use memory::PeerTransport;
 pub use serve::ServerConnection;

@@ -15,6 +15,7 @@ mod http_param_headers;
 mod http_rebinding;
 mod http_sessions;
 mod http_slowloris;
+mod http_tls;
 mod interop_inspector;
 mod interop_oidc;
 mod interop_python;

@@ -181,7 +181,7 @@ impl RawResponse {
 }
 
 /// Reads one response from `reader`.
-pub fn read_response(reader: &mut BufReader<TcpStream>) -> RawResponse {
+pub fn read_response<R: Read>(reader: &mut BufReader<R>) -> RawResponse {
     let mut line = String::new();
     reader.read_line(&mut line).expect("status line");
     let status: u16 = line

@@ -86,6 +86,10 @@ pub struct TargetOptions {
     /// A header for --url, as 'Name: value' (repeatable).
     #[arg(long = "header", short = 'H', value_name = "K:V", global = true)]
     pub headers: Vec<String>,
+    /// For an https:// --url: trust the certificates of FILE (PEM) instead of the built-in web
+    /// roots, for a server with a private CA or a self-signed certificate.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub ca_cert: Option<PathBuf>,
     /// An environment variable for the `-- COMMAND` server, as KEY=VALUE (repeatable).
     #[arg(long = "env", short = 'e', value_name = "KEY=VALUE", global = true)]
     pub env: Vec<String>,

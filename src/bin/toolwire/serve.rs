@@ -24,7 +24,7 @@ use crate::cli::{Cli, Protocol};
 use crate::transcript::Transcript;
 use crate::{Exit, Failure};
 
-/// `serve [--policy FILE] [--stdio | --http ADDR [authorization]] [--metrics ADDR]`.
+/// `serve [--policy FILE] [--stdio | --http ADDR [authorization] [TLS]] [--metrics ADDR]`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// The policy file (JSON; see the docs of `toolwire::gateway::Policy`). Without it, the
@@ -71,6 +71,29 @@ pub struct ServeArgs {
     /// With --http on an address that is not loopback: serve without authorization anyway.
     #[arg(long, requires = "http", conflicts_with_all = ["auth_issuer", "auth_tokens"])]
     pub no_auth: bool,
+    // TLS, and the proxies trusted to terminate it (issue #23, item 5).
+    /// With --http: serve HTTPS with the certificate chain of FILE (PEM, the server's
+    /// certificate first). Needs --tls-key.
+    #[arg(long, value_name = "FILE", requires_all = ["http", "tls_key"])]
+    pub tls_cert: Option<PathBuf>,
+    /// With --http: the private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "FILE", requires_all = ["http", "tls_cert"])]
+    pub tls_key: Option<PathBuf>,
+    /// With --http: the address of a reverse proxy that terminates TLS in front of this server
+    /// (an IP address): from it only, X-Forwarded-Host, -Proto and -For are believed, and its
+    /// connections have no per-address cap. Repeatable.
+    #[arg(long, value_name = "ADDR", requires = "http")]
+    pub trusted_proxy: Vec<std::net::IpAddr>,
+}
+
+/// The TLS settings of the arguments, read and checked before anything is bound or started.
+fn tls_settings(args: &ServeArgs, config: HttpServerConfig) -> Result<HttpServerConfig, Failure> {
+    let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) else {
+        return Ok(config);
+    };
+    let tls = toolwire::server::ServerTls::from_pem_files(cert, key)
+        .map_err(|error| Failure::from_error("reading --tls-cert and --tls-key", &error))?;
+    Ok(config.tls(tls))
 }
 
 /// The HTTP server's settings the arguments give: authorization, and the refusal to listen
@@ -114,8 +137,22 @@ fn http_config(args: &ServeArgs, addr: SocketAddr) -> Result<HttpServerConfig, F
             .map_err(|error| Failure::from_error("checking the authorization", &error))?;
         hosts.extend(resource_host(authorization.resource()));
     }
-    let mut config = HttpServerConfig::new().addr(addr).allowed_hosts(hosts);
+    let mut config = HttpServerConfig::new()
+        .addr(addr)
+        .allowed_hosts(hosts)
+        .trusted_proxies(args.trusted_proxy.iter().copied());
+    config = tls_settings(args, config)?;
     if let Some(authorization) = authorization {
+        // Tokens in clear from other machines are refused: on the network, a protected server
+        // that neither speaks TLS nor sits behind a trusted proxy could take none.
+        if !addr.ip().is_loopback() && !config.has_tls() && args.trusted_proxy.is_empty() {
+            return Err(Failure::usage(format!(
+                "--http {addr} is not a loopback address and its bearer tokens would cross the \
+                 network in clear (they are refused from other machines): give --tls-cert FILE \
+                 --tls-key FILE to serve HTTPS, or --trusted-proxy ADDR for the reverse proxy \
+                 that terminates TLS in front of it"
+            )));
+        }
         config = config.authorization(authorization);
     }
     Ok(config)
@@ -210,10 +247,7 @@ pub fn run(
             let listener = gateway
                 .serve_metrics(addr)
                 .map_err(|error| Failure::from_error("serving metrics", &error))?;
-            errln!(
-                "toolwire: metrics at http://{}/metrics",
-                listener.local_addr()
-            );
+            errln!("toolwire: metrics at {}", listener.url());
             Some(listener)
         }
         None => None,

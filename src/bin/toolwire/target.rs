@@ -64,6 +64,9 @@ pub fn resolve(options: &TargetOptions, command: &[String]) -> Result<Target, Fa
             "--header applies to --url (a config file's entry has its own `headers`)",
         ));
     }
+    if options.ca_cert.is_some() && options.url.is_none() {
+        return Err(Failure::usage("--ca-cert applies to an https:// --url"));
+    }
     if !options.env.is_empty() && command.is_empty() {
         return Err(Failure::usage(
             "--env applies to a server started with -- COMMAND (a config file's entry has its \
@@ -127,6 +130,9 @@ pub fn resolve(options: &TargetOptions, command: &[String]) -> Result<Target, Fa
                 )
             })?;
             http = http.header(name, value);
+        }
+        if let Some(file) = &options.ca_cert {
+            http = http.root_certificates_pem(read_ca_cert(file)?);
         }
         return Ok(Target::Url(http));
     }
@@ -357,6 +363,23 @@ pub fn connect(
         }
     }
     Ok(client)
+}
+
+/// The PEM of `--ca-cert FILE` (at most 1 MiB); whether it holds a certificate is checked
+/// with the rest of the HTTP settings.
+fn read_ca_cert(file: &std::path::Path) -> Result<Vec<u8>, Failure> {
+    use std::io::Read;
+    let shown = file.display();
+    let mut pem = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|opened| opened.take(1024 * 1024 + 1).read_to_end(&mut pem))
+        .map_err(|error| Failure::usage(format!("--ca-cert {shown}: {error}")))?;
+    if pem.len() > 1024 * 1024 {
+        return Err(Failure::usage(format!(
+            "--ca-cert {shown}: larger than 1 MiB"
+        )));
+    }
+    Ok(pem)
 }
 
 /// The HTTP settings of the command: the library's, with a short close. A command that is

@@ -416,6 +416,16 @@ impl Authorization {
         &self.issuers
     }
 
+    /// The refusal of a token that came over plain HTTP from a peer that may not send one
+    /// in clear (see [`crate::server::HttpServerConfig::loopback_plain_tokens`]).
+    pub(crate) fn refused_in_clear(&self) -> Refusal {
+        self.refusal(
+            401,
+            Some("invalid_request"),
+            Some("bearer tokens are not accepted over plain HTTP from this address: use https"),
+        )
+    }
+
     fn invalid_token(&self) -> Refusal {
         self.refusal(
             401,

@@ -36,6 +36,10 @@ pub struct HttpServerConfig {
     pub(crate) json_first: bool,
     pub(crate) join_grace: Duration,
     pub(crate) authorization: Option<Authorization>,
+    #[cfg(feature = "rustls")]
+    pub(crate) tls: Option<super::ServerTls>,
+    pub(crate) trusted_proxies: Vec<IpAddr>,
+    pub(crate) loopback_plain_tokens: bool,
 }
 
 impl Default for HttpServerConfig {
@@ -69,6 +73,10 @@ impl Default for HttpServerConfig {
             json_first: true,
             join_grace: Duration::from_secs(2),
             authorization: None,
+            #[cfg(feature = "rustls")]
+            tls: None,
+            trusted_proxies: Vec::new(),
+            loopback_plain_tokens: true,
         }
     }
 }
@@ -276,6 +284,62 @@ impl HttpServerConfig {
     /// which is for loopback only.
     pub fn authorization(mut self, authorization: Authorization) -> Self {
         self.authorization = Some(authorization);
+        self
+    }
+
+    /// Serves HTTPS: every connection is TLS with this identity (feature `rustls`). The
+    /// handshake must end within [`HttpServerConfig::head_timeout`] of the connection's
+    /// start, or the connection is closed (a client that stalls in it holds no thread
+    /// longer); the other deadlines, the connection caps and the idle connections giving
+    /// their slots up apply as over plain HTTP. A client that speaks plain HTTP to the port
+    /// is answered 400 in plain HTTP, saying to use `https://`, and closed; one refused for
+    /// the connection caps is closed without the 503 (it could not read it). Defaults to
+    /// none: plain HTTP.
+    #[cfg(feature = "rustls")]
+    pub fn tls(mut self, tls: super::ServerTls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// True when [`HttpServerConfig::tls`] was given.
+    pub fn has_tls(&self) -> bool {
+        #[cfg(feature = "rustls")]
+        return self.tls.is_some();
+        #[cfg(not(feature = "rustls"))]
+        false
+    }
+
+    /// The reverse proxies (their exact addresses; an IPv4 address also covers its
+    /// IPv6-mapped form) this server sits behind, which terminate TLS for it. From these
+    /// peers only: `X-Forwarded-Host` is the host checked against
+    /// [`HttpServerConfig::allowed_hosts`] instead of `Host`; `X-Forwarded-Proto` says
+    /// whether the client reached the proxy over TLS (`https`; anything else is plain, and a
+    /// bearer token then follows the rule of [`HttpServerConfig::loopback_plain_tokens`]
+    /// for the forwarded client's address; no header is taken as `https`); the last address
+    /// of `X-Forwarded-For` (the one the proxy itself saw) is the client's address handlers
+    /// see ([`crate::server::RequestContext::peer_address`], port 0), which keys the
+    /// gateway's budgets of callers without a token; and their connections are exempt from
+    /// [`HttpServerConfig::max_connections_per_address`]. From any other peer these headers
+    /// are ignored. The resource URI of [`HttpServerConfig::authorization`] is never taken
+    /// from a header: it is the configured one, which tokens' audiences are checked
+    /// against. Defaults to none.
+    pub fn trusted_proxies<I>(mut self, proxies: I) -> Self
+    where
+        I: IntoIterator<Item = IpAddr>,
+    {
+        self.trusted_proxies = proxies.into_iter().collect();
+        self
+    }
+
+    /// Whether a bearer token that comes over plain HTTP is taken from a loopback peer (the
+    /// same machine). With [`HttpServerConfig::authorization`], a token in clear from any
+    /// other peer is refused (401 `invalid_request`, before it is checked; the token is never
+    /// logged): it crossed a network anyone on it could read. Tokens over
+    /// [`HttpServerConfig::tls`], and from a [`HttpServerConfig::trusted_proxies`] peer that
+    /// says the client came over TLS, are taken from any address. Defaults to true; false
+    /// takes no token in clear from anywhere (a test plays a remote client that way).
+    pub fn loopback_plain_tokens(mut self, allowed: bool) -> Self {
+        self.loopback_plain_tokens = allowed;
         self
     }
 

@@ -1,8 +1,12 @@
 //! DNS-rebinding protection: a request's `Host` (and `Origin`, when a browser sends one) must
 //! name this server, so a page on another site whose name was re-pointed at 127.0.0.1 cannot
-//! reach it.
+//! reach it. And what a trusted proxy's `X-Forwarded-*` headers say of the client, believed
+//! from a trusted proxy only.
+
+use std::net::{IpAddr, SocketAddr};
 
 use super::config::HttpServerConfig;
+use super::request::Head;
 
 /// The host names every server accepts.
 const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
@@ -78,6 +82,76 @@ pub(crate) fn check(
         Some(name) if host_allowed(&name, config) => Ok(()),
         _ => Err((403, format!("the Origin {origin:?} is not allowed"))),
     }
+}
+
+/// Where a request comes from, as far as it is believed.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Via<'a> {
+    /// The host the client asked for: `Host`, or a trusted proxy's `X-Forwarded-Host`.
+    pub(crate) host: Option<&'a str>,
+    /// The client's request crossed the network encrypted: this connection is TLS, or a
+    /// trusted proxy says the client reached it over TLS.
+    pub(crate) tls: bool,
+    /// The client: the peer, or the last address of a trusted proxy's `X-Forwarded-For`.
+    pub(crate) client: SocketAddr,
+}
+
+/// The first item of a comma-separated header, trimmed.
+fn first_item(value: &str) -> &str {
+    value.split(',').next().unwrap_or("").trim()
+}
+
+/// What `head` says of its client: from a peer of `config`'s trusted proxies, its
+/// `X-Forwarded-Host`, `-Proto` and `-For`; from any other, only the connection itself.
+pub(crate) fn via<'a>(
+    head: &'a Head,
+    peer: SocketAddr,
+    tls: bool,
+    config: &HttpServerConfig,
+) -> Via<'a> {
+    let host = head.header("host");
+    let trusted = config
+        .trusted_proxies
+        .iter()
+        .any(|proxy| proxy.to_canonical() == peer.ip().to_canonical());
+    if !trusted {
+        return Via {
+            host,
+            tls,
+            client: peer,
+        };
+    }
+    let forwarded_host = head
+        .header("x-forwarded-host")
+        .map(first_item)
+        .filter(|host| !host.is_empty());
+    // No `X-Forwarded-Proto`: the proxy terminated TLS, as it is trusted to.
+    let tls = head
+        .header("x-forwarded-proto")
+        .is_none_or(|proto| first_item(proto).eq_ignore_ascii_case("https"));
+    // The last address is the one the proxy saw; the ones before it, any client could write.
+    let client = head
+        .header("x-forwarded-for")
+        .and_then(|list| list.rsplit(',').next())
+        .and_then(|last| {
+            let last = last.trim();
+            last.parse::<IpAddr>()
+                .map(|ip| SocketAddr::new(ip, 0))
+                .or_else(|_| last.parse::<SocketAddr>())
+                .ok()
+        })
+        .unwrap_or(peer);
+    Via {
+        host: forwarded_host.or(host),
+        tls,
+        client,
+    }
+}
+
+/// True when a bearer token may come from `via` (see
+/// [`HttpServerConfig::loopback_plain_tokens`]).
+pub(crate) fn token_may_come(via: &Via<'_>, config: &HttpServerConfig) -> bool {
+    via.tls || (config.loopback_plain_tokens && via.client.ip().to_canonical().is_loopback())
 }
 
 #[cfg(test)]

@@ -13,13 +13,14 @@
 //! request takes a worker before its whole body is in.
 //!
 //! Files: `config`, `request` (reading a request), `response` (writing), `guard` (Host and
-//! Origin), `route` (POST, GET, DELETE), `stream` (a response stream), `session`, `slots`
-//! (who holds a connection slot). A metrics listener ([`HttpServer::bind_metrics`]) is the same
+//! Origin, and what a trusted proxy's headers say), `route` (POST, GET, DELETE), `stream` (a
+//! response stream), `session`, `slots` (who holds a connection slot), `socket` (a plain or
+//! TLS connection), `tls` (the server's certificate and key, feature `rustls`). A metrics listener ([`HttpServer::bind_metrics`]) is the same
 //! server with one route: `GET` at its path answers Prometheus text.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -40,13 +41,19 @@ mod response;
 mod route;
 mod session;
 mod slots;
+mod socket;
 mod stream;
+#[cfg(feature = "rustls")]
+mod tls;
 
 pub use config::HttpServerConfig;
+#[cfg(feature = "rustls")]
+pub use tls::ServerTls;
 
 use request::{framing, read_body, read_head, Buffer, Framing, Limits, ReadError};
 use session::Session;
 use slots::{Refusal, Slots};
+use socket::Socket;
 
 /// What the acceptor and the connection threads share.
 pub(crate) struct HttpInner {
@@ -171,10 +178,17 @@ impl HttpServer {
         config.check()?;
         let listener = TcpListener::bind(config.addr)?;
         let addr = listener.local_addr()?;
+        // A trusted proxy carries many clients' connections from one address.
+        let exempt: Vec<IpAddr> = config
+            .per_address_exempt
+            .iter()
+            .chain(&config.trusted_proxies)
+            .copied()
+            .collect();
         let slots = Slots::new(
             config.max_connections,
             config.max_connections_per_address,
-            &config.per_address_exempt,
+            &exempt,
         );
         let inner = Arc::new(HttpInner {
             server: server.clone(),
@@ -214,9 +228,15 @@ impl HttpServer {
         self.addr
     }
 
-    /// The endpoint's URL, e.g. `http://127.0.0.1:39211/mcp`.
+    /// The endpoint's URL, e.g. `http://127.0.0.1:39211/mcp` (`https://` with
+    /// [`HttpServerConfig::tls`]).
     pub fn url(&self) -> String {
-        format!("http://{}{}", self.addr, self.inner.config.path)
+        let scheme = if self.inner.config.has_tls() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}{}", self.addr, self.inner.config.path)
     }
 
     /// Sessions open right now.
@@ -290,8 +310,13 @@ impl Drop for HttpServer {
     }
 }
 
-/// Refuses a connection past a limit: a 503 written without waiting, then closed.
-fn refuse_busy(mut socket: TcpStream, refusal: &Refusal) {
+/// Refuses a connection past a limit: a 503 written without waiting, then closed (a TLS
+/// client could not read it before a handshake: it is only closed).
+fn refuse_busy(mut socket: TcpStream, refusal: &Refusal, tls: bool) {
+    if tls {
+        let _ = socket.shutdown(std::net::Shutdown::Both);
+        return;
+    }
     let _ = socket.set_nonblocking(true);
     let message = match refusal {
         Refusal::Full(limit) => {
@@ -331,21 +356,22 @@ fn accept(inner: &Arc<HttpInner>, listener: TcpListener) {
                 continue;
             }
         };
-        let peer = match socket.peer_addr() {
-            Ok(peer) => peer.ip(),
-            Err(_) => continue,
+        let Ok(peer) = socket.peer_addr() else {
+            continue;
         };
-        let key = match inner.slots.admit(&socket, peer) {
+        let key = match inner.slots.admit(&socket, peer.ip()) {
             Ok(key) => key,
             Err(refusal) => {
                 log::debug!(target: super::LOG_TARGET, "refused a connection from {peer}: {refusal:?}");
-                refuse_busy(socket, &refusal);
+                refuse_busy(socket, &refusal, inner.config.has_tls());
                 continue;
             }
         };
         let serving = Arc::clone(inner);
         let spawned = spawn_named("toolwire-http-conn", move || {
-            serve_connection(&serving, socket, key);
+            if let Some(socket) = open(&serving.config, socket, peer) {
+                serve_connection(&serving, socket, key);
+            }
             serving.slots.release(key);
         });
         match spawned {
@@ -373,13 +399,57 @@ fn until(socket: &TcpStream, deadline: Instant) -> std::result::Result<(), ReadE
         .map_err(|error| ReadError::Broken(error.to_string()))
 }
 
+/// A connection made ready to serve: plain, or TLS with its handshake done within the head
+/// deadline. `None` when it closed, stalled or spoke something else (answered and closed).
+fn open(config: &HttpServerConfig, tcp: TcpStream, peer: SocketAddr) -> Option<Socket> {
+    let _ = tcp.set_nodelay(true);
+    let _ = tcp.set_write_timeout(Some(config.write_timeout));
+    #[cfg(feature = "rustls")]
+    if let Some(tls) = &config.tls {
+        let deadline = Instant::now() + config.head_timeout;
+        // A TLS connection starts with a handshake record (22); a plain HTTP request on the
+        // TLS port is told so, in plain HTTP, rather than met with a TLS alert.
+        let _ = tcp.set_read_timeout(Some(config.head_timeout));
+        let mut first = [0u8; 1];
+        match tcp.peek(&mut first) {
+            Ok(1) if first[0] == 22 => {}
+            Ok(1) => {
+                log::debug!(target: super::LOG_TARGET, "plain HTTP from {peer} at the TLS port; refused");
+                let body = response::error_body(
+                    -32600,
+                    "this server speaks HTTPS only: use an https:// URL",
+                );
+                let mut tcp = tcp;
+                let _ = response::write_full(
+                    &mut tcp,
+                    400,
+                    Some("application/json"),
+                    &[],
+                    &body,
+                    false,
+                );
+                let _ = tcp.shutdown(std::net::Shutdown::Both);
+                return None;
+            }
+            _ => return None,
+        }
+        let connection = tls.accept().ok()?;
+        let mut socket = Socket::tls(tcp, peer, connection);
+        if let Err(error) = socket.handshake(deadline) {
+            log::debug!(target: super::LOG_TARGET, "TLS handshake with {peer} failed: {error}");
+            socket.shutdown();
+            return None;
+        }
+        return Some(socket);
+    }
+    Some(Socket::plain(tcp, peer))
+}
+
 /// Serves the requests of one connection, one after another, until it closes, idles past its
 /// limit, breaks a rule, or the server stops.
-fn serve_connection(inner: &Arc<HttpInner>, mut socket: TcpStream, key: u64) {
+fn serve_connection(inner: &Arc<HttpInner>, mut socket: Socket, key: u64) {
     let config = &inner.config;
-    let _ = socket.set_nodelay(true);
-    let _ = socket.set_write_timeout(Some(config.write_timeout));
-    let Ok(timer) = socket.try_clone() else {
+    let Ok(timer) = socket.tcp().try_clone() else {
         return;
     };
     let limits = Limits {
@@ -403,13 +473,16 @@ fn serve_connection(inner: &Arc<HttpInner>, mut socket: TcpStream, key: u64) {
                 config.idle_timeout
             };
             first = false;
-            let _ = timer.set_read_timeout(Some(wait));
-            match socket.peek(&mut [0u8; 1]) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
+            if !socket.has_buffered() {
+                let _ = timer.set_read_timeout(Some(wait));
+                match timer.peek(&mut [0u8; 1]) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
             }
         }
         let head_deadline = Instant::now() + config.head_timeout;
+        socket.deadline = Some(head_deadline);
         let head = read_head(&mut socket, &mut buffer, &limits, &mut || {
             until(&timer, head_deadline)
         });
@@ -434,6 +507,7 @@ fn serve_connection(inner: &Arc<HttpInner>, mut socket: TcpStream, key: u64) {
             let _ = socket.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
         }
         let body_deadline = Instant::now() + config.body_timeout;
+        socket.deadline = Some(body_deadline);
         let body = read_body(&mut socket, &mut buffer, framing, &limits, &mut || {
             until(&timer, body_deadline)
         });
@@ -444,6 +518,7 @@ fn serve_connection(inner: &Arc<HttpInner>, mut socket: TcpStream, key: u64) {
         // No read timeout while a request is served: the stream loop looks for a hang-up
         // itself.
         let _ = timer.set_read_timeout(None);
+        socket.deadline = None;
         match handle(inner, &head, &body, &mut socket) {
             Ok(true) if head.keep_alive() => inner.slots.waiting(key),
             Ok(_) => return,
@@ -456,7 +531,7 @@ fn serve_connection(inner: &Arc<HttpInner>, mut socket: TcpStream, key: u64) {
 }
 
 /// Answers a request that could not be read, then the connection closes.
-fn refuse_read(socket: &mut TcpStream, error: ReadError) {
+fn refuse_read(socket: &mut Socket, error: ReadError) {
     let (status, message) = match error {
         ReadError::Idle | ReadError::Broken(_) => return,
         ReadError::TimedOut => (408, "the request did not arrive in time".to_owned()),
@@ -465,7 +540,7 @@ fn refuse_read(socket: &mut TcpStream, error: ReadError) {
     log::debug!(target: super::LOG_TARGET, "refused a request with {status}: {message}");
     let body = response::error_body(-32600, &message);
     let _ = response::write_full(socket, status, Some("application/json"), &[], &body, false);
-    let _ = socket.shutdown(std::net::Shutdown::Both);
+    socket.shutdown();
 }
 
 /// Routes one request. Returns whether the connection may serve another.
@@ -473,7 +548,7 @@ fn handle(
     inner: &Arc<HttpInner>,
     head: &request::Head,
     body: &[u8],
-    socket: &mut TcpStream,
+    socket: &mut Socket,
 ) -> io::Result<bool> {
     let path = head.target.split('?').next().unwrap_or("");
     let authorization = inner.config.authorization.as_ref();
@@ -485,9 +560,9 @@ fn handle(
         response::write_full(socket, 404, Some("application/json"), &[], &body, true)?;
         return Ok(true);
     }
-    if let Err((status, message)) =
-        guard::check(head.header("host"), head.header("origin"), &inner.config)
-    {
+    let via = guard::via(head, socket.peer, socket.is_tls(), &inner.config);
+    socket.client = via.client;
+    if let Err((status, message)) = guard::check(via.host, head.header("origin"), &inner.config) {
         log::debug!(target: super::LOG_TARGET, "refused by the rebinding check: {message}");
         let body = response::error_body(-32600, &message);
         response::write_full(socket, status, Some("application/json"), &[], &body, false)?;
@@ -495,7 +570,15 @@ fn handle(
     }
     // Every request at the endpoint is authorized before it is routed: no handler runs for
     // a request without a good token.
-    let caller = match authorization.map(|a| a.authorize(head.header("authorization"))) {
+    let token = head.header("authorization");
+    let caller = match authorization.map(|a| {
+        if token.is_some() && !guard::token_may_come(&via, &inner.config) {
+            // The token crossed a network in clear: refused unread, and never logged.
+            log::info!(target: super::LOG_TARGET, "refused a bearer token sent in clear from {}", via.client);
+            return Err(a.refused_in_clear());
+        }
+        a.authorize(token)
+    }) {
         None => None,
         Some(Ok(caller)) => Some(Arc::new(caller)),
         Some(Err(refusal)) => {
@@ -531,7 +614,7 @@ fn handle(
 fn metrics_route(
     metrics: &crate::metrics::Metrics,
     head: &request::Head,
-    socket: &mut TcpStream,
+    socket: &mut Socket,
 ) -> io::Result<bool> {
     if head.method != "GET" {
         let allow = [("Allow", "GET".to_owned())];
@@ -549,7 +632,7 @@ fn metrics_route(
 fn metadata(
     authorization: &crate::server::auth::Authorization,
     head: &request::Head,
-    socket: &mut TcpStream,
+    socket: &mut Socket,
 ) -> io::Result<bool> {
     let cors = ("Access-Control-Allow-Origin", "*".to_owned());
     match head.method.as_str() {

@@ -3,7 +3,6 @@
 //! opens or resumes a session's stream; a DELETE ends a session.
 
 use std::io;
-use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -12,6 +11,7 @@ use crossbeam_channel::bounded;
 use super::request::Head;
 use super::response::{self, chunk, event, stream_head, write_full, LAST_CHUNK};
 use super::session::{self, Session, SessionTransport, SharedTransport};
+use super::socket::Socket;
 use super::stream::{self, Ended, StreamItem, StreamLink, StreamMode};
 use super::HttpInner;
 use crate::mcp::{methods, HANDSHAKE_VERSIONS};
@@ -53,7 +53,7 @@ fn accepts(head: &Head) -> (bool, bool) {
     (json, sse)
 }
 
-fn refuse(stream: &mut TcpStream, status: u16, code: i32, message: &str) -> io::Result<bool> {
+fn refuse(stream: &mut Socket, status: u16, code: i32, message: &str) -> io::Result<bool> {
     let body = response::error_body(code, message);
     write_full(stream, status, Some("application/json"), &[], &body, true)?;
     Ok(true)
@@ -61,7 +61,7 @@ fn refuse(stream: &mut TcpStream, status: u16, code: i32, message: &str) -> io::
 
 /// An error answer to a request whose id is known.
 fn answer_error(
-    stream: &mut TcpStream,
+    stream: &mut Socket,
     status: u16,
     id: Option<&wire::RequestId>,
     code: ErrorCode,
@@ -84,7 +84,7 @@ fn answer_error(
 /// read): 400 with the JSON-RPC error owed, its id when it could be read and `null` otherwise
 /// (and `null` for a response gone wrong, which JSON-RPC never answers but HTTP must refuse).
 fn refuse_invalid(
-    stream: &mut TcpStream,
+    stream: &mut Socket,
     headers: &[(&str, String)],
     invalid: &wire::Invalid,
 ) -> io::Result<bool> {
@@ -151,7 +151,7 @@ pub(crate) fn post(
     inner: &Arc<HttpInner>,
     head: &Head,
     body: &[u8],
-    stream: &mut TcpStream,
+    stream: &mut Socket,
     caller: Option<Arc<Caller>>,
 ) -> io::Result<bool> {
     let content_type = head.header("content-type").unwrap_or("");
@@ -229,7 +229,7 @@ pub(crate) fn post(
             "Bad Request: the Mcp-Session-Id header is required (send initialize first)",
         );
     }
-    let session = match open_session(inner, stream.peer_addr().ok(), caller) {
+    let session = match open_session(inner, Some(stream.client), caller) {
         Ok(session) => session,
         Err((status, message)) => return refuse(stream, status, -32603, &message),
     };
@@ -314,7 +314,7 @@ fn session_post(
     head: &Head,
     frame: std::result::Result<IncomingFrame, wire::Invalid>,
     body: &[u8],
-    stream: &mut TcpStream,
+    stream: &mut Socket,
     (json, sse): (bool, bool),
 ) -> io::Result<bool> {
     *session.last_seen.lock() = Instant::now();
@@ -375,7 +375,7 @@ fn session_post_unanswerable(
     session: &Arc<Session>,
     frame: IncomingFrame,
     body: &[u8],
-    stream: &mut TcpStream,
+    stream: &mut Socket,
     headers: &[(&str, String)],
 ) -> io::Result<bool> {
     let IncomingFrame::Batch(elements) = frame else {
@@ -419,7 +419,7 @@ fn stateless_post(
     inner: &Arc<HttpInner>,
     head: &Head,
     request: wire::Request,
-    stream: &mut TcpStream,
+    stream: &mut Socket,
     (json, sse): (bool, bool),
     caller: Option<Arc<Caller>>,
 ) -> io::Result<bool> {
@@ -443,7 +443,7 @@ fn stateless_post(
         Arc::clone(inner.server.shared()),
         link,
         EraPolicy::Stateless,
-        stream.peer_addr().ok(),
+        Some(stream.client),
         caller,
     );
     let id = request.id.clone();
@@ -475,7 +475,7 @@ fn stateless_post(
 pub(crate) fn get(
     inner: &Arc<HttpInner>,
     head: &Head,
-    stream: &mut TcpStream,
+    stream: &mut Socket,
     caller: Option<&Caller>,
 ) -> io::Result<bool> {
     let session_id = head
@@ -552,7 +552,7 @@ fn finish_get(
     inner: &Arc<HttpInner>,
     session: &Arc<Session>,
     stream_id: u64,
-    stream: &mut TcpStream,
+    stream: &mut Socket,
     rx: &crossbeam_channel::Receiver<StreamItem>,
     mode: StreamMode<'_>,
     resumed: bool,
@@ -577,7 +577,7 @@ fn finish_get(
 pub(crate) fn delete(
     inner: &Arc<HttpInner>,
     head: &Head,
-    stream: &mut TcpStream,
+    stream: &mut Socket,
     caller: Option<&Caller>,
 ) -> io::Result<bool> {
     let session_id = head
@@ -602,7 +602,7 @@ trait WriteFlush {
     fn write_all_flush(&mut self, bytes: &[u8]) -> io::Result<()>;
 }
 
-impl WriteFlush for TcpStream {
+impl WriteFlush for Socket {
     fn write_all_flush(&mut self, bytes: &[u8]) -> io::Result<()> {
         use std::io::Write;
         self.write_all(bytes)?;

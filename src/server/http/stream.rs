@@ -3,7 +3,6 @@
 //! answer. While it waits, the connection looks whether the client hung up.
 
 use std::io::{self, Write};
-use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -13,6 +12,7 @@ use serde_json::Value;
 use super::response::{
     self, chunk, event, priming, stream_head, write_full, KEEPALIVE, LAST_CHUNK,
 };
+use super::socket::Socket;
 use super::HttpInner;
 use crate::error::Result;
 use crate::server::context::Link;
@@ -115,32 +115,17 @@ pub(crate) enum Ended {
     Gone,
 }
 
-/// True when the client closed its side (or the socket broke).
-pub(crate) fn client_gone(stream: &TcpStream) -> bool {
-    let mut probe = [0u8; 1];
-    if stream.set_nonblocking(true).is_err() {
-        return true;
-    }
-    let gone = match stream.peek(&mut probe) {
-        Ok(0) => true,
-        Ok(_) => false,
-        Err(error) => error.kind() != io::ErrorKind::WouldBlock,
-    };
-    let _ = stream.set_nonblocking(false);
-    gone
-}
-
 /// Serves one response stream until it is answered, closed, or the client goes.
 pub(crate) fn serve(
     inner: &HttpInner,
-    stream: &mut TcpStream,
+    stream: &mut Socket,
     items: &Receiver<StreamItem>,
     mode: StreamMode<'_>,
 ) -> io::Result<Ended> {
     let config = &inner.config;
     let mut streaming = mode.opened;
     let mut last_write = Instant::now();
-    let open = |stream: &mut TcpStream, streaming: &mut bool| -> io::Result<()> {
+    let open = |stream: &mut Socket, streaming: &mut bool| -> io::Result<()> {
         let mut out = stream_head(mode.headers);
         if let Some(id) = &mode.priming {
             out.extend(chunk(
@@ -227,7 +212,7 @@ pub(crate) fn serve(
                     }
                     return Ok(Ended::Closed);
                 }
-                if client_gone(stream) {
+                if stream.client_gone() {
                     return Ok(Ended::Gone);
                 }
                 if streaming && last_write.elapsed() >= config.keepalive {

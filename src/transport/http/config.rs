@@ -39,6 +39,7 @@ pub struct HttpConfig {
     pub(crate) worker_idle: Duration,
     pub(crate) post_backstop: Duration,
     pub(crate) endpoint_timeout: Duration,
+    pub(crate) root_certificates: Option<Arc<Vec<u8>>>,
 }
 
 impl fmt::Debug for HttpConfig {
@@ -56,6 +57,7 @@ impl fmt::Debug for HttpConfig {
             .field("write_timeout", &self.write_timeout)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_event_bytes", &self.max_event_bytes)
+            .field("root_certificates", &self.root_certificates.is_some())
             .field("max_concurrent_posts", &self.max_concurrent_posts)
             .field("standalone_stream", &self.standalone_stream)
             .field("default_retry", &self.default_retry)
@@ -107,7 +109,48 @@ impl HttpConfig {
             worker_idle: Duration::from_secs(5),
             post_backstop: Duration::from_secs(1),
             endpoint_timeout: Duration::from_secs(10),
+            root_certificates: None,
         }
+    }
+
+    /// The certificates (PEM, one or more `CERTIFICATE` blocks) an `https://` server's chain
+    /// must lead to, instead of the built-in web roots: a private CA, or a server's own
+    /// self-signed certificate (as `curl --cacert` does). Checked by
+    /// [`HttpTransport::new`]: PEM without a certificate is a config error. Defaults to none
+    /// (the webpki roots of the `rustls` feature).
+    pub fn root_certificates_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.root_certificates = Some(Arc::new(pem.into()));
+        self
+    }
+
+    /// The TLS settings of the agent: the built-in roots, or only
+    /// [`HttpConfig::root_certificates_pem`].
+    #[cfg(feature = "rustls")]
+    pub(in crate::transport) fn tls_config(&self) -> Result<ureq::tls::TlsConfig> {
+        use ureq::tls::{parse_pem, PemItem, RootCerts, TlsConfig};
+        let Some(pem) = &self.root_certificates else {
+            return Ok(TlsConfig::default());
+        };
+        let mut roots = Vec::new();
+        for item in parse_pem(pem) {
+            match item {
+                Ok(PemItem::Certificate(cert)) => roots.push(cert.to_owned()),
+                Ok(_) => {}
+                Err(error) => {
+                    return Err(Error::Config(format!(
+                        "the root certificates are not PEM: {error}"
+                    )))
+                }
+            }
+        }
+        if roots.is_empty() {
+            return Err(Error::Config(
+                "the root certificates hold no certificate (-----BEGIN CERTIFICATE-----)".into(),
+            ));
+        }
+        Ok(TlsConfig::builder()
+            .root_certs(RootCerts::new_with_certs(&roots))
+            .build())
     }
 
     /// The endpoint, as given. It may hold a password: to show it, use
@@ -352,6 +395,8 @@ impl HttpConfig {
                 "`{shown}` is not an http:// or https:// URL"
             )));
         }
+        #[cfg(feature = "rustls")]
+        self.tls_config()?;
         if self.url.parse::<ureq::http::Uri>().is_err() {
             return Err(Error::Config(format!("`{shown}` is not a valid URL")));
         }

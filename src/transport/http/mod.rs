@@ -177,8 +177,10 @@ impl HttpTransport {
             .user_agent(format!("toolwire/{}", env!("CARGO_PKG_VERSION")))
             .timeout_connect(Some(config.connect_timeout))
             .timeout_per_read(config.read_timeout)
-            .timeout_per_write(Some(config.write_timeout))
-            .build();
+            .timeout_per_write(Some(config.write_timeout));
+        #[cfg(feature = "rustls")]
+        let agent_config = agent_config.tls_config(config.tls_config()?);
+        let agent_config = agent_config.build();
         let agent = ureq::Agent::with_parts(
             agent_config,
             conn::AbortableConnector::default(),
