@@ -44,6 +44,7 @@ mod skills;
 mod tasks;
 mod tool_types;
 mod tools;
+pub(crate) mod traced;
 mod types;
 
 pub use call::ToolCall;
