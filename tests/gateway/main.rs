@@ -22,4 +22,5 @@ mod restart;
 mod serve_auth;
 mod skills;
 mod start;
+mod traces;
 mod transcript;
