@@ -117,27 +117,33 @@ fn otel_env(command: &mut Command, endpoint: &str, service: &str, protocol: &str
         .env("OTEL_BSP_SCHEDULE_DELAY", "100");
 }
 
-/// Runs the chain: `toolwire serve` over HTTP in front of tool_server (its entry names the
-/// service `backend`), and one `toolwire call` of its echo tool through it. The gateway and
-/// the CLI export with `gateway_protocol` and `cli_protocol`.
-fn run_chain(
+/// Starts `toolwire serve` over HTTP in front of tool_server (its entry names the service
+/// `backend`), with `policy` when given, exporting with `protocol`: the child and its URL.
+fn start_serve(
     folder: &std::path::Path,
     endpoint: &str,
-    gateway_protocol: &str,
-    cli_protocol: &str,
-) -> KillOnDrop {
+    protocol: &str,
+    policy: Option<&str>,
+) -> (KillOnDrop, String) {
     let config = folder.join("servers.json");
     let mut entry = crate::support::gateway::tool_server_entry();
     entry["env"] = json!({"OTEL_SERVICE_NAME": "backend"});
     std::fs::write(&config, json!({"mcpServers": {"alpha": entry}}).to_string()).unwrap();
-    let mut serve = cli::toolwire(&[
-        "serve",
-        "--config",
-        config.to_str().unwrap(),
-        "--http",
-        "127.0.0.1:0",
-    ]);
-    otel_env(&mut serve, endpoint, "gateway", gateway_protocol);
+    let mut args = vec![
+        "serve".to_owned(),
+        "--config".to_owned(),
+        config.to_str().unwrap().to_owned(),
+        "--http".to_owned(),
+        "127.0.0.1:0".to_owned(),
+    ];
+    if let Some(policy) = policy {
+        let file = folder.join("policy.json");
+        std::fs::write(&file, policy).unwrap();
+        args.extend(["--policy".to_owned(), file.to_str().unwrap().to_owned()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut serve = cli::toolwire(&args);
+    otel_env(&mut serve, endpoint, "gateway", protocol);
     let (child, lines) = cli::spawn_with_stderr_lines(serve);
     let seen = cli::read_until(&lines, |line| line.contains("listening on "));
     let url = seen
@@ -146,15 +152,33 @@ fn run_chain(
         .unwrap()
         .trim()
         .to_owned();
+    (child, url)
+}
+
+/// One `toolwire call` of the echo tool through the gateway at `url`, exporting with
+/// `protocol`.
+fn call_through(url: &str, endpoint: &str, protocol: &str) -> cli::Run {
     let mut call = cli::toolwire(&[
         "call",
         "mcp__alpha__echo",
         &format!("message={ARGUMENT}"),
         "--url",
-        &url,
+        url,
     ]);
-    otel_env(&mut call, endpoint, "cli", cli_protocol);
-    let run = cli::run(call).expect(0);
+    otel_env(&mut call, endpoint, "cli", protocol);
+    cli::run(call)
+}
+
+/// Runs the chain: the gateway, and one call through it that succeeds. The gateway (and its
+/// backend) export with `gateway_protocol`, the CLI with `cli_protocol`.
+fn run_chain(
+    folder: &std::path::Path,
+    endpoint: &str,
+    gateway_protocol: &str,
+    cli_protocol: &str,
+) -> KillOnDrop {
+    let (child, url) = start_serve(folder, endpoint, gateway_protocol, None);
+    let run = call_through(&url, endpoint, cli_protocol).expect(0);
     assert!(run.stdout.contains(ARGUMENT), "{}", run.stdout);
     child
 }
@@ -261,6 +285,66 @@ fn one_call_through_serve_is_one_trace_of_three_services() {
         assert_eq!(request.header("x-api-key"), Some(SECRET));
         assert!(!request.body.contains(ARGUMENT) && !request.body.contains(SECRET));
     }
+}
+
+#[test]
+fn a_refusal_by_the_gateway_is_recorded_by_its_status_word() {
+    let folder = cli::scratch("gateway-traces-budget");
+    let collector = FakeServer::start(|_req, reply| reply.json(200, &json!({}), &[]));
+    let endpoint = collector.url.trim_end_matches("/mcp").to_owned();
+    let (serve, url) = start_serve(
+        &folder,
+        &endpoint,
+        "http/json",
+        Some(r#"{"calls_per_caller": 1, "budget_window": "1h"}"#),
+    );
+    call_through(&url, &endpoint, "http/json").expect(0);
+    // The same caller (this address) again: the harness refuses, BUDGET.
+    let refused = call_through(&url, &endpoint, "http/json");
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(refused.stdout.contains("BUDGET") || refused.stderr.contains("BUDGET"));
+    let mut spans = Vec::new();
+    let found = eventually(LONG, || {
+        let bodies: Vec<Value> = collector.requests().iter().map(|r| r.json()).collect();
+        spans = spans_of_json(&bodies);
+        spans
+            .iter()
+            .filter(|span| span.name == "execute_tool mcp__alpha__echo")
+            .count()
+            == 2
+            && spans
+                .iter()
+                .filter(|span| span.service == "gateway" && span.kind == 2)
+                .any(|span| span.attr("error.type").is_some())
+    });
+    drop(serve);
+    assert!(found, "{spans:#?}");
+    let refused_execute = spans
+        .iter()
+        .find(|span| {
+            span.name == "execute_tool mcp__alpha__echo" && span.attr("error.type").is_some()
+        })
+        .unwrap();
+    assert_eq!(refused_execute.attr("error.type"), Some("BUDGET"));
+    let front = spans
+        .iter()
+        .find(|span| span.span_id == refused_execute.parent)
+        .unwrap();
+    assert_eq!((front.service.as_str(), front.kind), ("gateway", 2));
+    // The front client reads a tool's error result; the gateway's span says why.
+    assert_eq!(front.attr("error.type"), Some("BUDGET"));
+    let client = spans
+        .iter()
+        .find(|span| span.span_id == front.parent)
+        .unwrap();
+    assert_eq!((client.service.as_str(), client.kind), ("cli", 3));
+    assert_eq!(client.attr("error.type"), Some("tool_error"));
+    // No request reached the backend for the refused call.
+    let backend_calls = spans
+        .iter()
+        .filter(|span| span.service == "backend" && span.name == "tools/call echo")
+        .count();
+    assert_eq!(backend_calls, 1);
 }
 
 /// tests/peers/otlp_receiver.py on the otel venv's python: the child and its stdout lines.
