@@ -184,3 +184,69 @@ pub fn to_meta(params: &mut serde_json::Value, context: &SpanContext) {
         };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    #[test]
+    fn meta_carries_the_context_both_ways() {
+        let context = SpanContext::from_headers(PARENT, Some("v=1")).unwrap();
+        let mut params =
+            json!({"name": "add", "_meta": {"progressToken": 3, "tracestate": "old=1"}});
+        to_meta(&mut params, &context);
+        assert_eq!(params["_meta"]["progressToken"], 3);
+        assert_eq!(params["_meta"]["traceparent"], PARENT);
+        assert_eq!(params["_meta"]["tracestate"], "v=1");
+        assert_eq!(from_meta(Some(&params)), Some(context.clone()));
+        // Absent params become an object; params that are not an object are left alone.
+        let mut absent = serde_json::Value::Null;
+        to_meta(&mut absent, &context);
+        assert_eq!(absent["_meta"]["traceparent"], PARENT);
+        let mut list = json!([1]);
+        to_meta(&mut list, &context);
+        assert_eq!(list, json!([1]));
+        // Without a tracestate, a stale one is removed.
+        let bare = SpanContext::from_headers(PARENT, None).unwrap();
+        to_meta(&mut params, &bare);
+        assert!(params["_meta"].get("tracestate").is_none());
+    }
+
+    #[test]
+    fn hostile_meta_is_no_context() {
+        for params in [
+            json!(null),
+            json!({"_meta": "x"}),
+            json!({"_meta": {"traceparent": 7}}),
+            json!({"_meta": {"traceparent": PARENT.to_uppercase()}}),
+            json!({"_meta": {"traceparent": format!("{PARENT}{}", " ".repeat(1 << 16))}}),
+            json!({"_meta": {"TRACEPARENT": PARENT}}),
+        ] {
+            assert_eq!(from_meta(Some(&params)), None, "{params}");
+        }
+        assert_eq!(from_meta(None), None);
+        // A tracestate that is not a string is ignored, the parent kept.
+        let params = json!({"_meta": {"traceparent": PARENT, "tracestate": {"a": 1}}});
+        let context = from_meta(Some(&params)).unwrap();
+        assert_eq!(context.tracestate(), None);
+    }
+
+    #[test]
+    fn enter_nests_and_restores() {
+        let outer = SpanContext::from_headers(PARENT, None).unwrap();
+        assert_eq!(current(), None);
+        {
+            let _outer = enter(Some(outer.clone()));
+            assert_eq!(current(), Some(outer.clone()));
+            {
+                let _inner = enter(None);
+                assert_eq!(current(), None);
+            }
+            assert_eq!(current(), Some(outer));
+        }
+        assert_eq!(current(), None);
+    }
+}
