@@ -172,7 +172,23 @@ impl std::fmt::Debug for OtlpExporter {
 }
 
 impl OtlpExporter {
-    /// Starts the exporter's thread.
+    /// Starts the exporter's thread. A program that configures tracing itself rather than by
+    /// the environment installs it before anything records:
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use toolwire::telemetry::{self, OtlpConfig, OtlpExporter, Protocol, Tracer};
+    ///
+    /// let config = OtlpConfig::new("http://127.0.0.1:4318/v1/traces", "my-agent")
+    ///     .protocol(Protocol::HttpJson)
+    ///     .header("x-api-key", "…")
+    ///     .schedule_delay(Duration::from_secs(1));
+    /// let tracer = Tracer::new(OtlpExporter::start(config)?);
+    /// if telemetry::install(tracer).is_err() {
+    ///     eprintln!("the process's tracer was already decided");
+    /// }
+    /// # Ok::<(), toolwire::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
