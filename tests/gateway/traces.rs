@@ -316,6 +316,10 @@ fn a_refusal_by_the_gateway_is_recorded_by_its_status_word() {
                 .iter()
                 .filter(|span| span.service == "gateway" && span.kind == 2)
                 .any(|span| span.attr("error.type").is_some())
+            // The backend's span of the first call (it exports on its own schedule).
+            && spans
+                .iter()
+                .any(|span| span.service == "backend" && span.name == "tools/call echo")
     });
     drop(serve);
     assert!(found, "{spans:#?}");
@@ -345,6 +349,56 @@ fn a_refusal_by_the_gateway_is_recorded_by_its_status_word() {
         .filter(|span| span.service == "backend" && span.name == "tools/call echo")
         .count();
     assert_eq!(backend_calls, 1);
+}
+
+#[test]
+fn a_stdio_server_continues_the_context_in_meta_and_flushes_at_exit() {
+    let collector = FakeServer::start(|_req, reply| reply.json(200, &json!({}), &[]));
+    let endpoint = collector.url.trim_end_matches("/mcp").to_owned();
+    // A minute's schedule delay: only the flush at exit sends the spans in time.
+    let config = toolwire::StdioConfig::new(crate::support::tool_server_path())
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .env("OTEL_SERVICE_NAME", "stdio-server")
+        .env("OTEL_BSP_SCHEDULE_DELAY", "60000");
+    let client =
+        toolwire::McpClient::connect_stdio(config, toolwire::McpConfig::default()).unwrap();
+    let (trace_id, span_id) = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
+    let call = |meta: Value| {
+        let params = json!({"name": "echo", "arguments": {"message": ARGUMENT}, "_meta": meta});
+        client
+            .request("tools/call", params, toolwire::CallOptions::new())
+            .unwrap()
+    };
+    call(json!({"traceparent": format!("00-{trace_id}-{span_id}-01"), "tracestate": "vendor=x"}));
+    // A malformed parent (uppercase hex) is no parent: a trace of its own.
+    call(json!({"traceparent": format!("00-{}-{span_id}-01", trace_id.to_uppercase())}));
+    client.close().unwrap();
+    let mut spans = Vec::new();
+    let arrived = eventually(LONG, || {
+        let bodies: Vec<Value> = collector.requests().iter().map(|r| r.json()).collect();
+        spans = spans_of_json(&bodies);
+        spans
+            .iter()
+            .filter(|span| span.name == "tools/call echo")
+            .count()
+            == 2
+    });
+    assert!(arrived, "{spans:#?}");
+    let calls: Vec<&Span> = spans
+        .iter()
+        .filter(|span| span.name == "tools/call echo")
+        .collect();
+    let continued = calls.iter().find(|span| span.parent == span_id).unwrap();
+    assert_eq!(continued.trace_id, trace_id);
+    assert_eq!(continued.service, "stdio-server");
+    assert_eq!(continued.kind, 2);
+    let fresh = calls.iter().find(|span| span.parent.is_empty()).unwrap();
+    assert_ne!(fresh.trace_id, trace_id);
+    let bodies: Vec<Value> = collector.requests().iter().map(|r| r.json()).collect();
+    let text = serde_json::to_string(&bodies).unwrap();
+    assert!(text.contains("\"traceState\":\"vendor=x\""), "{text}");
+    assert!(!text.contains(ARGUMENT));
 }
 
 /// tests/peers/otlp_receiver.py on the otel venv's python: the child and its stdout lines.
