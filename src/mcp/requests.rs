@@ -60,7 +60,7 @@ impl McpInner {
         options: CallOptions,
         param_headers: Vec<(String, String)>,
     ) -> (Value, CallOptions, Rounds) {
-        let span = super::traced::client_span(method, &mut params, &session.version);
+        let span = super::traced::client_span(session, method, &mut params);
         let mut meta = session.frame_meta(method, &params);
         meta.param_headers = param_headers;
         let options = options.frame_meta(meta);

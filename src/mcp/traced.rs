@@ -111,9 +111,9 @@ pub(crate) fn fail(span: &mut Span, error: &Error) {
 /// ([`telemetry::enter`]), its context written into `params._meta`. `None` (and `params`
 /// untouched) when there is no tracer.
 pub(super) fn client_span(
+    session: &super::Session,
     method: &str,
     params: &mut Value,
-    protocol_version: &str,
 ) -> Option<Span> {
     let tracer = telemetry::tracer()?;
     let target = target(method, Some(params));
@@ -125,7 +125,13 @@ pub(super) fn client_span(
         target.as_deref(),
         parent.as_ref(),
     );
-    span.set(PROTOCOL_VERSION, protocol_version.to_owned());
+    span.set(PROTOCOL_VERSION, session.version.to_string());
+    // Only the handshake era has sessions.
+    if session.info.era == super::types::Era::Handshake {
+        if let Some(id) = session.transport.session_id() {
+            span.set(SESSION_ID, id);
+        }
+    }
     telemetry::to_meta(params, span.context());
     Some(span)
 }

@@ -158,27 +158,31 @@ fn start_serve(
 /// One `toolwire call` of the echo tool through the gateway at `url`, exporting with
 /// `protocol`.
 fn call_through(url: &str, endpoint: &str, protocol: &str) -> cli::Run {
-    let mut call = cli::toolwire(&[
-        "call",
-        "mcp__alpha__echo",
-        &format!("message={ARGUMENT}"),
-        "--url",
-        url,
-    ]);
+    call_with(url, endpoint, protocol, &[])
+}
+
+/// [`call_through`] with more arguments for the CLI.
+fn call_with(url: &str, endpoint: &str, protocol: &str, more: &[&str]) -> cli::Run {
+    let message = format!("message={ARGUMENT}");
+    let mut args = vec!["call", "mcp__alpha__echo", &message, "--url", url];
+    args.extend_from_slice(more);
+    let mut call = cli::toolwire(&args);
     otel_env(&mut call, endpoint, "cli", protocol);
     cli::run(call)
 }
 
-/// Runs the chain: the gateway, and one call through it that succeeds. The gateway (and its
+/// Runs the chain: the gateway, and one call through it that succeeds (`more`: the CLI's
+/// further arguments). The gateway (and its
 /// backend) export with `gateway_protocol`, the CLI with `cli_protocol`.
 fn run_chain(
     folder: &std::path::Path,
     endpoint: &str,
     gateway_protocol: &str,
     cli_protocol: &str,
+    more: &[&str],
 ) -> KillOnDrop {
     let (child, url) = start_serve(folder, endpoint, gateway_protocol, None);
-    let run = call_through(&url, endpoint, cli_protocol).expect(0);
+    let run = call_with(&url, endpoint, cli_protocol, more).expect(0);
     assert!(run.stdout.contains(ARGUMENT), "{}", run.stdout);
     child
 }
@@ -263,7 +267,14 @@ fn one_call_through_serve_is_one_trace_of_three_services() {
     let folder = cli::scratch("gateway-traces");
     let collector = FakeServer::start(|_req, reply| reply.json(200, &json!({}), &[]));
     let endpoint = collector.url.trim_end_matches("/mcp").to_owned();
-    let serve = run_chain(&folder, &endpoint, "http/json", "http/json");
+    // The handshake era over HTTP: a session, whose id both ends of the hop record.
+    let serve = run_chain(
+        &folder,
+        &endpoint,
+        "http/json",
+        "http/json",
+        &["--protocol", "legacy"],
+    );
     let mut trace = None;
     let complete = eventually(LONG, || {
         let bodies: Vec<Value> = collector.requests().iter().map(|r| r.json()).collect();
@@ -277,7 +288,17 @@ fn one_call_through_serve_is_one_trace_of_three_services() {
         "no complete trace; got {:#?}",
         spans_of_json(&requests.iter().map(|r| r.json()).collect::<Vec<_>>())
     );
-    check_chain(&trace.unwrap());
+    let trace = trace.unwrap();
+    check_chain(&trace);
+    let session = |service: &str, kind: u64| {
+        trace
+            .iter()
+            .find(|span| span.service == service && span.kind == kind)
+            .and_then(|span| span.attr("mcp.session.id").map(str::to_owned))
+    };
+    let (client_session, server_session) = (session("cli", 3), session("gateway", 2));
+    assert!(client_session.is_some(), "{trace:#?}");
+    assert_eq!(client_session, server_session);
     for request in &requests {
         assert_eq!(request.method, "POST");
         assert_eq!(request.path, "/v1/traces");
@@ -461,7 +482,7 @@ fn the_official_otlp_definitions_decode_one_trace_of_three_services() {
     let (receiver_child, lines, endpoint) = receiver(&peers);
     let folder = cli::scratch("gateway-traces-peer");
     // The gateway and the backend send protobuf (the default), the CLI JSON.
-    let serve = run_chain(&folder, &endpoint, "http/protobuf", "http/json");
+    let serve = run_chain(&folder, &endpoint, "http/protobuf", "http/json", &[]);
     let mut seen = Vec::new();
     let mut trace = None;
     let complete = eventually(LONG, || {
