@@ -161,6 +161,7 @@ pub mod server;
 #[cfg(feature = "gateway")]
 mod suggest;
 mod sys;
+pub mod telemetry;
 pub mod transport;
 
 pub use crate::client::{CallHandle, CallOptions, Client, ClientConfig};

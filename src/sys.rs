@@ -59,6 +59,22 @@ pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> String {
 /// Blocks until the process `pid` (a child of ours) has exited, without reaping it, so the
 /// exit status stays for `Child::try_wait`. Returns an error when there is no such child any
 /// more (already reaped).
+/// Runs `hook` when the process exits normally (`main` returns or `std::process::exit`), once
+/// however often it is asked: the trace exporter's last flush.
+#[cfg(unix)]
+pub(crate) fn at_exit(hook: extern "C" fn()) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `atexit` only records a function pointer; `hook` is a plain `extern "C"`
+        // function that takes no arguments, as `atexit` requires. A failure (the table is
+        // full) leaves the flush to the caller.
+        let _ = unsafe { libc::atexit(hook) };
+    });
+}
+
+#[cfg(not(unix))]
+pub(crate) fn at_exit(_hook: extern "C" fn()) {}
+
 #[cfg(unix)]
 pub(crate) fn wait_for_exit(pid: u32) -> io::Result<()> {
     let id = libc::id_t::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;

@@ -112,6 +112,11 @@ pub(crate) fn call(
         .budget(caller_scope(core, context))
         .cancel(context.cancel_flag().clone())
         .deadline(context.deadline());
+    // The harness's `execute_tool` span, and under it the request to the backend, are
+    // children of the front request's span.
+    if let Some(parent) = context.trace_context() {
+        settings = settings.trace_parent(parent.clone());
+    }
     // Progress goes back only when the front client asked for it (sent a token).
     if let Some(progress) = context.progress().cloned() {
         settings = settings.on_progress(move |done, total, message| {
@@ -124,6 +129,11 @@ pub(crate) fn call(
         .harness
         .call_imported(&tool.imported, arguments.clone(), &settings);
     drop(entered);
+    // A refusal by the harness (no result from the backend) is recorded by its status word,
+    // though the front client reads it as a tool's error result.
+    if outcome.mcp_result.is_none() && outcome.status != Status::Ok {
+        context.set_trace_error_type(outcome.status.as_str());
+    }
     if outcome.status == Status::Timeout && context.is_cancelled() {
         core.stats.cancelled(&backend.name);
     } else {

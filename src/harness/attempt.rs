@@ -45,6 +45,9 @@ impl AttemptJob {
             self.audit.emit(event);
         }
         let started = Instant::now();
+        // A remote tool's request is the child of the call's `execute_tool` span.
+        let _parent = (self.context.settings.trace_parent.is_some())
+            .then(|| crate::telemetry::enter(self.context.settings.trace_parent.clone()));
         let attempted = match &self.tool.backend {
             Backend::Local(code) => {
                 let context = LocalContext {

@@ -32,6 +32,7 @@ pub struct CallSettings {
     pub(crate) cancel: Option<CancelFlag>,
     pub(crate) progress: Option<ProgressSink>,
     pub(crate) deadline: Option<Instant>,
+    pub(crate) trace_parent: Option<crate::telemetry::SpanContext>,
 }
 
 impl fmt::Debug for CallSettings {
@@ -41,6 +42,7 @@ impl fmt::Debug for CallSettings {
             .field("cancel", &self.cancel.is_some())
             .field("progress", &self.progress.is_some())
             .field("deadline", &self.deadline)
+            .field("trace_parent", &self.trace_parent)
             .finish()
     }
 }
@@ -72,6 +74,15 @@ impl CallSettings {
         sink: impl Fn(f64, Option<f64>, Option<&str>) + Send + Sync + 'static,
     ) -> Self {
         self.progress = Some(Arc::new(sink));
+        self
+    }
+
+    /// The trace context the call's `execute_tool` span is the child of (an MCP server's
+    /// request span: [`crate::server::RequestContext::trace_context`]), when the process
+    /// records traces ([`crate::telemetry`]). Defaults to this thread's current context
+    /// ([`crate::telemetry::enter`]), if any.
+    pub fn trace_parent(mut self, context: crate::telemetry::SpanContext) -> Self {
+        self.trace_parent = Some(context);
         self
     }
 

@@ -40,6 +40,7 @@ mod retry;
 mod run;
 mod shapes;
 mod tool;
+mod traced;
 
 pub use admission::Admission;
 pub use audit::{AuditEvent, AuditKind, AuditObserver, Transcript, HARNESS_LOG_TARGET};

@@ -189,6 +189,8 @@ impl Inner {
         deadline: Option<Instant>,
         first: Option<FirstAttempt>,
     ) -> Outcome {
+        let mut call = call;
+        let mut span = super::traced::start(&mut call);
         let outcome = match call.stage {
             Stage::Decided(outcome) => outcome,
             Stage::Ready { tool, arguments } => {
@@ -196,6 +198,9 @@ impl Inner {
                 self.limit_result(&tool, outcome)
             }
         };
+        if let Some(span) = &mut span {
+            super::traced::finish(span, &outcome);
+        }
         self.finish(&call.context, call.started, outcome)
     }
 

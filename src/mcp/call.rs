@@ -39,6 +39,8 @@ pub struct ToolCall {
     task: Option<TaskWait>,
     cancelled: AtomicBool,
     finished: bool,
+    /// The call's client span, ended with its outcome.
+    span: Option<crate::telemetry::Span>,
 }
 
 impl ToolCall {
@@ -52,6 +54,7 @@ impl ToolCall {
     ) -> Result<ToolCall> {
         let started = Instant::now();
         let mut rounds = rounds;
+        let mut span = rounds.span.take();
         let handle = if session.is_stateless() {
             // The params as sent are kept for the input rounds and a refusal's second sending,
             // without a copy (see `Rounds`).
@@ -64,6 +67,12 @@ impl ToolCall {
         } else {
             session.rpc.start(methods::TOOLS_CALL, stamped, options)?
         };
+        if let Some(span) = &mut span {
+            span.set(
+                super::traced::REQUEST_ID,
+                super::traced::request_id(handle.id()),
+            );
+        }
         Ok(ToolCall {
             client: client.clone(),
             name: name.to_owned(),
@@ -76,6 +85,7 @@ impl ToolCall {
             task: None,
             cancelled: AtomicBool::new(false),
             finished: false,
+            span,
         })
     }
 
@@ -99,6 +109,27 @@ impl ToolCall {
     /// server asks for input, the input rounds are followed to their end here, each within
     /// the call's own deadline, whatever `limit` says.
     pub fn wait_timeout(&mut self, limit: Duration) -> Option<Result<CallToolResult>> {
+        let outcome = self.wait_timeout_untraced(limit);
+        self.end_span(outcome.as_ref());
+        outcome
+    }
+
+    /// Ends the call's span once its outcome is known.
+    fn end_span(&mut self, outcome: Option<&Result<CallToolResult>>) {
+        let Some(outcome) = outcome else { return };
+        let Some(mut span) = self.span.take() else {
+            return;
+        };
+        match outcome {
+            Ok(result) if result.is_error => {
+                span.fail(super::traced::TOOL_ERROR, "the tool reported an error");
+            }
+            Ok(_) => {}
+            Err(error) => super::traced::fail(&mut span, error),
+        }
+    }
+
+    fn wait_timeout_untraced(&mut self, limit: Duration) -> Option<Result<CallToolResult>> {
         let until = Instant::now() + limit;
         loop {
             if self.finished {
@@ -138,6 +169,12 @@ impl ToolCall {
     /// client's backstop); the stops are waited on together with the answer, and with a
     /// task's status notices when the call became a task.
     pub fn wait_or(&mut self, stops: &[&Receiver<()>]) -> Option<Result<CallToolResult>> {
+        let outcome = self.wait_or_untraced(stops);
+        self.end_span(outcome.as_ref());
+        outcome
+    }
+
+    fn wait_or_untraced(&mut self, stops: &[&Receiver<()>]) -> Option<Result<CallToolResult>> {
         loop {
             if self.finished {
                 return Some(Err(Error::Protocol(

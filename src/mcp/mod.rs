@@ -44,6 +44,7 @@ mod skills;
 mod tasks;
 mod tool_types;
 mod tools;
+pub(crate) mod traced;
 mod types;
 
 pub use call::ToolCall;
@@ -124,6 +125,8 @@ struct McpInner {
 /// One connection to the server and what was negotiated on it.
 struct Session {
     rpc: Client,
+    /// The transport under `rpc`, asked for its session id only when a span records it.
+    transport: Arc<dyn crate::transport::Transport>,
     info: SessionInfo,
     /// The negotiated version, declared on every frame after the opening request.
     version: Arc<str>,

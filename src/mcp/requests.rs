@@ -44,6 +44,9 @@ pub(super) struct Rounds {
     pub(super) params: Option<Value>,
     pub(super) options: CallOptions,
     pub(super) level: Option<String>,
+    /// The request's client span ([`super::traced`]), when traces are recorded: ended when
+    /// the answer is read.
+    pub(super) span: Option<crate::telemetry::Span>,
 }
 
 impl McpInner {
@@ -53,10 +56,11 @@ impl McpInner {
         &self,
         session: &Session,
         method: &str,
-        params: Value,
+        mut params: Value,
         options: CallOptions,
         param_headers: Vec<(String, String)>,
     ) -> (Value, CallOptions, Rounds) {
+        let span = super::traced::client_span(session, method, &mut params);
         let mut meta = session.frame_meta(method, &params);
         meta.param_headers = param_headers;
         let options = options.frame_meta(meta);
@@ -66,6 +70,7 @@ impl McpInner {
                 params: None,
                 options: options.deadlines(),
                 level: None,
+                span,
             };
             return (params, options, rounds);
         }
@@ -75,6 +80,7 @@ impl McpInner {
             params: None,
             options: options.clone(),
             level: level.clone(),
+            span,
         };
         let stamped = session.stamp(method, params, level.as_deref());
         (stamped, options, rounds)
@@ -100,8 +106,12 @@ impl McpInner {
         let session = self.session()?;
         let (stamped, options, mut rounds) =
             self.prepare(&session, method, params, options, param_headers);
-        let result = self.send_first(&session, method, stamped, &options, &mut rounds)?;
-        self.follow_rounds(&session, method, &rounds, result)
+        let span = rounds.span.take();
+        let outcome = self
+            .send_first(&session, method, stamped, &options, &mut rounds)
+            .and_then(|result| self.follow_rounds(&session, method, &rounds, result));
+        super::traced::end(span, outcome.as_ref());
+        outcome
     }
 
     /// [`McpInner::send_stamped`] for a request's first round: in a 2026-07-28 session the
@@ -168,8 +178,12 @@ impl McpInner {
             return Ok(results
                 .into_iter()
                 .zip(prepared)
-                .map(|(result, (method, _, _, rounds))| {
-                    result.and_then(|value| self.follow_rounds(&session, &method, &rounds, value))
+                .map(|(result, (method, _, _, mut rounds))| {
+                    let span = rounds.span.take();
+                    let outcome = result
+                        .and_then(|value| self.follow_rounds(&session, &method, &rounds, value));
+                    super::traced::end(span, outcome.as_ref());
+                    outcome
                 })
                 .collect());
         }
@@ -180,7 +194,8 @@ impl McpInner {
         }
         Ok(handles
             .into_iter()
-            .map(|(method, params, options, rounds, handle)| {
+            .map(|(method, params, options, mut rounds, handle)| {
+                let span = rounds.span.take();
                 let result = match handle.and_then(crate::client::CallHandle::wait) {
                     Err(error) if session.is_stateless() && refused_for_stateless(&error) => {
                         log::debug!("toolwire: `{method}` was refused ({error}); sending it again");
@@ -188,7 +203,10 @@ impl McpInner {
                     }
                     other => other,
                 };
-                result.and_then(|value| self.follow_rounds(&session, &method, &rounds, value))
+                let outcome =
+                    result.and_then(|value| self.follow_rounds(&session, &method, &rounds, value));
+                super::traced::end(span, outcome.as_ref());
+                outcome
             })
             .collect())
     }

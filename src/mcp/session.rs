@@ -240,7 +240,7 @@ impl McpInner {
         let budget = Budget::new(self.config.connect_timeout);
         let transport = (self.connector)()?;
         let scrubber = transport.scrubber();
-        let rpc = Client::with_shared_transport(transport, self.rpc_config(scrubber))?;
+        let rpc = Client::with_shared_transport(Arc::clone(&transport), self.rpc_config(scrubber))?;
         let opened = match self.config.mode {
             ProtocolMode::Legacy => budget
                 .left(self.config.initialize_timeout)
@@ -290,6 +290,7 @@ impl McpInner {
                 );
                 Ok(Session {
                     rpc,
+                    transport,
                     tasks_extension: self.config.tasks != TaskPolicy::Never,
                     version: Arc::from(info.protocol_version.as_str()),
                     info,

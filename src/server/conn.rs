@@ -87,6 +87,8 @@ pub(crate) struct Connection {
     peer_address: Option<SocketAddr>,
     /// Who the connection serves, with authorization ([`RequestContext::caller`]).
     caller: Option<Arc<Caller>>,
+    /// The handshake-era HTTP session it serves (`mcp.session.id` of its spans).
+    session_id: std::sync::OnceLock<String>,
 }
 
 impl Connection {
@@ -113,6 +115,7 @@ impl Connection {
             connection_state: Arc::default(),
             peer_address,
             caller,
+            session_id: std::sync::OnceLock::new(),
         });
         if policy != EraPolicy::Stateless {
             connection.server.register(&connection);
@@ -127,6 +130,11 @@ impl Connection {
     /// How many requests are unanswered right now.
     pub(crate) fn in_flight(&self) -> usize {
         self.in_flight.lock().len()
+    }
+
+    /// Records the HTTP session it serves, once.
+    pub(crate) fn set_session_id(&self, id: &str) {
+        let _ = self.session_id.set(id.to_owned());
     }
 
     /// Who the connection serves, when authorization is in front of it.
@@ -151,6 +159,16 @@ impl Connection {
         let id = request.id.clone();
         let link =
             super::metered::wrap(&self.server, &request.method, request.params.as_ref(), link);
+        let (link, trace) = super::traced::wrap(
+            &self.server,
+            &request.method,
+            request.params.as_ref(),
+            &id,
+            link,
+        );
+        if let (Some(trace), Some(session)) = (&trace, self.session_id.get()) {
+            trace.set(crate::mcp::traced::SESSION_ID, session.clone());
+        }
         let prepared = match dispatch::prepare(self, request, envelope) {
             Ok(prepared) => prepared,
             Err(Rejection { error, status }) => {
@@ -170,10 +188,16 @@ impl Connection {
                 return;
             }
         };
-        self.run(prepared, call, link);
+        self.run(prepared, call, link, trace);
     }
 
-    fn run(self: &Arc<Self>, prepared: Prepared, call: Arc<Call>, link: Arc<dyn Link>) {
+    fn run(
+        self: &Arc<Self>,
+        prepared: Prepared,
+        call: Arc<Call>,
+        link: Arc<dyn Link>,
+        trace: Option<Arc<super::traced::Trace>>,
+    ) {
         let Prepared {
             method,
             target,
@@ -216,7 +240,11 @@ impl Connection {
             connection_state: Arc::clone(&self.connection_state),
             peer_address: self.peer_address,
             caller: self.caller.clone(),
+            trace,
         };
+        if let (Some(trace), Some(version)) = (&context.trace, &context.protocol_version) {
+            trace.set(crate::mcp::traced::PROTOCOL_VERSION, version.clone());
+        }
         let pending = Pending {
             conn: Arc::clone(self),
             call: Arc::clone(&call),
@@ -226,7 +254,10 @@ impl Connection {
             stateless,
         };
         if inline {
-            let outcome = guarded(&pending.method, || work(&context));
+            let outcome = guarded(&pending.method, || {
+                let _parent = context.enter_trace();
+                work(&context)
+            });
             if pending.finish_or_defer(&context, outcome) {
                 self.arm_timer(&call, timeout, era, &context.method, &link);
             }
@@ -236,7 +267,10 @@ impl Connection {
         *self.running.lock() += 1;
         let job_conn = Arc::clone(self);
         let admitted = self.server.pool.try_admit(Box::new(move |slot| {
-            let outcome = guarded(&pending.method, || work(&context));
+            let outcome = guarded(&pending.method, || {
+                let _parent = context.enter_trace();
+                work(&context)
+            });
             // Free the worker before answering, so the client's next request finds it free.
             drop(slot);
             pending.finish_or_defer(&context, outcome);

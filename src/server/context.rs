@@ -123,6 +123,8 @@ pub struct RequestContext {
     pub(crate) peer_address: Option<SocketAddr>,
     /// Who made the request, when the HTTP server checks tokens.
     pub(crate) caller: Option<Arc<Caller>>,
+    /// The request's span, when the process records traces.
+    pub(crate) trace: Option<Arc<super::traced::Trace>>,
 }
 
 /// What a server's handlers keep for one connection (a stdio or memory connection, a
@@ -695,5 +697,28 @@ impl RequestContext {
     /// the tool runs elsewhere (a local harness).
     pub fn of(context: &dyn ToolContext) -> Option<&RequestContext> {
         context.as_any()?.downcast_ref()
+    }
+
+    /// The context of the request's SERVER span, when the process records traces
+    /// ([`crate::telemetry`]): the parent to give work the request starts elsewhere
+    /// ([`crate::harness::CallSettings::trace_parent`]). Spans recorded on the handler's own
+    /// thread are its children already.
+    pub fn trace_context(&self) -> Option<&crate::telemetry::SpanContext> {
+        self.trace.as_deref().map(super::traced::Trace::context)
+    }
+
+    /// Ends the request's span with `error.type` set to `error_type`, whatever the answer: a
+    /// refusal the client reads as a tool's error result (the harness's status word, e.g.
+    /// `BUSY` or `BUDGET`). Nothing when no span is recorded.
+    pub fn set_trace_error_type(&self, error_type: &str) {
+        if let Some(trace) = &self.trace {
+            trace.set_error_type(error_type);
+        }
+    }
+
+    /// Makes the request's span the parent of what this thread records while the guard lives.
+    pub(crate) fn enter_trace(&self) -> Option<crate::telemetry::Entered> {
+        let trace = self.trace.as_ref()?;
+        Some(crate::telemetry::enter(Some(trace.context().clone())))
     }
 }

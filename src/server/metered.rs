@@ -42,6 +42,17 @@ const REQUESTS: [&str; 21] = [
     methods::SKILLS_GET,
 ];
 
+/// `method` when the server routes it (a request of [`REQUESTS`] or of the catalog), else
+/// `_OTHER`: the bounded name metrics and spans record.
+pub(crate) fn bounded_method(server: &Shared, method: &str) -> String {
+    let catalog = server.catalog.read();
+    if REQUESTS.contains(&method) || catalog.methods.contains_key(method) {
+        method.to_owned()
+    } else {
+        OTHER.to_owned()
+    }
+}
+
 /// What is known of a request when it arrives, its method label already bounded.
 struct Measure {
     metrics: Metrics,
@@ -70,13 +81,7 @@ pub(crate) fn wrap(
     let Some(metrics) = &server.config.metrics else {
         return link;
     };
-    let catalog = server.catalog.read();
-    let method = if REQUESTS.contains(&method) || catalog.methods.contains_key(method) {
-        method.to_owned()
-    } else {
-        OTHER.to_owned()
-    };
-    drop(catalog);
+    let method = bounded_method(server, method);
     let named = (method == methods::TOOLS_CALL)
         .then(|| params?.get("name")?.as_str())
         .flatten()

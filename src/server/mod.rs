@@ -137,6 +137,7 @@ mod stdio;
 mod subscriptions;
 mod tasks;
 mod tools;
+mod traced;
 mod types;
 mod uri_template;
 

@@ -282,6 +282,11 @@ pub(crate) fn connect(
 }
 
 impl ServerConnection {
+    /// Records the HTTP session it serves (`mcp.session.id` of its spans).
+    pub(crate) fn set_session_id(&self, id: &str) {
+        self.conn.set_session_id(id);
+    }
+
     /// Blocks until the client ends the connection (end of input, a closed socket), then
     /// gives up its requests (their handlers see their cancel flags and get the server's
     /// close grace to finish, writing what they answer in time) and closes it. Returns why

@@ -509,6 +509,7 @@ impl Task {
             connection_state: Arc::default(),
             peer_address: self.peer_address,
             caller: self.caller.clone(),
+            trace: None,
         }
     }
 }

@@ -303,6 +303,13 @@ pub trait Transport: Send + Sync + 'static {
     fn scrubber(&self) -> Scrubber {
         Scrubber::default()
     }
+
+    /// The session id the server assigned to this connection, when its protocol has one (a
+    /// Streamable HTTP session's `Mcp-Session-Id`): what traces record as the session.
+    /// Defaults to none.
+    fn session_id(&self) -> Option<String> {
+        None
+    }
 }
 
 #[cfg(test)]

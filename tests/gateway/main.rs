@@ -23,4 +23,5 @@ mod serve_auth;
 mod serve_tls;
 mod skills;
 mod start;
+mod traces;
 mod transcript;

@@ -30,6 +30,9 @@ MCP_PY_VER="2.3.0"
 # The providers' official SDKs, whose types make and check the harness's fixtures
 # (tests/peers/provider_fixtures.py, tests/harness/providers.rs); a venv of their own.
 PROVIDER_SDKS="openai==3.57.0 anthropic==2.16.0 google-genai==3.6.1"
+# The official OTLP protobuf definitions (generated Python classes), with which the trace
+# receiver of tests/peers/otlp_receiver.py decodes what toolwire exports; a venv of its own.
+OTEL_PROTO_PY="opentelemetry-proto==1.45.2"
 # A WebSocket JSON-RPC 2.0 server nobody here wrote, for the WebSocket transport's interop.
 RPC_WS_PKG="rpc-websockets"
 RPC_WS_VER="10.0.1"
@@ -223,6 +226,47 @@ providers_step() {
     step providers "$t0" "installed $PROVIDER_SDKS ($how)"
 }
 
+# The OTLP protobuf definitions in a venv of their own, from locks/otel-requirements.txt.
+otel_step() {
+    local t0=$EPOCHREALTIME dest="$DIR/otel-venv" req="$LOCKS/otel-requirements.txt"
+    local pyver
+    pyver=$("$SYS_PY" -c 'import sys; print(sys.version)')
+    local want
+    want=$(digest "$OTEL_PROTO_PY $pyver" "$req")
+
+    if [[ "$UPDATE_LOCKS" != 1 && -f "$dest/.toolwire-stamp" && -x "$dest/bin/python" ]] &&
+        [[ "$(cat "$dest/.toolwire-stamp")" == "$want" ]]; then
+        step otel "$t0" "up to date ($OTEL_PROTO_PY)"
+        return
+    fi
+
+    rm -rf "$dest"
+    run_logged "$DIR/.log-otel" "$SYS_PY" -m venv "$dest"
+    local pip=("$dest/bin/python" -m pip --disable-pip-version-check --no-input)
+    local how
+    if [[ "$UPDATE_LOCKS" != 1 && -f "$req" ]]; then
+        grep -qx "$OTEL_PROTO_PY" "$req" ||
+            { echo "install.sh: $req does not pin $OTEL_PROTO_PY (run with TOOLWIRE_UPDATE_LOCKS=1)" >&2; exit 1; }
+        run_logged "$DIR/.log-otel" "${pip[@]}" install -q -r "$req"
+        how="from locks/otel-requirements.txt"
+    else
+        run_logged "$DIR/.log-otel" "${pip[@]}" install -q "$OTEL_PROTO_PY"
+        mkdir -p "$LOCKS"
+        {
+            echo "# Full pip freeze of the OTLP definitions' venv ($OTEL_PROTO_PY), written by install.sh."
+            echo "# Regenerate: TOOLWIRE_UPDATE_LOCKS=1 bash tests/peers/install.sh DIR"
+            "${pip[@]}" freeze
+        } >"$req"
+        how="resolved afresh, locks/otel-requirements.txt written"
+        want=$(digest "$OTEL_PROTO_PY $pyver" "$req")
+    fi
+    run_logged "$DIR/.log-otel" "${pip[@]}" check
+    "$dest/bin/python" -c 'from opentelemetry.proto.collector.trace.v1 import trace_service_pb2' ||
+        { echo "install.sh: opentelemetry-proto does not import in $dest" >&2; exit 1; }
+    echo "$want" >"$dest/.toolwire-stamp"
+    step otel "$t0" "installed $OTEL_PROTO_PY ($how)"
+}
+
 npm_step everything "$EVERYTHING_PKG" "$EVERYTHING_VER" "node_modules/$EVERYTHING_PKG/dist/index.js"
 npm_step node22 "$NODE22_PKG" "$NODE22_VER" "node_modules/$NODE22_PKG/bin/node"
 npm_step conformance "$CONFORMANCE_PKG" "$CONFORMANCE_VER" "node_modules/$CONFORMANCE_PKG/dist/index.js"
@@ -233,6 +277,7 @@ npm_step filesystem "$FILESYSTEM_PKG" "$FILESYSTEM_VER" "node_modules/$FILESYSTE
 npm_step oidc-provider "$OIDC_PKG" "$OIDC_VER" "node_modules/$OIDC_PKG/lib/index.js"
 py_step
 providers_step
+otel_step
 
 # The JSON-Schema-Test-Suite for tests/schema/suite.rs, from the pinned sdist.
 suite_step() {
@@ -270,6 +315,7 @@ NODE22_BIN="$DIR/node22/node_modules/$NODE22_PKG/bin/node"
     printf 'TOOLWIRE_PYTHON=%q\n' "$DIR/pyvenv/bin/python"
     printf 'TOOLWIRE_PYSERVER=%q\n' "$HERE/py_server.py"
     printf 'TOOLWIRE_PROVIDERS_PYTHON=%q\n' "$DIR/providers-venv/bin/python"
+    printf 'TOOLWIRE_OTEL_PYTHON=%q\n' "$DIR/otel-venv/bin/python"
     printf 'TOOLWIRE_CONFORMANCE_JS=%q\n' "$DIR/conformance/node_modules/$CONFORMANCE_PKG/dist/index.js"
     printf 'TOOLWIRE_CONFORMANCE_NEXT_JS=%q\n' "$DIR/conformance-next/node_modules/$CONFORMANCE_PKG/dist/index.js"
     printf 'TOOLWIRE_SCHEMA_SUITE=%q\n' "$DIR/schema-suite/jsonschema-$SCHEMA_SUITE_VER/json/tests"

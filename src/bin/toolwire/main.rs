@@ -220,6 +220,8 @@ fn main() -> ExitCode {
         }
     };
     asks::report_refusals();
+    // Spans still queued go to the collector before the process ends (bounded).
+    toolwire::telemetry::flush(toolwire::telemetry::EXIT_FLUSH);
     if let Some(transcript) = &transcript {
         transcript.decision(
             "exit",

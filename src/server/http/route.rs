@@ -289,6 +289,7 @@ fn open_session(
         caller.clone(),
     )
     .map_err(|error| (500, error.to_string()))?;
+    connection.set_session_id(&id);
     let session = Arc::new(Session {
         id: id.clone(),
         transport,

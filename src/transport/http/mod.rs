@@ -283,6 +283,10 @@ impl Transport for HttpTransport {
     fn scrubber(&self) -> crate::mask::Scrubber {
         self.shared.scrubber.clone()
     }
+
+    fn session_id(&self) -> Option<String> {
+        HttpTransport::session_id(self)
+    }
 }
 
 impl Drop for HttpTransport {

@@ -11,7 +11,10 @@ use super::StdioTransport;
 use crate::mask::MaskedValues;
 use crate::transport::{Connector, Transport};
 
-/// The variables a child inherits by default; the same list the official SDKs use.
+/// The variables a child inherits by default; the same list the official SDKs use. Every
+/// `OTEL_*` variable is passed on too (the OpenTelemetry configuration, so that a server
+/// toolwire starts exports its traces where ours go), unless the entry sets its own
+/// ([`StdioConfig::env`] wins).
 pub const DEFAULT_INHERITED_ENV: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
 /// How to start and bound a stdio server. [`StdioConfig::new`] sets every bound to its

@@ -91,6 +91,11 @@ impl StdioTransport {
                     command.env(name, value);
                 }
             }
+            for (name, value) in std::env::vars_os() {
+                if name.to_str().is_some_and(|name| name.starts_with("OTEL_")) {
+                    command.env(name, value);
+                }
+            }
         }
         command.envs(&config.env);
         sys::own_process_group(&mut command);
