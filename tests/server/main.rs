@@ -8,6 +8,7 @@ mod answers;
 mod batches;
 mod eras;
 mod http_auth;
+mod http_auth_rounds;
 mod http_disconnect;
 mod http_limits;
 mod http_param_headers;
