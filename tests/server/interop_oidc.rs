@@ -4,7 +4,8 @@
 //! resource indicators. A valid token lists and calls; a missing one gets 401 with the
 //! header and a fetchable metadata document naming the issuer; ES256 and RS256 tokens verify
 //! with the issuer's own keys; another audience, a bad signature, `alg: none` and an expired
-//! token are 401, a missing scope 403, and none of them reaches a handler. toolwire's own CLI
+//! token are 401, a missing scope 403, and none of them reaches a handler. Its opaque tokens
+//! (for a resource it issues them for) are checked by token introspection. toolwire's own CLI
 //! logs in to a protected `toolwire serve` with `--grant client-credentials` (an unbound token,
 //! though oidc-provider offers DPoP: the server challenges `Bearer` alone). Runs when
 //! TOOLWIRE_PEERS=1 or TOOLWIRE_PEERS_DIR is set.
@@ -355,4 +356,81 @@ fn the_cli_logs_in_to_a_protected_toolwire_serve_with_client_credentials() {
     cli::sigint(serving.id());
     assert_eq!(cli::wait_bounded(&mut serving, LONG), 0);
     let _ = std::fs::remove_dir_all(folder);
+}
+
+/// Opaque tokens from oidc-provider (its resource indicators' `accessTokenFormat: 'opaque'`),
+/// checked by introspection at the `introspection_endpoint` its discovery names, this
+/// server authenticating as client `rs` (`client_secret_basic`): a good token lists and
+/// calls as its client, a token for another audience (a JWT for the plain resource, which
+/// oidc-provider does not introspect as this audience's) is 401, a missing scope 403, and
+/// wrong credentials at the endpoint 503; no refusal reaches a handler.
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn oidc_provider_opaque_tokens_are_checked_by_introspection() {
+    let oidc = start_oidc("oidc_provider_opaque_tokens_are_checked_by_introspection");
+    let opaque_resource = format!("{RESOURCE}/opaque");
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server = Server::new(ServerConfig::new("introspected", "1")).unwrap();
+    let counted = Arc::clone(&runs);
+    server
+        .add_tool(LocalTool::with_context(
+            "whoami",
+            "Says who called.",
+            json!({"type": "object"}),
+            move |context, _| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let caller = toolwire::server::RequestContext::of(context)
+                    .and_then(|c| c.caller())
+                    .expect("a caller");
+                Ok(CallToolResult::from_text(format!(
+                    "{} {}",
+                    caller.subject(),
+                    caller.scopes().join(",")
+                )))
+            },
+        ))
+        .unwrap();
+    let auth = Authorization::introspection(opaque_resource.clone(), oidc.issuer.clone())
+        .introspection_client("rs", "rs-secret")
+        .scopes(["mcp:read"])
+        .leeway(Duration::ZERO);
+    let http = HttpServer::bind(&server, HttpServerConfig::new().authorization(auth)).unwrap();
+    let good = token(&oidc, &opaque_resource, "mcp:read mcp:write");
+    assert_eq!(good.split('.').count(), 1, "an opaque token, not a JWT");
+    for mode in [ProtocolMode::Legacy, ProtocolMode::Modern] {
+        let client = McpClient::connect_http(
+            HttpConfig::new(http.url()).bearer_token(&good),
+            McpConfig::default().mode(mode),
+        )
+        .unwrap();
+        assert_eq!(client.list_tools().unwrap().len(), 1);
+        let text = client.call_tool("whoami", json!({})).unwrap().text();
+        assert_eq!(text, "svc mcp:read,mcp:write", "{mode:?}");
+        client.close().unwrap();
+    }
+    let served = runs.load(Ordering::SeqCst);
+    let jwt_elsewhere = token(&oidc, RESOURCE, "mcp:read");
+    let answer = call(&http, Some(&jwt_elsewhere));
+    assert_eq!(answer.status, 401, "{answer:?}");
+    assert!(answer
+        .header("www-authenticate")
+        .unwrap()
+        .contains("error=\"invalid_token\""));
+    assert_eq!(call(&http, Some("not-a-token-it-issued")).status, 401);
+    let narrow = token(&oidc, &opaque_resource, "mcp:write");
+    let answer = call(&http, Some(&narrow));
+    assert_eq!(answer.status, 403, "{answer:?}");
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        served,
+        "no refusal ran a handler"
+    );
+    http.close().unwrap();
+    // oidc-provider refuses the resource server's wrong secret: 503, not the token's fault.
+    let auth = Authorization::introspection(opaque_resource.clone(), oidc.issuer.clone())
+        .introspection_client("rs", "wrong-secret");
+    let refused = HttpServer::bind(&server, HttpServerConfig::new().authorization(auth)).unwrap();
+    let answer = call(&refused, Some(&good));
+    assert_eq!(answer.status, 503, "{answer:?}");
+    refused.close().unwrap();
 }

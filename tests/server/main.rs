@@ -10,6 +10,7 @@ mod eras;
 mod http_auth;
 mod http_auth_rounds;
 mod http_disconnect;
+mod http_introspect;
 mod http_limits;
 mod http_param_headers;
 mod http_rebinding;
