@@ -9,7 +9,11 @@
 // 120 s), RESOURCE + "/short" (ES256, 1 s, to see a token expire), RESOURCE + "/opaque"
 // (opaque tokens of 120 s, for introspection) and OTHER_RESOURCE (RS256, 120 s, another
 // audience); any other `resource` is invalid_target. Token introspection (RFC 7662) is on,
-// for the resource server's client `rs` / `rs-secret` (client_secret_basic). Scopes `mcp:read
+// for the resource server's client `rs` / `rs-secret` (client_secret_basic). The public
+// native client `pyapp` (redirect URI http://127.0.0.1:9/callback) logs in with the
+// authorization code and PKCE through the development interactions (a login form taking any
+// login, then a consent form), which tests/peers/py_oauth_client.py posts in place of a
+// person. Scopes `mcp:read
 // mcp:write`. Prints `ISSUER <url>` on stdout once it listens; serves until stdin ends.
 
 import http from 'node:http';
@@ -63,9 +67,17 @@ const provider = new Provider(issuer, {
       redirect_uris: [],
       token_endpoint_auth_method: 'client_secret_basic',
     },
+    {
+      client_id: 'pyapp',
+      application_type: 'native',
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      redirect_uris: ['http://127.0.0.1:9/callback'],
+    },
   ],
   features: {
-    devInteractions: { enabled: false },
+    devInteractions: { enabled: true },
     // DPoP stays offered (oidc-provider's default): toolwire's resource server challenges
     // `Bearer` alone, so its client must not bind the token (tests/server/interop_oidc.rs).
     dPoP: { enabled: true },

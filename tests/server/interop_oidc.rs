@@ -7,7 +7,8 @@
 //! token are 401, a missing scope 403, and none of them reaches a handler. Its opaque tokens
 //! (for a resource it issues them for) are checked by token introspection. toolwire's own CLI
 //! logs in to a protected `toolwire serve` with `--grant client-credentials` (an unbound token,
-//! though oidc-provider offers DPoP: the server challenges `Bearer` alone). Runs when
+//! though oidc-provider offers DPoP: the server challenges `Bearer` alone), and so does the
+//! official Python SDK client with the authorization code and PKCE. Runs when
 //! TOOLWIRE_PEERS=1 or TOOLWIRE_PEERS_DIR is set.
 #![cfg(feature = "oauth")]
 
@@ -231,6 +232,39 @@ fn oidc_provider_tokens_are_accepted_and_bad_ones_refused_before_any_handler() {
     http.close().unwrap();
 }
 
+/// `toolwire serve --http ADDR` over the tool_server example (as server `demo`), protected by
+/// `oidc`'s JWTs for `http://ADDR/mcp` with scope `mcp:read`, once it listens; killed when
+/// dropped, if a test fails before it stops the server itself.
+#[cfg(feature = "cli")]
+fn protected_serve(
+    oidc: &Oidc,
+    addr: std::net::SocketAddr,
+    folder: &Path,
+) -> crate::support::cli::KillOnDrop {
+    use crate::support::cli;
+    let config = folder.join("servers.json");
+    let entry = json!({"command": cli::tool_server().display().to_string(), "args": []});
+    std::fs::write(&config, json!({"mcpServers": {"demo": entry}}).to_string()).unwrap();
+    let resource = format!("http://{addr}/mcp");
+    let mut serve = cli::toolwire(&[
+        "serve",
+        "--config",
+        config.to_str().unwrap(),
+        "--http",
+        &addr.to_string(),
+        "--auth-issuer",
+        &oidc.issuer,
+        "--auth-resource",
+        &resource,
+        "--auth-scope",
+        "mcp:read",
+    ]);
+    serve.stdin(Stdio::null());
+    let (serving, lines) = cli::spawn_with_stderr_lines(serve);
+    cli::read_until(&lines, |line| line.contains("listening on "));
+    serving
+}
+
 /// toolwire's CLI end to end: `toolwire serve --http` over the tool_server example, protected
 /// by oidc-provider's JWTs, and `toolwire call --grant client-credentials` finding the
 /// authorization server through the 401 and the metadata, getting a token for the metadata's
@@ -265,26 +299,7 @@ fn the_cli_logs_in_to_a_protected_toolwire_serve_with_client_credentials() {
         "{configuration}"
     );
     let folder = cli::scratch("oidc-cli");
-    let config = folder.join("servers.json");
-    let entry = json!({"command": cli::tool_server().display().to_string(), "args": []});
-    std::fs::write(&config, json!({"mcpServers": {"demo": entry}}).to_string()).unwrap();
-    let mut serve = cli::toolwire(&[
-        "serve",
-        "--config",
-        config.to_str().unwrap(),
-        "--http",
-        &addr.to_string(),
-        "--auth-issuer",
-        &oidc.issuer,
-        "--auth-resource",
-        &resource,
-        "--auth-scope",
-        "mcp:read",
-    ]);
-    serve.stdin(Stdio::null());
-    // Killed when dropped, if the test fails before it stops the server itself.
-    let (mut serving, lines) = cli::spawn_with_stderr_lines(serve);
-    cli::read_until(&lines, |line| line.contains("listening on "));
+    let mut serving = protected_serve(&oidc, addr, &folder);
     let tokens = folder.join("tokens.json");
     let command = |args: &[&str], secret: bool| {
         let mut command = cli::toolwire(args);
@@ -433,4 +448,52 @@ fn oidc_provider_opaque_tokens_are_checked_by_introspection() {
     let answer = call(&refused, Some(&good));
     assert_eq!(answer.status, 503, "{answer:?}");
     refused.close().unwrap();
+}
+
+/// The official Python SDK's client (PyPI `mcp` 2.3.0, tests/peers/py_oauth_client.py) logs
+/// in to a protected `toolwire serve` with its OAuth provider and calls through it. The grant
+/// is the authorization code with PKCE, the one a person uses: oidc-provider's development
+/// interactions (a login form taking any login, then a consent form) can be driven without a
+/// person, so the script posts both forms where a browser would, and hands the redirect's
+/// code back to the SDK, which exchanges it (with its verifier and the resource indicator) for
+/// a JWT access token for the server's resource. The client is oidc-provider's pre-registered
+/// public client `pyapp`. The server admits the token: the SDK lists and calls.
+#[cfg(feature = "cli")]
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn the_python_sdk_client_logs_in_to_a_protected_toolwire_serve_with_the_authorization_code() {
+    use crate::support::cli;
+    let test =
+        "the_python_sdk_client_logs_in_to_a_protected_toolwire_serve_with_the_authorization_code";
+    let python = mcp::peers(test).path("TOOLWIRE_PYTHON");
+    // As in the CLI test: the resource's port is held until oidc-provider listens.
+    let holder = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = holder.local_addr().unwrap();
+    let resource = format!("http://{addr}/mcp");
+    let oidc = start_oidc_for(test, &[&resource]);
+    drop(holder);
+    let folder = cli::scratch("oidc-python");
+    let mut serving = protected_serve(&oidc, addr, &folder);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_oauth_client.py");
+    let mut run = Command::new(python);
+    run.arg(script).arg(&resource).stdin(Stdio::null());
+    let output = cli::run(run);
+    assert!(
+        output.code == 0 && output.stdout.contains("PYOAUTH PASSED"),
+        "the Python client failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+        output.code,
+        output.stdout,
+        output.stderr
+    );
+    for step in [
+        "authorization request with PKCE S256",
+        "posted login and consent",
+        "echo through the protected gateway",
+        "token type Bearer, scope mcp:read",
+    ] {
+        assert!(output.stdout.contains(step), "{step}: {}", output.stdout);
+    }
+    cli::sigint(serving.id());
+    assert_eq!(cli::wait_bounded(&mut serving, LONG), 0);
+    let _ = std::fs::remove_dir_all(folder);
 }
