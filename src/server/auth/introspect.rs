@@ -193,11 +193,13 @@ pub(crate) fn parse_introspection(
         return Err(bad("the authorization server says the token is not active"));
     }
     let text = |name: &str| answer.get(name).and_then(Value::as_str).map(str::to_owned);
-    if let Some(kind) = text("token_type") {
-        if !kind.eq_ignore_ascii_case("bearer") {
+    match answer.get("token_type") {
+        None => {}
+        Some(Value::String(kind)) if kind.eq_ignore_ascii_case("bearer") => {}
+        Some(kind) => {
             return Err(Invalid(format!(
-                "the token is of type {kind:?}, not a bearer token"
-            )));
+                "the token is of type {kind}, not a bearer token"
+            )))
         }
     }
     if answer.get("cnf").is_some() {

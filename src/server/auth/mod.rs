@@ -636,6 +636,32 @@ pub(crate) fn fuzz_check(
     )
 }
 
+/// [`jwks::parse_metadata`], for the fuzz target.
+#[cfg(feature = "oauth")]
+pub(crate) fn fuzz_metadata(bytes: &[u8], issuer: &str) -> std::result::Result<Value, String> {
+    jwks::parse_metadata(bytes, issuer).map_err(|Invalid(reason)| reason)
+}
+
+/// [`jwks::parse_jwks`], for the fuzz target: the number of usable keys.
+#[cfg(feature = "oauth")]
+pub(crate) fn fuzz_jwks(bytes: &[u8], max_keys: usize) -> std::result::Result<usize, String> {
+    jwks::parse_jwks(bytes, max_keys)
+        .map(|keys| keys.len())
+        .map_err(|Invalid(reason)| reason)
+}
+
+/// [`introspect::parse_introspection`] with no leeway, for the fuzz target.
+#[cfg(feature = "oauth")]
+pub(crate) fn fuzz_introspection(
+    bytes: &[u8],
+    resource: &str,
+    issuer: &str,
+    now: u64,
+) -> std::result::Result<(Caller, Option<u64>), String> {
+    introspect::parse_introspection(bytes, resource, issuer, Duration::ZERO, now)
+        .map_err(|Invalid(reason)| reason)
+}
+
 /// The token of `Bearer <token>` (the scheme in any case, RFC 6750 §2.1's token68 syntax).
 fn bearer_token(header: &str) -> Option<&str> {
     let (scheme, token) = header.trim().split_once(' ')?;
