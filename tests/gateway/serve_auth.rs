@@ -78,6 +78,10 @@ fn serve_with_static_tokens_admits_their_holders_only() {
         "https://mcp.example/mcp",
         "--auth-scope",
         "mcp",
+        "--allowed-host",
+        "app.example",
+        "--allowed-origin",
+        "https://tools.example:8443",
     ]);
     command.stdin(std::process::Stdio::null());
     let (mut child, lines) = cli::spawn_with_stderr_lines(command);
@@ -116,6 +120,23 @@ fn serve_with_static_tokens_admits_their_holders_only() {
     );
     let as_named = exchange(&url, &head, &body.to_string());
     assert_eq!(as_named.status, 200, "{as_named:?}");
+    // --allowed-host names another; a name nobody gave is 421 before the token is looked at.
+    let named = |host: &str, origin: &str| {
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{origin}Content-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\n{headers}Authorization: Bearer team-token\r\n"
+        );
+        exchange(&url, &head, &body.to_string()).status
+    };
+    assert_eq!(named("app.example", ""), 200);
+    assert_eq!(named("other.example", ""), 421);
+    // --allowed-origin admits exactly that origin (its host is no allowed host); others 403.
+    assert_eq!(
+        named("localhost", "Origin: https://tools.example:8443\r\n"),
+        200
+    );
+    assert_eq!(named("localhost", "Origin: https://tools.example\r\n"), 403);
+    assert_eq!(named("localhost", "Origin: https://evil.example\r\n"), 403);
     cli::sigint(child.id());
     assert_eq!(cli::wait_bounded(&mut child, crate::support::LONG), 0);
 }

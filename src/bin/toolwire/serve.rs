@@ -94,6 +94,11 @@ pub struct ServeArgs {
     /// accepted; loopback names always are, and so is --auth-resource's host). Repeatable.
     #[arg(long, value_name = "NAME", requires = "http")]
     pub allowed_host: Vec<String>,
+    /// With --http: an origin browsers may call this server from (`Origin` compared exactly,
+    /// e.g. `https://app.example:8443`), besides those of loopback and --allowed-host names.
+    /// Repeatable.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    pub allowed_origin: Vec<String>,
     /// With --http on an address that is not loopback: serve without authorization anyway.
     #[arg(long, requires = "http", conflicts_with_all = ["auth_issuer", "auth_tokens"])]
     pub no_auth: bool,
@@ -120,7 +125,10 @@ fn http_config(
     if let Some(authorization) = &authorization {
         hosts.extend(resource_host(authorization.resource()));
     }
-    let mut config = HttpServerConfig::new().addr(addr).allowed_hosts(hosts);
+    let mut config = HttpServerConfig::new()
+        .addr(addr)
+        .allowed_hosts(hosts)
+        .allowed_origins(args.allowed_origin.iter().cloned());
     if let Some(authorization) = authorization {
         config = config.authorization(authorization);
     }
