@@ -1,5 +1,6 @@
 //! The properties of the authorization parsers' fuzz targets (`www_authenticate`,
-//! `auth_documents`, `auth_redirect`, `auth_origin`), beside `checks.rs` and used the same way: each
+//! `auth_documents`, `auth_redirect`, `auth_origin`, `resource_token`, `resource_documents`),
+//! beside `checks.rs` and used the same way: each
 //! target calls one function here, and `tests/auth/fuzz_inputs.rs` runs them over the committed
 //! seeds and kept crash inputs in the normal test suite. A function panics when a property
 //! does not hold.
@@ -438,4 +439,98 @@ fn base64_json(part: &str) -> Option<Value> {
         }
     }
     serde_json::from_slice(&bytes).ok()
+}
+
+// ---- resource_documents ----
+
+/// The moment the `resource_documents` target reads introspection answers at.
+pub const NOW: u64 = 1_000_000;
+
+/// The documents the HTTP server reads from an authorization server, picked by the first
+/// byte (`% 3`): its metadata (`0`), its JWKS (`1`), a token introspection answer (`2`).
+/// Checked: nothing panics; the same input gives the same answer twice; each is taken exactly
+/// when a model over `serde_json` says it should be: metadata that is an object naming exactly
+/// the issuer; a key set with a `keys` array of at most 32 entries (and never more usable keys
+/// than entries); an introspection answer that is `active: true`, names the resource in `aud`,
+/// the issuer in `iss` when it has one, no `cnf`, a bearer `token_type` when it has one, an
+/// `exp` and `nbf` that hold at NOW, and a subject (`sub`, else `client_id`), whose caller is
+/// exactly those fields.
+pub fn resource_documents(data: &[u8]) {
+    let Some((&pick, document)) = data.split_first() else {
+        return;
+    };
+    let model: Option<Value> = serde_json::from_slice(document).ok();
+    let field = |name: &str| model.as_ref().and_then(|value| value.get(name));
+    let text = |name: &str| field(name).and_then(Value::as_str);
+    match pick % 3 {
+        0 => {
+            let out = toolwire::fuzzing::resource_server_metadata(document, ISSUER);
+            assert_eq!(
+                out,
+                toolwire::fuzzing::resource_server_metadata(document, ISSUER)
+            );
+            let expected =
+                model.as_ref().is_some_and(Value::is_object) && text("issuer") == Some(ISSUER);
+            assert_eq!(out.is_ok(), expected, "{out:?}");
+            if let Ok(taken) = out {
+                assert_eq!(Some(&taken), model.as_ref());
+            }
+        }
+        1 => {
+            let out = toolwire::fuzzing::resource_jwks(document, 32);
+            assert_eq!(out, toolwire::fuzzing::resource_jwks(document, 32));
+            let entries = field("keys").and_then(Value::as_array).map(Vec::len);
+            assert_eq!(out.is_ok(), entries.is_some_and(|n| n <= 32), "{out:?}");
+            if let Ok(keys) = out {
+                assert!(keys <= entries.unwrap_or(0));
+            }
+        }
+        _ => {
+            let out = toolwire::fuzzing::introspection_answer(document, RESOURCE, ISSUER, NOW);
+            assert_eq!(
+                out,
+                toolwire::fuzzing::introspection_answer(document, RESOURCE, ISSUER, NOW)
+            );
+            let time = |name: &str| -> Result<Option<u64>, ()> {
+                match field(name) {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(value) => value
+                        .as_f64()
+                        .filter(|t| t.is_finite() && *t >= 0.0)
+                        .map(|t| Some(t as u64))
+                        .ok_or(()),
+                }
+            };
+            let audience = match field("aud") {
+                Some(Value::String(aud)) => aud == RESOURCE,
+                Some(Value::Array(auds)) => auds.iter().any(|a| a.as_str() == Some(RESOURCE)),
+                _ => false,
+            };
+            let subject = text("sub")
+                .or_else(|| text("client_id"))
+                .filter(|s| !s.is_empty());
+            let (exp, nbf) = (time("exp"), time("nbf"));
+            let expected = field("active") == Some(&Value::Bool(true))
+                && field("token_type").is_none_or(|kind| {
+                    kind.as_str()
+                        .is_some_and(|kind| kind.eq_ignore_ascii_case("bearer"))
+                })
+                && field("cnf").is_none()
+                && field("iss").is_none_or(|iss| iss.as_str() == Some(ISSUER))
+                && audience
+                && exp.is_ok_and(|exp| exp.is_none_or(|exp| exp > NOW))
+                && nbf.is_ok_and(|nbf| nbf.is_none_or(|nbf| nbf <= NOW))
+                && subject.is_some();
+            assert_eq!(out.is_ok(), expected, "{out:?}");
+            if let Ok(caller) = out {
+                assert_eq!(Some(caller.subject.as_str()), subject);
+                assert_eq!(caller.client_id.as_deref(), text("client_id"));
+                let scopes: Vec<&str> = text("scope")
+                    .map(|scope| scope.split(' ').filter(|s| !s.is_empty()).collect())
+                    .unwrap_or_default();
+                assert_eq!(caller.scopes, scopes);
+                assert_eq!(Ok(caller.exp), exp);
+            }
+        }
+    }
 }

@@ -296,3 +296,52 @@ pub fn resource_token(
         },
     }
 }
+
+/// The HTTP server's reading of an authorization server's metadata document for `issuer`
+/// (to find its `jwks_uri` or `introspection_endpoint`): the document when taken, else why
+/// not.
+#[cfg(all(feature = "server", feature = "oauth"))]
+pub fn resource_server_metadata(bytes: &[u8], issuer: &str) -> Result<serde_json::Value, String> {
+    crate::server::auth::fuzz_metadata(bytes, issuer)
+}
+
+/// The HTTP server's reading of a JWKS document: how many usable keys it gives (at most
+/// `max_keys` keys taken), else why it was refused whole.
+#[cfg(all(feature = "server", feature = "oauth"))]
+pub fn resource_jwks(bytes: &[u8], max_keys: usize) -> Result<usize, String> {
+    crate::server::auth::fuzz_jwks(bytes, max_keys)
+}
+
+/// What the HTTP server made of a token introspection answer (RFC 7662) for `resource` from
+/// `issuer` at `now` (Unix seconds, no leeway).
+#[cfg(all(feature = "server", feature = "oauth"))]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IntrospectionOut {
+    /// The caller's subject.
+    pub subject: String,
+    /// The caller's client id.
+    pub client_id: Option<String>,
+    /// The caller's scopes.
+    pub scopes: Vec<String>,
+    /// The token's `exp`.
+    pub exp: Option<u64>,
+}
+
+/// Reads a token introspection answer as the HTTP server does (see [`IntrospectionOut`]):
+/// the caller it admits, else why not.
+#[cfg(all(feature = "server", feature = "oauth"))]
+pub fn introspection_answer(
+    bytes: &[u8],
+    resource: &str,
+    issuer: &str,
+    now: u64,
+) -> Result<IntrospectionOut, String> {
+    crate::server::auth::fuzz_introspection(bytes, resource, issuer, now).map(|(caller, exp)| {
+        IntrospectionOut {
+            subject: caller.subject,
+            client_id: caller.client_id,
+            scopes: caller.scopes,
+            exp,
+        }
+    })
+}

@@ -259,7 +259,7 @@ mod skills;
 mod start;
 mod stats;
 
-pub use policy::{Policy, PolicyMismatch, UnknownName, MAX_POLICY_BYTES};
+pub use policy::{AuthSection, Policy, PolicyMismatch, UnknownName, MAX_POLICY_BYTES};
 pub use start::{Clash, FailedBackend, StartReport, StartedBackend};
 
 use backend::Backend;

@@ -14,9 +14,11 @@ use crate::error::{Error, Result};
 use crate::harness::{check_bound, Overflow, ResultLimit, ToolOptions, ToolTimeout};
 
 mod access;
+mod auth;
 mod check;
 
 use access::Access;
+pub use auth::AuthSection;
 pub use check::{PolicyMismatch, UnknownName};
 
 /// The largest policy document read, in bytes.
@@ -108,6 +110,7 @@ struct ServerRules {
 /// | `allow_large_integers` | top, server, tool | integers beyond ±(2^53 − 1) are passed on | false (INVALID) |
 /// | `scopes` | top, server, tool | scopes the caller's access token must hold (at most 256); a caller without them is answered HTTP 403 `insufficient_scope` naming every scope the tool needs | none |
 /// | `subjects` | top, server, tool | `{"allow": […], "deny": […]}` (at most 256 each): the token subjects who may use the tool; to anyone else it is not listed and is UNKNOWN_TOOL if called | everyone |
+/// | `auth` | top | the authorization in front of the gateway over HTTP: `resource`, `issuer`, `tokens`, `introspection`, `scopes`, `leeway`, `introspection_max_age` ([`AuthSection`]; `toolwire serve`'s `--auth-*` flags override it) | none |
 ///
 /// A tool's setting is its own, else its server's, else the top level's, else the default;
 /// except `scopes` and `subjects`, which add up: a tool needs the scopes of all its levels,
@@ -132,6 +135,7 @@ pub struct Policy {
     rule: Rule,
     access: Access,
     servers: BTreeMap<String, ServerRules>,
+    auth: Option<AuthSection>,
 }
 
 impl Default for Policy {
@@ -144,6 +148,7 @@ impl Default for Policy {
             rule: Rule::default(),
             access: Access::default(),
             servers: BTreeMap::new(),
+            auth: None,
         }
     }
 }
@@ -237,6 +242,7 @@ impl Policy {
                 "concurrency" => {
                     policy.concurrency = bounded(value, &here, 1, MAX_CONCURRENCY as u64)? as usize
                 }
+                "auth" => policy.auth = Some(auth::section(value, &here)?),
                 "servers" => {
                     for (server, rules) in self::object(value, &here)? {
                         let rules = server_rules(rules, &format!("{here}/{server}"))?;
@@ -247,12 +253,18 @@ impl Policy {
                     if !rule_key(&mut policy.rule, key, value, &here)?
                         && !policy.access.key(key, value, &here)?
                     {
-                        return Err(unknown(key, at, "namespace, calls_per_caller, budget_window, concurrency, servers, timeout, result_chars, overflow, idempotent, allow_large_integers, scopes, subjects"));
+                        return Err(unknown(key, at, "namespace, calls_per_caller, budget_window, concurrency, servers, timeout, result_chars, overflow, idempotent, allow_large_integers, scopes, subjects, auth"));
                     }
                 }
             }
         }
         Ok(policy)
+    }
+
+    /// The `"auth"` section: the authorization in front of the gateway over HTTP, when the
+    /// document has one.
+    pub fn auth(&self) -> Option<&AuthSection> {
+        self.auth.as_ref()
     }
 
     /// The template of front names: `{server}` and `{tool}` are replaced. Defaults to

@@ -592,6 +592,7 @@ impl Pending {
             &self.call.id,
             &self.method,
             self.target.as_deref(),
+            conn.caller(),
             self.stateless.as_ref(),
             outcome,
         );

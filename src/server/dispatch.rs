@@ -139,7 +139,7 @@ pub(crate) fn prepare(
             method.as_str(),
             methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
         ) {
-        input_round(&method, route.target.as_deref(), &params)?
+        input_round(&method, route.target.as_deref(), &params, conn.caller())?
     } else {
         None
     };
@@ -165,6 +165,7 @@ fn input_round(
     method: &str,
     target: Option<&str>,
     params: &Value,
+    caller: Option<&super::auth::Caller>,
 ) -> Result<Option<InputRound>, Rejection> {
     let responses = match params.get("inputResponses") {
         None => None,
@@ -182,13 +183,13 @@ fn input_round(
     let state = match params.get("requestState") {
         None | Some(Value::Null) => None,
         Some(Value::String(token)) => {
-            match state::verify(token, method, target.unwrap_or_default()) {
+            match state::verify(token, method, target.unwrap_or_default(), caller) {
                 Ok(state) => Some(state),
                 Err(refusal) => {
                     log::warn!(
                         target: super::LOG_TARGET,
                         "`{method}` refused: {}",
-                        refusal.message()
+                        refusal.log_text()
                     );
                     return Err(Rejection {
                         error: ErrorObject::new(ErrorCode::INVALID_PARAMS, refusal.message()),

@@ -2,9 +2,10 @@
 //! input rounds, and list cursors.
 //!
 //! A `requestState` is `base64url(envelope) "." base64url(HMAC-SHA-256(key, envelope))`. The
-//! envelope binds the handler's state to the method and target it was made for and to an
-//! expiry, so a client can neither change it, nor replay it against another tool, nor keep
-//! it forever. The key is 32 random bytes made once per process: a state outlives neither a
+//! envelope binds the handler's state to the method and target it was made for, to the
+//! caller it was made for (with authorization: a SHA-256 of the token's issuer and subject,
+//! never the token) and to an expiry, so a client can neither change it, nor replay it
+//! against another tool or as another caller, nor keep it forever. The key is 32 random bytes made once per process: a state outlives neither a
 //! restart nor the process, which is what a stateless server's retry round needs (the same
 //! process answers within seconds). A server behind a load balancer would need a shared
 //! key; that is not offered yet.
@@ -14,7 +15,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{json, Value};
-use sha2::Sha256;
+use sha2::{Digest, Sha256};
+
+use super::auth::Caller;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -47,12 +50,37 @@ fn now_ms() -> u64 {
         .map_or(0, |since| since.as_millis() as u64)
 }
 
-/// Signs `state` for a retry of `method` on `target` within `ttl`.
-pub(crate) fn sign(method: &str, target: &str, state: &Value, ttl: Duration) -> String {
+/// Who a state is for: the hex SHA-256 of the caller's issuer and subject (nothing for an
+/// unauthenticated request). The state is readable by its holder, so it names no one.
+fn caller_key(caller: Option<&Caller>) -> Value {
+    let Some(caller) = caller else {
+        return Value::Null;
+    };
+    let mut hash = Sha256::new();
+    hash.update(caller.issuer().unwrap_or_default().as_bytes());
+    hash.update([0]);
+    hash.update(caller.subject().as_bytes());
+    let hex: String = hash
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    Value::String(hex)
+}
+
+/// Signs `state` for a retry of `method` on `target` by `caller` within `ttl`.
+pub(crate) fn sign(
+    method: &str,
+    target: &str,
+    caller: Option<&Caller>,
+    state: &Value,
+    ttl: Duration,
+) -> String {
     let envelope = json!({
         "v": 1,
         "m": method,
         "t": target,
+        "c": caller_key(caller),
         "e": now_ms().saturating_add(ttl.as_millis() as u64),
         "s": state,
     })
@@ -72,22 +100,39 @@ pub(crate) enum StateRefusal {
     WrongTarget,
     /// Ours, but past its expiry.
     Expired,
+    /// Ours, but made for another caller (or for an authenticated one, presented without a
+    /// token, or the other way round). Answered as [`StateRefusal::Tampered`] is, so the
+    /// holder learns nothing about whom it was made for.
+    OtherCaller,
 }
 
 impl StateRefusal {
     pub(crate) fn message(&self) -> &'static str {
         match self {
-            StateRefusal::Tampered => {
+            StateRefusal::Tampered | StateRefusal::OtherCaller => {
                 "requestState failed its integrity check: it was not issued by this server or was changed"
             }
             StateRefusal::WrongTarget => "requestState was issued for another request",
             StateRefusal::Expired => "requestState has expired; start the request again",
         }
     }
+
+    /// What the operator's log says (the caller sees [`StateRefusal::message`]).
+    pub(crate) fn log_text(&self) -> &'static str {
+        match self {
+            StateRefusal::OtherCaller => "requestState was issued to another caller",
+            other => other.message(),
+        }
+    }
 }
 
-/// Checks a `requestState` and returns the handler's state in it.
-pub(crate) fn verify(token: &str, method: &str, target: &str) -> Result<Value, StateRefusal> {
+/// Checks a `requestState` presented by `caller` and returns the handler's state in it.
+pub(crate) fn verify(
+    token: &str,
+    method: &str,
+    target: &str,
+    caller: Option<&Caller>,
+) -> Result<Value, StateRefusal> {
     if token.len() > MAX_STATE_BYTES {
         return Err(StateRefusal::Tampered);
     }
@@ -101,6 +146,9 @@ pub(crate) fn verify(token: &str, method: &str, target: &str) -> Result<Value, S
     let envelope: Value = serde_json::from_slice(&envelope).map_err(|_| StateRefusal::Tampered)?;
     if envelope["m"] != method || envelope["t"] != target {
         return Err(StateRefusal::WrongTarget);
+    }
+    if envelope.get("c").unwrap_or(&Value::Null) != &caller_key(caller) {
+        return Err(StateRefusal::OtherCaller);
     }
     if envelope["e"]
         .as_u64()
@@ -231,35 +279,78 @@ mod tests {
     #[test]
     fn a_state_verifies_only_unchanged_and_for_its_own_request() {
         let ttl = Duration::from_secs(60);
-        let token = sign("tools/call", "book", &json!({"round": 2}), ttl);
+        let token = sign("tools/call", "book", None, &json!({"round": 2}), ttl);
         assert_eq!(
-            verify(&token, "tools/call", "book"),
+            verify(&token, "tools/call", "book", None),
             Ok(json!({"round": 2}))
         );
         let tampered = format!("{token}-TAMPERED");
         assert_eq!(
-            verify(&tampered, "tools/call", "book"),
+            verify(&tampered, "tools/call", "book", None),
             Err(StateRefusal::Tampered)
         );
         let mut flipped = token.clone().into_bytes();
         flipped[3] = if flipped[3] == b'A' { b'B' } else { b'A' };
         assert_eq!(
-            verify(&String::from_utf8(flipped).unwrap(), "tools/call", "book"),
+            verify(
+                &String::from_utf8(flipped).unwrap(),
+                "tools/call",
+                "book",
+                None
+            ),
             Err(StateRefusal::Tampered)
         );
         assert_eq!(
-            verify(&token, "tools/call", "other"),
+            verify(&token, "tools/call", "other", None),
             Err(StateRefusal::WrongTarget)
         );
         assert_eq!(
-            verify("not-a-state", "tools/call", "book"),
+            verify("not-a-state", "tools/call", "book", None),
             Err(StateRefusal::Tampered)
         );
-        let expired = sign("tools/call", "book", &json!(1), Duration::ZERO);
+        let expired = sign("tools/call", "book", None, &json!(1), Duration::ZERO);
         std::thread::sleep(Duration::from_millis(2));
         assert_eq!(
-            verify(&expired, "tools/call", "book"),
+            verify(&expired, "tools/call", "book", None),
             Err(StateRefusal::Expired)
+        );
+    }
+
+    #[test]
+    fn a_state_verifies_only_for_the_caller_it_was_made_for() {
+        let caller = |subject: &str, issuer: Option<&str>| Caller {
+            subject: subject.to_owned(),
+            client_id: None,
+            scopes: Vec::new(),
+            issuer: issuer.map(str::to_owned),
+        };
+        let ann = caller("ann", Some("https://a.example"));
+        let ttl = Duration::from_secs(60);
+        let token = sign("tools/call", "book", Some(&ann), &json!(1), ttl);
+        let check = |who: Option<&Caller>| verify(&token, "tools/call", "book", who);
+        assert_eq!(check(Some(&ann)), Ok(json!(1)));
+        let refused = Err(StateRefusal::OtherCaller);
+        assert_eq!(check(None), refused);
+        assert_eq!(
+            check(Some(&caller("bob", Some("https://a.example")))),
+            refused
+        );
+        assert_eq!(
+            check(Some(&caller("ann", Some("https://b.example")))),
+            refused
+        );
+        assert_eq!(check(Some(&caller("ann", None))), refused);
+        // The state names no one: only a hash of the caller travels.
+        let envelope = String::from_utf8(decode(token.split('.').next().unwrap()).unwrap());
+        assert!(!envelope.unwrap().contains("ann"));
+        let anonymous = sign("tools/call", "book", None, &json!(1), ttl);
+        assert_eq!(
+            verify(&anonymous, "tools/call", "book", Some(&ann)),
+            Err(StateRefusal::OtherCaller)
+        );
+        assert_eq!(
+            StateRefusal::OtherCaller.message(),
+            StateRefusal::Tampered.message()
         );
     }
 

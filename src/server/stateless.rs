@@ -5,6 +5,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::auth::Caller;
 use super::conn::Envelope;
 use super::dispatch::Rejection;
 use super::state;
@@ -361,6 +362,7 @@ pub(crate) fn answer(
     id: &RequestId,
     method: &str,
     target: Option<&str>,
+    caller: Option<&Caller>,
     stateless: Option<&Value>,
     outcome: Result<Value, HandlerError>,
 ) -> (Response, u16) {
@@ -390,7 +392,7 @@ pub(crate) fn answer(
             (Response::error(Some(id.clone()), error), status)
         }
         Err(HandlerError::InputRequired(input)) => {
-            match input_required(server, method, target, capabilities, input) {
+            match input_required(server, method, target, caller, capabilities, input) {
                 Ok(result) => (Response::ok(id.clone(), result), 200),
                 Err(error) => {
                     let status = status_of(error.code);
@@ -407,6 +409,7 @@ fn input_required(
     server: &Shared,
     method: &str,
     target: Option<&str>,
+    caller: Option<&Caller>,
     capabilities: &Value,
     input: InputRequired,
 ) -> Result<Value, ErrorObject> {
@@ -442,6 +445,7 @@ fn input_required(
         let token = state::sign(
             method,
             target.unwrap_or_default(),
+            caller,
             state,
             server.config.input_state_ttl,
         );

@@ -59,6 +59,56 @@ fn resource_token_inputs_hold_their_properties() {
     run_all("resource_token", auth_checks::resource_token);
 }
 
+#[cfg(feature = "server")]
+#[test]
+fn resource_documents_inputs_hold_their_properties() {
+    run_all("resource_documents", auth_checks::resource_documents);
+}
+
+/// The `resource_documents` seeds are taken and refused as their names say.
+#[cfg(feature = "server")]
+#[test]
+fn the_resource_documents_seeds_are_taken_and_refused_as_named() {
+    let seed = |name: &str| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fuzz/corpus/resource_documents")
+            .join(name);
+        std::fs::read(path).unwrap()[1..].to_vec()
+    };
+    let issuer = auth_checks::ISSUER;
+    let metadata = |name: &str| toolwire::fuzzing::resource_server_metadata(&seed(name), issuer);
+    assert!(metadata("metadata.json").is_ok());
+    assert!(metadata("metadata_other_issuer.json").is_err());
+    assert_eq!(
+        toolwire::fuzzing::resource_jwks(&seed("jwks_two_keys.json"), 32),
+        Ok(2)
+    );
+    assert_eq!(
+        toolwire::fuzzing::resource_jwks(&seed("jwks_unusable_keys.json"), 32),
+        Ok(0)
+    );
+    let answer = |name: &str| {
+        toolwire::fuzzing::introspection_answer(
+            &seed(name),
+            auth_checks::RESOURCE,
+            issuer,
+            auth_checks::NOW,
+        )
+    };
+    let active = answer("introspection_active.json").unwrap();
+    assert_eq!(
+        (active.subject.as_str(), active.exp),
+        ("ann", Some(1_000_060))
+    );
+    for refused in [
+        "introspection_inactive.json",
+        "introspection_dpop.json",
+        "introspection_expired.json",
+    ] {
+        assert!(answer(refused).is_err(), "{refused}");
+    }
+}
+
 /// The `resource_token` seeds reach every answer: served (ES256 and RS256), 403 and 401.
 #[cfg(feature = "server")]
 #[test]

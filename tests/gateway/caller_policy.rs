@@ -135,3 +135,73 @@ fn a_policy_naming_callers_does_not_start_without_authorization_in_front() {
         "{error}"
     );
 }
+
+/// A backend that accepts both the front caller's token and the gateway's own, and says whose
+/// it was given: the gateway always sends its own (the MCP authorization specification
+/// forbids passing the caller's token through), in both eras.
+#[test]
+fn the_front_callers_token_is_never_sent_to_a_backend() {
+    use toolwire::harness::LocalTool;
+    use toolwire::server::{CallToolResult, RequestContext, Server, ServerConfig};
+
+    let backend_tokens = StaticTokens::new()
+        .with(&crate::support::hex_sha256("ann-secret"), "ann", &[])
+        .unwrap()
+        .with(
+            &crate::support::hex_sha256("gateway-secret"),
+            "gateway",
+            &[],
+        )
+        .unwrap();
+    let backend = Server::new(ServerConfig::new("backend", "1")).unwrap();
+    backend
+        .add_tool(LocalTool::with_context(
+            "whoami",
+            "Says whose token came.",
+            json!({"type": "object"}),
+            |context, _| {
+                let subject = RequestContext::of(context)
+                    .and_then(|c| c.caller())
+                    .map_or("nobody".to_owned(), |caller| caller.subject().to_owned());
+                Ok(CallToolResult::from_text(subject))
+            },
+        ))
+        .unwrap();
+    let backend_http = toolwire::server::HttpServer::bind(
+        &backend,
+        HttpServerConfig::new().authorization(Authorization::static_tokens(
+            "http://127.0.0.1/mcp",
+            backend_tokens,
+        )),
+    )
+    .unwrap();
+    let entry = json!({"url": backend_http.url(),
+        "headers": {"Authorization": "Bearer gateway-secret"}});
+    let front_tokens = StaticTokens::new()
+        .with(&crate::support::hex_sha256("ann-secret"), "ann", &[])
+        .unwrap();
+    let gateway = support::gateway_with(
+        &[("remote", entry)],
+        "{}",
+        GatewayConfig::new().http(HttpServerConfig::new().authorization(
+            Authorization::static_tokens("http://127.0.0.1/mcp", front_tokens),
+        )),
+    );
+    assert!(gateway.report().failed.is_empty(), "{:?}", gateway.report());
+    let http = gateway.serve_http("127.0.0.1:0".parse().unwrap()).unwrap();
+    for mode in [ProtocolMode::Legacy, ProtocolMode::Modern] {
+        let ann = McpClient::connect_http(
+            HttpConfig::new(http.url()).bearer_token("ann-secret"),
+            McpConfig::default().mode(mode),
+        )
+        .expect("front client with a token");
+        assert_eq!(
+            call(&ann, "mcp__remote__whoami", json!({})).text(),
+            "gateway",
+            "{mode:?}"
+        );
+        ann.close().unwrap();
+    }
+    http.close().unwrap();
+    backend_http.close().unwrap();
+}

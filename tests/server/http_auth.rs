@@ -24,7 +24,7 @@ use toolwire::{HttpConfig, McpClient, McpConfig, ProtocolMode};
 use crate::support::http_fake::FakeServer;
 use crate::support::server::{exchange, post, stateless_headers, stateless_request};
 
-const RESOURCE: &str = "https://mcp.example/mcp";
+pub(crate) const RESOURCE: &str = "https://mcp.example/mcp";
 
 /// A server with `whoami` (the caller's subject and scopes), counting every handler run.
 fn server(runs: &Arc<AtomicUsize>) -> Server {
@@ -205,14 +205,14 @@ fn a_session_belongs_to_the_caller_who_opened_it() {
 
 /// An issuer of the test's own: RFC 8414 metadata and a JWKS of the keys it holds now,
 /// counting the JWKS fetches.
-struct Issuer {
+pub(crate) struct Issuer {
     fake: FakeServer,
-    keys: Arc<Mutex<Vec<Value>>>,
-    fetches: Arc<AtomicUsize>,
+    pub(crate) keys: Arc<Mutex<Vec<Value>>>,
+    pub(crate) fetches: Arc<AtomicUsize>,
 }
 
 impl Issuer {
-    fn start() -> Issuer {
+    pub(crate) fn start() -> Issuer {
         let keys: Arc<Mutex<Vec<Value>>> = Arc::default();
         let fetches = Arc::new(AtomicUsize::new(0));
         let (served, counted) = (Arc::clone(&keys), Arc::clone(&fetches));
@@ -240,12 +240,12 @@ impl Issuer {
         }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         self.fake.url.trim_end_matches("/mcp").to_owned()
     }
 
     /// Publishes `key` under `kid`.
-    fn publish(&self, key: &SigningKey, kid: &str) {
+    pub(crate) fn publish(&self, key: &SigningKey, kid: &str) {
         let mut jwk = key.public_jwk();
         jwk["kid"] = json!(kid);
         jwk["use"] = json!("sig");
@@ -262,12 +262,12 @@ fn now() -> u64 {
 }
 
 /// The claims of a good token from `issuer` for the resource.
-fn claims(issuer: &str) -> Value {
+pub(crate) fn claims(issuer: &str) -> Value {
     json!({"iss": issuer, "sub": "ann", "client_id": "app-1", "aud": [RESOURCE, "other"],
         "scope": "mcp:tools extra", "iat": now(), "exp": now() + 300, "jti": "j1"})
 }
 
-fn at_jwt(kid: &str) -> Value {
+pub(crate) fn at_jwt(kid: &str) -> Value {
     json!({"alg": "ES256", "typ": "at+jwt", "kid": kid})
 }
 

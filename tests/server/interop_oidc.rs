@@ -4,9 +4,11 @@
 //! resource indicators. A valid token lists and calls; a missing one gets 401 with the
 //! header and a fetchable metadata document naming the issuer; ES256 and RS256 tokens verify
 //! with the issuer's own keys; another audience, a bad signature, `alg: none` and an expired
-//! token are 401, a missing scope 403, and none of them reaches a handler. toolwire's own CLI
+//! token are 401, a missing scope 403, and none of them reaches a handler. Its opaque tokens
+//! (for a resource it issues them for) are checked by token introspection. toolwire's own CLI
 //! logs in to a protected `toolwire serve` with `--grant client-credentials` (an unbound token,
-//! though oidc-provider offers DPoP: the server challenges `Bearer` alone). Runs when
+//! though oidc-provider offers DPoP: the server challenges `Bearer` alone), and so does the
+//! official Python SDK client with the authorization code and PKCE. Runs when
 //! TOOLWIRE_PEERS=1 or TOOLWIRE_PEERS_DIR is set.
 #![cfg(feature = "oauth")]
 
@@ -230,6 +232,39 @@ fn oidc_provider_tokens_are_accepted_and_bad_ones_refused_before_any_handler() {
     http.close().unwrap();
 }
 
+/// `toolwire serve --http ADDR` over the tool_server example (as server `demo`), protected by
+/// `oidc`'s JWTs for `http://ADDR/mcp` with scope `mcp:read`, once it listens; killed when
+/// dropped, if a test fails before it stops the server itself.
+#[cfg(feature = "cli")]
+fn protected_serve(
+    oidc: &Oidc,
+    addr: std::net::SocketAddr,
+    folder: &Path,
+) -> crate::support::cli::KillOnDrop {
+    use crate::support::cli;
+    let config = folder.join("servers.json");
+    let entry = json!({"command": cli::tool_server().display().to_string(), "args": []});
+    std::fs::write(&config, json!({"mcpServers": {"demo": entry}}).to_string()).unwrap();
+    let resource = format!("http://{addr}/mcp");
+    let mut serve = cli::toolwire(&[
+        "serve",
+        "--config",
+        config.to_str().unwrap(),
+        "--http",
+        &addr.to_string(),
+        "--auth-issuer",
+        &oidc.issuer,
+        "--auth-resource",
+        &resource,
+        "--auth-scope",
+        "mcp:read",
+    ]);
+    serve.stdin(Stdio::null());
+    let (serving, lines) = cli::spawn_with_stderr_lines(serve);
+    cli::read_until(&lines, |line| line.contains("listening on "));
+    serving
+}
+
 /// toolwire's CLI end to end: `toolwire serve --http` over the tool_server example, protected
 /// by oidc-provider's JWTs, and `toolwire call --grant client-credentials` finding the
 /// authorization server through the 401 and the metadata, getting a token for the metadata's
@@ -264,26 +299,7 @@ fn the_cli_logs_in_to_a_protected_toolwire_serve_with_client_credentials() {
         "{configuration}"
     );
     let folder = cli::scratch("oidc-cli");
-    let config = folder.join("servers.json");
-    let entry = json!({"command": cli::tool_server().display().to_string(), "args": []});
-    std::fs::write(&config, json!({"mcpServers": {"demo": entry}}).to_string()).unwrap();
-    let mut serve = cli::toolwire(&[
-        "serve",
-        "--config",
-        config.to_str().unwrap(),
-        "--http",
-        &addr.to_string(),
-        "--auth-issuer",
-        &oidc.issuer,
-        "--auth-resource",
-        &resource,
-        "--auth-scope",
-        "mcp:read",
-    ]);
-    serve.stdin(Stdio::null());
-    // Killed when dropped, if the test fails before it stops the server itself.
-    let (mut serving, lines) = cli::spawn_with_stderr_lines(serve);
-    cli::read_until(&lines, |line| line.contains("listening on "));
+    let mut serving = protected_serve(&oidc, addr, &folder);
     let tokens = folder.join("tokens.json");
     let command = |args: &[&str], secret: bool| {
         let mut command = cli::toolwire(args);
@@ -352,6 +368,131 @@ fn the_cli_logs_in_to_a_protected_toolwire_serve_with_client_credentials() {
         }
     }
     assert!(!kept.contains("svc-secret"), "the secret is not kept");
+    cli::sigint(serving.id());
+    assert_eq!(cli::wait_bounded(&mut serving, LONG), 0);
+    let _ = std::fs::remove_dir_all(folder);
+}
+
+/// Opaque tokens from oidc-provider (its resource indicators' `accessTokenFormat: 'opaque'`),
+/// checked by introspection at the `introspection_endpoint` its discovery names, this
+/// server authenticating as client `rs` (`client_secret_basic`): a good token lists and
+/// calls as its client, a token for another audience (a JWT for the plain resource, which
+/// oidc-provider does not introspect as this audience's) is 401, a missing scope 403, and
+/// wrong credentials at the endpoint 503; no refusal reaches a handler.
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn oidc_provider_opaque_tokens_are_checked_by_introspection() {
+    let oidc = start_oidc("oidc_provider_opaque_tokens_are_checked_by_introspection");
+    let opaque_resource = format!("{RESOURCE}/opaque");
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server = Server::new(ServerConfig::new("introspected", "1")).unwrap();
+    let counted = Arc::clone(&runs);
+    server
+        .add_tool(LocalTool::with_context(
+            "whoami",
+            "Says who called.",
+            json!({"type": "object"}),
+            move |context, _| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let caller = toolwire::server::RequestContext::of(context)
+                    .and_then(|c| c.caller())
+                    .expect("a caller");
+                Ok(CallToolResult::from_text(format!(
+                    "{} {}",
+                    caller.subject(),
+                    caller.scopes().join(",")
+                )))
+            },
+        ))
+        .unwrap();
+    let auth = Authorization::introspection(opaque_resource.clone(), oidc.issuer.clone())
+        .introspection_client("rs", "rs-secret")
+        .scopes(["mcp:read"])
+        .leeway(Duration::ZERO);
+    let http = HttpServer::bind(&server, HttpServerConfig::new().authorization(auth)).unwrap();
+    let good = token(&oidc, &opaque_resource, "mcp:read mcp:write");
+    assert_eq!(good.split('.').count(), 1, "an opaque token, not a JWT");
+    for mode in [ProtocolMode::Legacy, ProtocolMode::Modern] {
+        let client = McpClient::connect_http(
+            HttpConfig::new(http.url()).bearer_token(&good),
+            McpConfig::default().mode(mode),
+        )
+        .unwrap();
+        assert_eq!(client.list_tools().unwrap().len(), 1);
+        let text = client.call_tool("whoami", json!({})).unwrap().text();
+        assert_eq!(text, "svc mcp:read,mcp:write", "{mode:?}");
+        client.close().unwrap();
+    }
+    let served = runs.load(Ordering::SeqCst);
+    let jwt_elsewhere = token(&oidc, RESOURCE, "mcp:read");
+    let answer = call(&http, Some(&jwt_elsewhere));
+    assert_eq!(answer.status, 401, "{answer:?}");
+    assert!(answer
+        .header("www-authenticate")
+        .unwrap()
+        .contains("error=\"invalid_token\""));
+    assert_eq!(call(&http, Some("not-a-token-it-issued")).status, 401);
+    let narrow = token(&oidc, &opaque_resource, "mcp:write");
+    let answer = call(&http, Some(&narrow));
+    assert_eq!(answer.status, 403, "{answer:?}");
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        served,
+        "no refusal ran a handler"
+    );
+    http.close().unwrap();
+    // oidc-provider refuses the resource server's wrong secret: 503, not the token's fault.
+    let auth = Authorization::introspection(opaque_resource.clone(), oidc.issuer.clone())
+        .introspection_client("rs", "wrong-secret");
+    let refused = HttpServer::bind(&server, HttpServerConfig::new().authorization(auth)).unwrap();
+    let answer = call(&refused, Some(&good));
+    assert_eq!(answer.status, 503, "{answer:?}");
+    refused.close().unwrap();
+}
+
+/// The official Python SDK's client (PyPI `mcp` 2.3.0, tests/peers/py_oauth_client.py) logs
+/// in to a protected `toolwire serve` with its OAuth provider and calls through it. The grant
+/// is the authorization code with PKCE, the one a person uses: oidc-provider's development
+/// interactions (a login form taking any login, then a consent form) can be driven without a
+/// person, so the script posts both forms where a browser would, and hands the redirect's
+/// code back to the SDK, which exchanges it (with its verifier and the resource indicator) for
+/// a JWT access token for the server's resource. The client is oidc-provider's pre-registered
+/// public client `pyapp`. The server admits the token: the SDK lists and calls.
+#[cfg(feature = "cli")]
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn the_python_sdk_client_logs_in_to_a_protected_toolwire_serve_with_the_authorization_code() {
+    use crate::support::cli;
+    let test =
+        "the_python_sdk_client_logs_in_to_a_protected_toolwire_serve_with_the_authorization_code";
+    let python = mcp::peers(test).path("TOOLWIRE_PYTHON");
+    // As in the CLI test: the resource's port is held until oidc-provider listens.
+    let holder = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = holder.local_addr().unwrap();
+    let resource = format!("http://{addr}/mcp");
+    let oidc = start_oidc_for(test, &[&resource]);
+    drop(holder);
+    let folder = cli::scratch("oidc-python");
+    let mut serving = protected_serve(&oidc, addr, &folder);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_oauth_client.py");
+    let mut run = Command::new(python);
+    run.arg(script).arg(&resource).stdin(Stdio::null());
+    let output = cli::run(run);
+    assert!(
+        output.code == 0 && output.stdout.contains("PYOAUTH PASSED"),
+        "the Python client failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+        output.code,
+        output.stdout,
+        output.stderr
+    );
+    for step in [
+        "authorization request with PKCE S256",
+        "posted login and consent",
+        "echo through the protected gateway",
+        "token type Bearer, scope mcp:read",
+    ] {
+        assert!(output.stdout.contains(step), "{step}: {}", output.stdout);
+    }
     cli::sigint(serving.id());
     assert_eq!(cli::wait_bounded(&mut serving, LONG), 0);
     let _ = std::fs::remove_dir_all(folder);

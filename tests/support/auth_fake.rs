@@ -85,6 +85,11 @@ pub struct Options {
     /// `tools/list` names the quoting tools (`quote`, `quote_text`) beside `echo`, so a
     /// gateway in front serves them.
     pub list_quoting_tools: bool,
+    /// Offer token introspection (RFC 7662) at `/introspect` to this client id and secret
+    /// (HTTP Basic); its answers name `options.resource` (else the MCP URL) as audience.
+    pub introspection: Option<(&'static str, &'static str)>,
+    /// `/introspect` answers 500.
+    pub introspection_down: bool,
 }
 
 impl Default for Options {
@@ -123,6 +128,8 @@ impl Default for Options {
             challenge_metadata: None,
             authorization_server: None,
             list_quoting_tools: false,
+            introspection: None,
+            introspection_down: false,
         }
     }
 }
@@ -157,6 +164,8 @@ pub struct World {
     pub proofs: Vec<(String, Value, Value)>,
     /// Token exchanges at the identity provider.
     pub exchanges: Vec<HashMap<String, String>>,
+    /// Introspection requests, each with its form and `Authorization` header.
+    pub introspections: Vec<(HashMap<String, String>, Option<String>)>,
 }
 
 pub struct FakeAuth {
@@ -318,6 +327,9 @@ fn handle(req: &Req, reply: &mut Reply<'_>, base: &str, options: &Options, world
         if options.dpop {
             document["dpop_signing_alg_values_supported"] = json!(["ES256"]);
         }
+        if options.introspection.is_some() {
+            document["introspection_endpoint"] = json!(format!("{base}/introspect"));
+        }
         return reply.json(200, &document, &[]);
     }
     match (req.method.as_str(), path.as_str()) {
@@ -352,6 +364,7 @@ fn handle(req: &Req, reply: &mut Reply<'_>, base: &str, options: &Options, world
                 &[],
             )
         }
+        ("POST", "/introspect") => introspect(req, reply, options, world, &real_issuer, &mcp_url),
         ("POST", "/mcp") => mcp(req, reply, base, options, world),
         ("GET" | "DELETE", "/mcp") => reply.send(405, "", &[], ""),
         _ => reply.send(404, "text/plain", &[], "not found"),
@@ -589,6 +602,47 @@ fn token(req: &Req, reply: &mut Reply<'_>, options: &Options, world: &Mutex<Worl
         }
         _ => fail(reply, "unsupported_grant_type"),
     }
+}
+
+/// RFC 7662: the issued token's scopes, `client_id` `svc`, `sub` `user-N`, for the resource.
+fn introspect(
+    req: &Req,
+    reply: &mut Reply<'_>,
+    o: &Options,
+    world: &Mutex<World>,
+    iss: &str,
+    mcp: &str,
+) {
+    let (body, basic) = (
+        form(&req.body),
+        req.header("authorization").map(str::to_owned),
+    );
+    let mut world = world.lock().unwrap();
+    world.introspections.push((body.clone(), basic.clone()));
+    let Some((id, secret)) = o.introspection.filter(|_| !o.introspection_down) else {
+        return reply.json(500, &json!({"error": "server_error"}), &[]);
+    };
+    if basic
+        != Some(format!(
+            "Basic {}",
+            STANDARD.encode(format!("{id}:{secret}"))
+        ))
+    {
+        return reply.json(401, &json!({"error": "invalid_client"}), &[]);
+    }
+    let token = body.get("token").cloned().unwrap_or_default();
+    let Some(scopes) = world.tokens.get(&token) else {
+        return reply.json(200, &json!({"active": false}), &[]);
+    };
+    let exp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + o.expires_in.unwrap_or(3600);
+    let answer = json!({"active": true, "scope": scopes.join(" "), "client_id": "svc", "exp": exp,
+        "sub": token.replacen(o.token_prefix, "user-", 1), "iss": iss, "token_type": "Bearer",
+        "aud": o.resource.clone().unwrap_or_else(|| mcp.to_owned())});
+    reply.json(200, &answer, &[])
 }
 
 fn mcp(req: &Req, reply: &mut Reply<'_>, base: &str, options: &Options, world: &Mutex<World>) {

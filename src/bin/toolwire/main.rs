@@ -44,6 +44,7 @@ mod logger;
 mod output;
 mod progress;
 mod serve;
+mod serve_auth;
 mod serverlog;
 mod shell;
 mod sniff;

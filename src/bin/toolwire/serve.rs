@@ -17,8 +17,8 @@ use clap::Args;
 use crossbeam_channel::{bounded, select, Receiver};
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
-use toolwire::gateway::{Gateway, GatewayConfig, Policy};
-use toolwire::server::{Authorization, HttpServerConfig, StaticTokens};
+use toolwire::gateway::{AuthSection, Gateway, GatewayConfig, Policy};
+use toolwire::server::HttpServerConfig;
 
 use crate::cli::{Cli, Protocol};
 use crate::transcript::Transcript;
@@ -48,8 +48,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_duration)]
     pub start_timeout: std::time::Duration,
     /// With --http: accept JWT access tokens issued by the authorization server at URL (its
-    /// keys found through its metadata). Repeat to trust several. Needs --auth-resource.
-    #[arg(long, value_name = "URL", requires_all = ["http", "auth_resource"], conflicts_with = "auth_tokens")]
+    /// keys found through its metadata). Repeat to trust several. Needs --auth-resource. The
+    /// --auth-* flags override the policy's "auth" section.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "http",
+        conflicts_with = "auth_tokens"
+    )]
     pub auth_issuer: Vec<String>,
     /// With --http: the resource URI clients reach this server at (e.g.
     /// https://mcp.example/mcp): tokens must name it in their audience, and the protected
@@ -58,16 +64,41 @@ pub struct ServeArgs {
     pub auth_resource: Option<String>,
     /// With --http: a scope every request needs (403 insufficient_scope without it).
     /// Repeatable.
-    #[arg(long, value_name = "SCOPE", requires = "auth_resource")]
+    #[arg(long, value_name = "SCOPE", requires = "http")]
     pub auth_scope: Vec<String>,
     /// With --http: accept the tokens of FILE, JSON
     /// {"tokens": [{"sha256": "<hex of the token>", "subject": "…", "scopes": ["…"]}]}.
     #[arg(long, value_name = "FILE", requires = "http")]
     pub auth_tokens: Option<PathBuf>,
+    /// With --http: the issuer's tokens are opaque: check each at its introspection endpoint
+    /// (RFC 7662; the one its metadata names), answers believed for up to 60 s.
+    #[arg(long, requires = "http", conflicts_with = "auth_tokens")]
+    pub auth_introspection: bool,
+    /// With --http: the introspection endpoint, instead of the issuer metadata's (implies
+    /// --auth-introspection).
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "http",
+        conflicts_with = "auth_tokens"
+    )]
+    pub auth_introspection_endpoint: Option<String>,
+    /// With --auth-introspection: this server's client id at the introspection endpoint.
+    #[arg(long, value_name = "ID", requires = "http")]
+    pub auth_client_id: Option<String>,
+    /// With --auth-introspection: this server's client secret there (also read from
+    /// TOOLWIRE_AUTH_CLIENT_SECRET, which keeps it out of the process list). Never shown.
+    #[arg(long, value_name = "SECRET", requires = "http")]
+    pub auth_client_secret: Option<String>,
     /// With --http: a host name clients reach this server by (its `Host` and `Origin` are
     /// accepted; loopback names always are, and so is --auth-resource's host). Repeatable.
     #[arg(long, value_name = "NAME", requires = "http")]
     pub allowed_host: Vec<String>,
+    /// With --http: an origin browsers may call this server from (`Origin` compared exactly,
+    /// e.g. `https://app.example:8443`), besides those of loopback and --allowed-host names.
+    /// Repeatable.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    pub allowed_origin: Vec<String>,
     /// With --http on an address that is not loopback: serve without authorization anyway.
     #[arg(long, requires = "http", conflicts_with_all = ["auth_issuer", "auth_tokens"])]
     pub no_auth: bool,
@@ -96,50 +127,31 @@ fn tls_settings(args: &ServeArgs, config: HttpServerConfig) -> Result<HttpServer
     Ok(config.tls(tls))
 }
 
-/// The HTTP server's settings the arguments give: authorization, and the refusal to listen
-/// on the network without it (before anything is bound or started).
-fn http_config(args: &ServeArgs, addr: SocketAddr) -> Result<HttpServerConfig, Failure> {
-    let resource = || {
-        args.auth_resource.clone().ok_or_else(|| {
-            Failure::usage("--auth-issuer and --auth-tokens need --auth-resource URL")
-        })
-    };
-    let authorization = if let Some(file) = &args.auth_tokens {
-        let tokens = StaticTokens::from_file(file)
-            .map_err(|error| Failure::from_error("reading --auth-tokens", &error))?;
-        Some(Authorization::static_tokens(resource()?, tokens))
-    } else if let Some((first, more)) = args.auth_issuer.split_first() {
-        let start = Authorization::jwt(resource()?, first.clone());
-        Some(
-            more.iter()
-                .fold(start, |auth, issuer| auth.issuer(issuer.clone())),
-        )
-    } else if args.auth_resource.is_some() {
-        return Err(Failure::usage(
-            "--auth-resource needs --auth-issuer URL or --auth-tokens FILE",
-        ));
-    } else {
-        None
-    };
-    let authorization = authorization.map(|auth| auth.scopes(args.auth_scope.iter().cloned()));
+/// The HTTP server's settings the arguments (over the policy's `"auth"` section) give:
+/// authorization, and the refusal to listen on the network without it (before anything is
+/// bound or started).
+fn http_config(
+    args: &ServeArgs,
+    addr: SocketAddr,
+    section: Option<&AuthSection>,
+) -> Result<HttpServerConfig, Failure> {
+    let authorization = crate::serve_auth::authorization(args, section)?;
     if authorization.is_none() && !addr.ip().is_loopback() && !args.no_auth {
         return Err(Failure::usage(format!(
             "--http {addr} is not a loopback address: anyone who reaches it could call every \
              tool. Give --auth-issuer URL --auth-resource URL (JWT access tokens) or \
-             --auth-tokens FILE --auth-resource URL (static tokens), or --no-auth to serve \
-             without authorization anyway"
+             --auth-tokens FILE --auth-resource URL (static tokens), or the policy's \
+             \"auth\" section, or --no-auth to serve without authorization anyway"
         )));
     }
     let mut hosts = args.allowed_host.clone();
     if let Some(authorization) = &authorization {
-        authorization
-            .check()
-            .map_err(|error| Failure::from_error("checking the authorization", &error))?;
         hosts.extend(resource_host(authorization.resource()));
     }
     let mut config = HttpServerConfig::new()
         .addr(addr)
         .allowed_hosts(hosts)
+        .allowed_origins(args.allowed_origin.iter().cloned())
         .trusted_proxies(args.trusted_proxy.iter().copied());
     config = tls_settings(args, config)?;
     if let Some(authorization) = authorization {
@@ -182,9 +194,16 @@ pub fn run(
             "`serve` serves every server of a config file: give --config FILE, not --url or --server",
         ));
     }
+    let loaded = crate::configs::load(&cli.target, None)?;
+    let (path, configs) = (loaded.path, loaded.configs);
+    let policy = match &args.policy {
+        Some(file) => Policy::load(file),
+        None => Policy::from_config_section(&path).map(Option::unwrap_or_default),
+    }
+    .map_err(|error| Failure::usage(format!("bad policy: {error}")))?;
     // Checked before any backend starts or any address is bound.
     let http = match args.http {
-        Some(addr) => Some(http_config(args, addr)?),
+        Some(addr) => Some(http_config(args, addr, policy.auth())?),
         None => None,
     };
     // The metrics listener follows --http's rule: on the network only with the same
@@ -199,13 +218,6 @@ pub fn run(
             )));
         }
     }
-    let loaded = crate::configs::load(&cli.target, None)?;
-    let (path, configs) = (loaded.path, loaded.configs);
-    let policy = match &args.policy {
-        Some(file) => Policy::load(file),
-        None => Policy::from_config_section(&path).map(Option::unwrap_or_default),
-    }
-    .map_err(|error| Failure::usage(format!("bad policy: {error}")))?;
     let mut options = GatewayConfig::new()
         .start_timeout(args.start_timeout)
         .connect_timeout(cli.options.connect_timeout)

@@ -136,8 +136,19 @@ fn fetch(
     Ok((uri, keys))
 }
 
-/// The `jwks_uri` of the first metadata document whose `issuer` is exactly `issuer`.
+/// The `jwks_uri` of the issuer's metadata.
 fn discover(http: &FlowHttp, issuer: &str) -> Result<String, Invalid> {
+    let document = metadata_document(http, issuer)?;
+    let Some(uri) = document.get("jwks_uri").and_then(Value::as_str) else {
+        return Err(Invalid("its metadata has no jwks_uri".into()));
+    };
+    check_endpoint(uri, "jwks_uri").map_err(|error| Invalid(error.to_string()))?;
+    Ok(uri.to_owned())
+}
+
+/// The first metadata document (RFC 8414, then OpenID discovery) whose `issuer` is exactly
+/// `issuer`.
+pub(crate) fn metadata_document(http: &FlowHttp, issuer: &str) -> Result<Value, Invalid> {
     let mut last = "no metadata URL could be formed".to_owned();
     for url in server_metadata_urls(issuer) {
         let answer = match http.get(&url, &[], AuthErrorKind::Discovery) {
@@ -147,24 +158,28 @@ fn discover(http: &FlowHttp, issuer: &str) -> Result<String, Invalid> {
                 continue;
             }
         };
-        let Some(document) = answer.json().filter(|_| answer.success()) else {
-            last = format!(
-                "its metadata answered HTTP {} without a JSON document",
-                answer.status
-            );
-            continue;
-        };
-        if document.get("issuer").and_then(Value::as_str) != Some(issuer) {
-            last = "its metadata names another issuer".to_owned();
-            continue;
+        match parse_metadata(&answer.body, issuer) {
+            Ok(document) if answer.success() => return Ok(document),
+            Ok(_) => last = format!("its metadata answered HTTP {}", answer.status),
+            Err(Invalid(reason)) => last = reason,
         }
-        let Some(uri) = document.get("jwks_uri").and_then(Value::as_str) else {
-            return Err(Invalid("its metadata has no jwks_uri".into()));
-        };
-        check_endpoint(uri, "jwks_uri").map_err(|error| Invalid(error.to_string()))?;
-        return Ok(uri.to_owned());
     }
     Err(Invalid(last))
+}
+
+/// An authorization server's metadata document, when it is a JSON object naming exactly
+/// `issuer` (RFC 8414 §3.3).
+pub(crate) fn parse_metadata(bytes: &[u8], issuer: &str) -> Result<Value, Invalid> {
+    let Some(document) = serde_json::from_slice::<Value>(bytes)
+        .ok()
+        .filter(Value::is_object)
+    else {
+        return Err(Invalid("its metadata is not a JSON object".into()));
+    };
+    if document.get("issuer").and_then(Value::as_str) != Some(issuer) {
+        return Err(Invalid("its metadata names another issuer".into()));
+    }
+    Ok(document)
 }
 
 /// The signing keys of a JWKS document that this server can use: EC P-256 and RSA keys of at

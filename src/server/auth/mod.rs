@@ -3,9 +3,10 @@
 //! the protected resource metadata (RFC 9728) is served where the resource URI says, and a
 //! missing or bad token is answered 401, a token without the scopes needed 403 (RFC 6750).
 //!
-//! Tokens are checked one of two ways: JWT access tokens (RFC 9068) signed by a trusted
-//! issuer's keys (feature `oauth`: `jwt`, `jwks`), or a static file of hashed tokens
-//! (`tokens`). Whoever a token names is the request's [`Caller`]
+//! Tokens are checked one of three ways: JWT access tokens (RFC 9068) signed by a trusted
+//! issuer's keys (feature `oauth`: `jwt`, `jwks`), opaque tokens asked about at the issuer's
+//! introspection endpoint (RFC 7662, feature `oauth`: `introspect`), or a static file of
+//! hashed tokens (`tokens`). Whoever a token names is the request's [`Caller`]
 //! ([`crate::server::RequestContext::caller`]). No token is ever logged or put in an error:
 //! the operator's log says what was wrong, the client gets only the challenge the spec gives.
 
@@ -17,6 +18,8 @@ use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
 
+#[cfg(feature = "oauth")]
+mod introspect;
 #[cfg(feature = "oauth")]
 mod jwks;
 #[cfg(feature = "oauth")]
@@ -70,6 +73,8 @@ enum Check {
     Static(Arc<StaticTokens>),
     #[cfg(feature = "oauth")]
     Jwt(Arc<jwks::Issuers>),
+    #[cfg(feature = "oauth")]
+    Introspect(Arc<introspect::Introspector>),
 }
 
 /// The authorization an [`crate::server::HttpServerConfig`] puts in front of its endpoint:
@@ -82,6 +87,8 @@ pub struct Authorization {
     scopes: Vec<String>,
     resource_name: Option<String>,
     check: Check,
+    #[cfg(feature = "oauth")]
+    introspection: introspect::Settings,
     pub(crate) bounds: Bounds,
 }
 
@@ -96,6 +103,7 @@ pub(crate) struct Bounds {
     pub(crate) refetch_interval: Duration,
     pub(crate) keys_max_age: Duration,
     pub(crate) verified_cache: usize,
+    pub(crate) introspection_max_age: Duration,
 }
 
 impl Default for Bounds {
@@ -109,6 +117,7 @@ impl Default for Bounds {
             refetch_interval: Duration::from_secs(30),
             keys_max_age: Duration::from_secs(10 * 60),
             verified_cache: 1024,
+            introspection_max_age: Duration::from_secs(60),
         }
     }
 }
@@ -119,6 +128,8 @@ impl std::fmt::Debug for Authorization {
             Check::Static(tokens) => format!("{} static tokens", tokens.len()),
             #[cfg(feature = "oauth")]
             Check::Jwt(_) => "JWT access tokens".to_owned(),
+            #[cfg(feature = "oauth")]
+            Check::Introspect(_) => "token introspection".to_owned(),
         };
         f.debug_struct("Authorization")
             .field("resource", &self.resource)
@@ -154,6 +165,52 @@ impl Authorization {
         Authorization::with(resource.into(), vec![issuer.into()], check)
     }
 
+    /// Opaque access tokens checked by token introspection (RFC 7662) at `issuer`: each token
+    /// not seen lately is posted to the issuer's `introspection_endpoint` (found through its
+    /// metadata, as for [`Authorization::jwt`], or given by
+    /// [`Authorization::introspection_endpoint`]), this server authenticating with
+    /// [`Authorization::introspection_client`]. The answer must be `active`, have `aud`
+    /// containing `resource`, `iss` (when given) exactly `issuer`, `exp` and `nbf` (when given)
+    /// within the leeway, a subject (`sub`, else `client_id`), and no `cnf` (bearer tokens
+    /// only). When the endpoint cannot be asked, the request is answered 503 (the token was
+    /// not found bad). One issuer only: an opaque token does not say whose it is.
+    #[cfg(feature = "oauth")]
+    pub fn introspection(resource: impl Into<String>, issuer: impl Into<String>) -> Authorization {
+        let check = Check::Introspect(Arc::default());
+        Authorization::with(resource.into(), vec![issuer.into()], check)
+    }
+
+    /// The introspection endpoint, instead of the issuer metadata's `introspection_endpoint`
+    /// (https, or http on loopback). Only with [`Authorization::introspection`]. Defaults to
+    /// the metadata's.
+    #[cfg(feature = "oauth")]
+    pub fn introspection_endpoint(mut self, url: impl Into<String>) -> Self {
+        self.introspection.endpoint = Some(url.into());
+        self
+    }
+
+    /// This server's client id and secret at the introspection endpoint, sent as HTTP Basic
+    /// credentials (`client_secret_basic`, each part form-encoded as RFC 6749 §2.3.1 says).
+    /// The secret is never logged or shown. Only with [`Authorization::introspection`].
+    /// Defaults to none (most authorization servers refuse that).
+    #[cfg(feature = "oauth")]
+    pub fn introspection_client(
+        mut self,
+        client_id: impl Into<String>,
+        secret: impl Into<String>,
+    ) -> Self {
+        self.introspection.client = Some((client_id.into(), secret.into()));
+        self
+    }
+
+    /// How long a good introspection answer is believed before the endpoint is asked again
+    /// (never past the token's `exp`): a token revoked at the authorization server is
+    /// refused at most this late. Zero asks every time. At most 24 hours. Defaults to 60 s.
+    pub fn introspection_max_age(mut self, age: Duration) -> Self {
+        self.bounds.introspection_max_age = age;
+        self
+    }
+
     /// Static tokens, for small deployments: a request's bearer token must hash (SHA-256) to
     /// one of `tokens`, whose subject and scopes become its [`Caller`].
     pub fn static_tokens(resource: impl Into<String>, tokens: StaticTokens) -> Authorization {
@@ -181,6 +238,8 @@ impl Authorization {
             scopes: Vec::new(),
             resource_name: None,
             check,
+            #[cfg(feature = "oauth")]
+            introspection: introspect::Settings::default(),
             bounds: Bounds::default(),
         }
     }
@@ -262,9 +321,11 @@ impl Authorization {
         self
     }
 
-    /// How many verified JWTs are remembered (by their SHA-256, never the token), each until
-    /// its `exp`, so a token used again is not verified again; 0 remembers none. When full,
-    /// the expired ones are dropped, and if none has expired, all. Defaults to 1,024.
+    /// How many verified JWTs (or good introspection answers) are remembered, by the token's
+    /// SHA-256 (never the token), each until its `exp` (and an introspection answer at most
+    /// [`Authorization::introspection_max_age`]), so a token used again is not verified again;
+    /// 0 remembers none. When full, the expired ones are dropped, and if none has expired,
+    /// all. Defaults to 1,024.
     pub fn verified_cache(mut self, entries: usize) -> Self {
         self.bounds.verified_cache = entries;
         self
@@ -317,7 +378,9 @@ impl Authorization {
             ));
         }
         #[cfg(feature = "oauth")]
-        if matches!(self.check, Check::Jwt(_)) {
+        self.check_introspection()?;
+        #[cfg(feature = "oauth")]
+        if matches!(self.check, Check::Jwt(_) | Check::Introspect(_)) {
             if self.issuers.is_empty() {
                 return bad("JWT access tokens need at least one trusted issuer".into());
             }
@@ -337,6 +400,12 @@ impl Authorization {
             ));
         }
         let hour = Duration::from_secs(3600);
+        if b.introspection_max_age > 24 * hour {
+            return bad(format!(
+                "introspection_max_age must be at most 24 hours, not {:?}",
+                b.introspection_max_age
+            ));
+        }
         for (name, value) in [
             ("fetch_timeout", b.fetch_timeout),
             ("refetch_interval", b.refetch_interval),
@@ -345,6 +414,41 @@ impl Authorization {
             if value < Duration::from_millis(1) || value > 24 * hour {
                 return bad(format!("{name} must be 1 ms to 24 hours, not {value:?}"));
             }
+        }
+        Ok(())
+    }
+
+    /// The introspection settings belong to introspection, with one issuer and a good
+    /// endpoint.
+    #[cfg(feature = "oauth")]
+    fn check_introspection(&self) -> Result<()> {
+        let settings = &self.introspection;
+        if !matches!(self.check, Check::Introspect(_)) {
+            if settings.endpoint.is_some() || settings.client.is_some() {
+                return Err(Error::Config(
+                    "an introspection endpoint or client is set, but tokens are not checked by introspection".into(),
+                ));
+            }
+            return Ok(());
+        }
+        if self.issuers.len() != 1 {
+            return Err(Error::Config(format!(
+                "token introspection asks one authorization server, not {}",
+                self.issuers.len()
+            )));
+        }
+        if let Some(endpoint) = &settings.endpoint {
+            crate::auth::util::check_endpoint(endpoint, "introspection endpoint")
+                .map_err(|error| Error::Config(error.to_string()))?;
+        }
+        if settings
+            .client
+            .as_ref()
+            .is_some_and(|(id, _)| id.is_empty())
+        {
+            return Err(Error::Config(
+                "the introspection client id must not be empty".into(),
+            ));
         }
         Ok(())
     }
@@ -387,6 +491,15 @@ impl Authorization {
             Check::Static(tokens) => tokens.check(token),
             #[cfg(feature = "oauth")]
             Check::Jwt(issuers) => jwt::check(token, self, issuers),
+            #[cfg(feature = "oauth")]
+            Check::Introspect(introspector) => match introspect::check(token, self, introspector) {
+                Ok(caller) => Ok(caller),
+                Err(introspect::Failed::Invalid(invalid)) => Err(invalid),
+                Err(introspect::Failed::Unavailable(reason)) => {
+                    log::warn!(target: LOG_TARGET, "could not check a token: {reason}");
+                    return Err(self.unavailable());
+                }
+            },
         };
         let caller = match checked {
             Ok(caller) => caller,
@@ -424,6 +537,21 @@ impl Authorization {
             Some("invalid_request"),
             Some("bearer tokens are not accepted over plain HTTP from this address: use https"),
         )
+    }
+
+    /// 503: the token could not be checked now (the introspection endpoint could not be
+    /// asked). No challenge: nothing is wrong with the token as far as anyone knows.
+    #[cfg(feature = "oauth")]
+    fn unavailable(&self) -> Refusal {
+        let body = json!({
+            "error": "temporarily_unavailable",
+            "error_description": "the access token could not be checked now; try again later",
+        });
+        Refusal {
+            status: 503,
+            challenge: String::new(),
+            body: serde_json::to_vec(&body).unwrap_or_default(),
+        }
     }
 
     fn invalid_token(&self) -> Refusal {
@@ -516,6 +644,32 @@ pub(crate) fn fuzz_check(
         count,
         auth.authorize(Some(header).filter(|h| !h.is_empty())),
     )
+}
+
+/// [`jwks::parse_metadata`], for the fuzz target.
+#[cfg(feature = "oauth")]
+pub(crate) fn fuzz_metadata(bytes: &[u8], issuer: &str) -> std::result::Result<Value, String> {
+    jwks::parse_metadata(bytes, issuer).map_err(|Invalid(reason)| reason)
+}
+
+/// [`jwks::parse_jwks`], for the fuzz target: the number of usable keys.
+#[cfg(feature = "oauth")]
+pub(crate) fn fuzz_jwks(bytes: &[u8], max_keys: usize) -> std::result::Result<usize, String> {
+    jwks::parse_jwks(bytes, max_keys)
+        .map(|keys| keys.len())
+        .map_err(|Invalid(reason)| reason)
+}
+
+/// [`introspect::parse_introspection`] with no leeway, for the fuzz target.
+#[cfg(feature = "oauth")]
+pub(crate) fn fuzz_introspection(
+    bytes: &[u8],
+    resource: &str,
+    issuer: &str,
+    now: u64,
+) -> std::result::Result<(Caller, Option<u64>), String> {
+    introspect::parse_introspection(bytes, resource, issuer, Duration::ZERO, now)
+        .map_err(|Invalid(reason)| reason)
 }
 
 /// The token of `Bearer <token>` (the scheme in any case, RFC 6750 §2.1's token68 syntax).

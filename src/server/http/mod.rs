@@ -582,12 +582,18 @@ fn handle(
         None => None,
         Some(Ok(caller)) => Some(Arc::new(caller)),
         Some(Err(refusal)) => {
+            // A 503 (the token could not be checked now) has no challenge.
             let challenge = [("WWW-Authenticate", refusal.challenge)];
+            let headers = if challenge[0].1.is_empty() {
+                &challenge[..0]
+            } else {
+                &challenge[..]
+            };
             response::write_full(
                 socket,
                 refusal.status,
                 Some("application/json"),
-                &challenge,
+                headers,
                 &refusal.body,
                 true,
             )?;
