@@ -492,7 +492,7 @@ pub enum Command {
     Logout,
     /// Serve every server of the config file as one MCP server (stdio or HTTP), with the
     /// policy on every call.
-    Serve(crate::serve::ServeArgs),
+    Serve(Box<crate::serve::ServeArgs>),
 }
 
 impl Command {
