@@ -186,6 +186,7 @@ fn serve_help_shows_only_the_options_serve_uses() {
         "--client-id",
         "--headless",
         "--grant",
+        "--ca-cert",
     ] {
         assert!(!help.contains(hidden), "{hidden} shows:\n{help}");
     }

@@ -525,9 +525,10 @@ impl Command {
 /// The options of every command that `serve` does not use (it serves every server of a config
 /// file, never logs in or asks, and takes its bounds from the policy): hidden from
 /// `serve --help`, so its help shows only what applies to it.
-const NOT_FOR_SERVE: [&str; 17] = [
+const NOT_FOR_SERVE: [&str; 18] = [
     "server",
     "url",
+    "ca_cert",
     "headers",
     "env",
     "timeout",
