@@ -18,6 +18,7 @@ mod metrics;
 mod names;
 mod passthrough;
 mod pins;
+mod pins_cli;
 mod pipeline;
 mod resources;
 mod restart;
