@@ -477,10 +477,7 @@ fn object<'a>(value: &'a Value, at: &str) -> std::result::Result<&'a Map<String,
 type Entry<'a> = (String, String, &'a Map<String, Value>, String);
 
 /// The `server → tool → entry` objects under `value`, with each entry's place.
-fn entries<'a>(
-    value: &'a Value,
-    at: &str,
-) -> std::result::Result<Vec<Entry<'a>>, String> {
+fn entries<'a>(value: &'a Value, at: &str) -> std::result::Result<Vec<Entry<'a>>, String> {
     let mut found = Vec::new();
     for (server, tools) in object(value, at)? {
         let server_at = format!("{at}/{}", crate::json::pointer_segment(server));
