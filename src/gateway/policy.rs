@@ -350,8 +350,8 @@ impl Policy {
         self
     }
 
-    /// The pin file, when pinning is on.
-    pub(crate) fn pin_file(&self) -> Option<&Path> {
+    /// The pin file ([`Policy::pins`], the policy's `"pins"`), when pinning is on.
+    pub fn pin_file(&self) -> Option<&Path> {
         self.pins.as_deref()
     }
 

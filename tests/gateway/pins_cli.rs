@@ -386,3 +386,50 @@ fn serve_reports_a_name_two_servers_give_at_warn_and_in_stats() {
         "{stderr}"
     );
 }
+
+#[test]
+fn doctor_takes_the_policys_pin_file_and_reports_new_tools_held_under_hold() {
+    let folder = cli::scratch("doctor-pins-hold");
+    let config = folder.join("config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"alpha": support::tool_server_entry()}}).to_string(),
+    )
+    .unwrap();
+    // No pin names alpha's tools, and the policy holds new tools.
+    let policy = folder.join("policy.json");
+    std::fs::write(
+        &policy,
+        json!({"pins": folder.join("pins.json"), "new_tools": "hold"}).to_string(),
+    )
+    .unwrap();
+    let run = cli::run(cli::toolwire(&[
+        "doctor",
+        "--config",
+        path(&config),
+        "--policy",
+        path(&policy),
+    ]));
+    assert_eq!(run.code, 4, "{run:?}");
+    assert!(run.stdout.contains("pins-changed"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains(r#"tool "echo" is new (no pin names it)"#),
+        "{}",
+        run.stdout
+    );
+    // Under "new_tools": "serve" (the default) a new tool is no finding.
+    std::fs::write(
+        &policy,
+        json!({"pins": folder.join("pins.json")}).to_string(),
+    )
+    .unwrap();
+    let run = cli::run(cli::toolwire(&[
+        "doctor",
+        "--config",
+        path(&config),
+        "--policy",
+        path(&policy),
+    ]));
+    assert_eq!(run.code, 0, "{run:?}");
+}

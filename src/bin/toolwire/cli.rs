@@ -471,7 +471,8 @@ pub enum Command {
         namespace: Option<String>,
         /// Check each server's tools against `serve`'s pin file: a tool whose definition
         /// differs from the one pinned (which `serve` would hold) makes the server
-        /// `pins-changed`, naming the tool and the fields that differ.
+        /// `pins-changed`, naming the tool and the fields that differ. Defaults to the
+        /// policy's "pins", else none.
         #[arg(long, value_name = "FILE")]
         pins: Option<PathBuf>,
         /// Print JSON.

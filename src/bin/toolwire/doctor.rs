@@ -6,7 +6,8 @@
 //! With `--policy FILE`, the gateway's policy is checked as `serve` checks it, without
 //! serving: a server it names that the config lacks (exit 2), and each ready server's
 //! listing against its `deny`, `allow` and `tools` names (a server they do not match is
-//! `policy-mismatch`: `serve` would keep it out). With `--pins FILE`, each ready server's
+//! `policy-mismatch`: `serve` would keep it out). With `--pins FILE` (else the policy's
+//! `"pins"`), each ready server's
 //! tools are checked against `serve`'s pin file: one whose definition differs from the one
 //! pinned (which `serve` would hold) makes the server `pins-changed`, naming the tool and the
 //! fields. A tool name two servers give under the namespace (`--namespace`, else the
@@ -107,8 +108,11 @@ pub fn run(cli: &Cli, jobs: usize, json_out: bool, checks: &Checks) -> Result<Ex
             .map_err(|error| Failure::usage(format!("bad --namespace: {error}")))?,
         None => policy.clone().unwrap_or_default(),
     };
-    let pins = checks
+    // `--pins`, else the policy's "pins", as `serve` takes them.
+    let pin_path = checks
         .pins
+        .or_else(|| policy.as_ref().and_then(Policy::pin_file));
+    let pins = pin_path
         .map(PinFile::load)
         .transpose()
         .map_err(|error| Failure::usage(format!("bad pin file: {error}")))?;
