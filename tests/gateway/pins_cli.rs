@@ -201,10 +201,14 @@ fn a_description_changed_between_starts_is_held_reported_approved_and_served_aft
     );
     while changed.try_recv().is_ok() {}
     cli::signal(child.id(), "HUP");
-    cli::read_until(&lines, |line| line.contains("the pin file was read again"));
-    cli::read_until(&lines, |line| {
-        line.contains(r#"tool "read" of server "files" is no longer held"#)
-    });
+    // Either line may come first: the re-listing runs beside the SIGHUP report.
+    cli::read_until_each(
+        &lines,
+        &[
+            "the pin file was read again",
+            r#"tool "read" of server "files" is no longer held"#,
+        ],
+    );
     changed
         .recv_timeout(cli::LIMIT)
         .expect("the front client is told the tools changed");
