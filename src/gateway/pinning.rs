@@ -266,8 +266,8 @@ impl super::Gateway {
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] when the file cannot be read or is not valid: the pins read before
-    /// stay in force.
+    /// [`Error::Config`](crate::Error::Config) when the file cannot be read or is not valid:
+    /// the pins read before stay in force.
     pub fn reload_pins(&self) -> Result<bool> {
         if !self.core.pins.reload()? {
             return Ok(false);
