@@ -6,7 +6,7 @@ use std::sync::{Arc, Weak};
 use super::backend::{Backend, Event, Events};
 use super::catalog::{self, Listed, Served, SUBSCRIPTIONS, TOOLS};
 use super::forward::{self, FrontTool};
-use super::{masked, Clash, Core, StartedBackend, FRONT_GRACE, LOG_TARGET};
+use super::{masked, names, Clash, Core, StartedBackend, FRONT_GRACE, LOG_TARGET};
 use crate::harness::{
     ImportedTool, LocalTool, ResultLimit, RetryPolicy, SkippedTool, ToolOptions, ToolTimeout,
     MAX_RESULT_CHARS,
@@ -253,14 +253,25 @@ fn serve(
         Some(_) => (Some(&[][..]), &nothing),
         None => (tools, listed),
     };
+    // One listing at a time decides who serves a front name (see `names`).
+    let _order = core.names.serialize();
     let mut change = CatalogChange::new();
     let mut planned_tools = None;
+    let mut owners = std::collections::HashMap::new();
     if let Some(tools) = tools {
         for front in backend.served.lock().iter() {
             change = change.remove_tool(front.clone());
         }
-        let (added, plan) = plan_tools(core, backend, tools, change);
-        change = added;
+        // A pinned tool whose definition changed is held, not served (see `pinning`).
+        let admitted = core.pins.admit(
+            &backend.name,
+            tools,
+            |tool| core.policy.front_name(&backend.name, tool),
+            |tool| core.policy.refusal(&backend.name, tool).is_some(),
+        );
+        owners.clone_from(&*core.owners.read());
+        let (added, plan) = plan_tools(core, backend, &admitted, change);
+        change = names::claim(core, backend, &plan.tools, added);
         planned_tools = Some(plan);
     }
     let mut planned = Served::default();
@@ -275,6 +286,18 @@ fn serve(
             match refusal {
                 None => kept.push(front),
                 Some(refusal) => {
+                    if let Some(served_by) =
+                        names::refused(core, backend, &front, owners.remove(&front))
+                    {
+                        plan.skipped.push(SkippedTool {
+                            name: remote,
+                            reason: format!(
+                                "server {served_by:?}, earlier in the config's order, serves \
+                                 the name {front:?}"
+                            ),
+                        });
+                        continue;
+                    }
                     log::info!(
                         target: LOG_TARGET,
                         "not serving tool {remote:?} of server {:?}: {}",
@@ -290,6 +313,10 @@ fn serve(
         }
         plan.tools = kept;
         backend.served.lock().clone_from(&plan.tools);
+        // A name it served and no longer does goes to the next backend that lists it.
+        for other in names::release(core, backend) {
+            relist_soon(&Arc::downgrade(core), &other, TOOLS);
+        }
         plan
     });
     let outcome = catalog::settle(core, backend, listed, planned, &refused);
@@ -320,7 +347,7 @@ pub(super) fn serve_started(
         remotes: Vec::new(),
         skipped: Vec::new(),
     });
-    let clashes = outcome
+    let mut clashes: Vec<Clash> = outcome
         .clashes
         .iter()
         .map(|key| Clash {
@@ -328,6 +355,7 @@ pub(super) fn serve_started(
             served_by: first_owner(core, backend, key),
         })
         .collect();
+    clashes.extend(core.names.of(&backend.name));
     Ok(StartedBackend {
         name: backend.name.clone(),
         tools: served,

@@ -41,6 +41,24 @@
 //! match them is served again (logged too). The policy is read once: a policy fixed on disk
 //! takes effect when the gateway is started again.
 //!
+//! # Names and pinned definitions
+//!
+//! A tool's front name is the policy's `namespace` with `{server}` and `{tool}` filled in
+//! (`"{tool}"` serves the backends' own names). A name two backends give is served by the
+//! first of them in the config's order, whenever they join: one that joins first and is later
+//! in the order gives the name up when the earlier one joins (the front clients are told the
+//! list changed), and serves it again once the earlier one stops listing it. Each clash is
+//! logged at `warn` and in `toolwire/stats`'s `clashes`.
+//!
+//! With a pin file ([`Policy::pins`]; see [`pins`] for its format) each backend tool's
+//! definition is pinned the first time it is served; a listing (at start, after a restart
+//! or a list change) whose definition of a pinned tool differs holds that tool: it is not
+//! listed, calling it is `UNKNOWN_TOOL` saying why, and `toolwire/stats`'s `held`, a `warn`
+//! line and the file's `pending` section say which fields changed, until the operator
+//! approves it ([`PinFile::approve`]) and the gateway reads the file again
+//! ([`Gateway::reload_pins`]) or starts again. A tool no pin names is served and pinned, or
+//! held too under [`NewTools::Hold`].
+//!
 //! # Resources and prompts
 //!
 //! The backends' resources, resource templates and prompts (all pages, within the backends'
@@ -242,11 +260,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::RwLock;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use crate::config::ServerConfigs;
 use crate::error::{Error, Result};
-use crate::harness::{Audit, AuditEvent, BudgetScopes, Harness, HarnessConfig, Status, Transcript};
+use crate::harness::{Audit, AuditEvent, BudgetScopes, Harness, HarnessConfig, Transcript};
 use crate::mcp::{ProtocolMode, RestartPolicy};
 use crate::server::{HttpServer, HttpServerConfig, Method, Server, ServerConfig};
 
@@ -254,11 +272,15 @@ mod backend;
 mod catalog;
 mod forward;
 mod lists;
+mod names;
+mod pinning;
+pub mod pins;
 mod policy;
 mod skills;
 mod start;
 mod stats;
 
+pub use pins::{NewTools, PinFile, MAX_PIN_FILE_BYTES};
 pub use policy::{AuthSection, Policy, PolicyMismatch, UnknownName, MAX_POLICY_BYTES};
 pub use start::{Clash, FailedBackend, StartReport, StartedBackend};
 
@@ -448,6 +470,10 @@ pub(crate) struct Core {
     subscriptions: catalog::Subscriptions,
     /// Where each backend is.
     roster: start::Roster,
+    /// Who serves a front tool name two backends list.
+    names: names::Names,
+    /// The pinned tool definitions (off without a pin file).
+    pins: pinning::Pinning,
 }
 
 impl Core {
@@ -457,55 +483,6 @@ impl Core {
 
     fn emit(&self, event: AuditEvent) {
         self.audit.emit(event);
-    }
-
-    /// The `UNKNOWN_TOOL` answer to a name the gateway does not serve (runs while the front
-    /// server's catalog is read: it touches only the gateway's own state).
-    fn unknown_tool(&self, name: &str) -> String {
-        let backend = self.denied.read().get(name).cloned().unwrap_or_default();
-        self.stats.status(&backend, Status::UnknownTool);
-        let number = self.next_call();
-        let mut event = AuditEvent::new(number, crate::harness::AuditKind::Finished).detail(
-            if backend.is_empty() {
-                "no such tool".to_owned()
-            } else {
-                format!("denied by the policy for server {backend:?}")
-            },
-        );
-        // The name is the client's: bounded, as a tool name is.
-        event.tool = Some(name.chars().take(128).collect());
-        event.status = Some(Status::UnknownTool);
-        self.emit(event);
-        let starting = self.roster.starting();
-        let later = if starting.is_empty() {
-            String::new()
-        } else {
-            // A one-shot client that calls without listing may be early, not wrong.
-            format!(
-                " (servers still starting, whose tools are listed when they are ready: {})",
-                starting.join(", ")
-            )
-        };
-        format!(
-            "UNKNOWN_TOOL: this gateway serves no tool named {}; nothing was run. Call one of \
-             the tools it lists{later}",
-            crate::json::quote(name)
-        )
-    }
-
-    fn stats_json(&self) -> Value {
-        let backends = self.backends.read();
-        let mut value = self.stats.to_json(|name| {
-            let mut extra = Map::new();
-            if let Some(backend) = backends.get(name) {
-                extra.insert("tools".into(), json!(backend.served.lock().len()));
-                extra.insert("in_flight".into(), json!(backend.in_flight()));
-                extra.insert("limit".into(), json!(backend.limit()));
-            }
-            extra
-        });
-        value["calls"] = json!(self.harness.calls_numbered());
-        value
     }
 }
 
@@ -616,6 +593,8 @@ impl Gateway {
         let harness = Harness::new(crate::harness::ToolRegistry::new(), harness_config)?;
         let scopes =
             BudgetScopes::with_window(policy.caller_budget(), policy.window(), MAX_CALLER_BUDGETS);
+        // A pin file that cannot be read stops the start: pins fail closed.
+        let pins = pinning::Pinning::open(&policy)?;
         let core = Arc::new(Core {
             server,
             policy,
@@ -633,6 +612,8 @@ impl Gateway {
             next_connection: AtomicU64::new(0),
             subscriptions: catalog::Subscriptions::default(),
             roster: start::Roster::default(),
+            names: names::Names::default(),
+            pins,
         });
         forward::decide_access(&core);
         let weak = Arc::downgrade(&core);
@@ -711,8 +692,11 @@ impl Gateway {
     }
 
     /// The counters: `{"calls": n, "backends": {name: {"tools", "in_flight", "limit",
-    /// "forwarded", "cancelled", "statuses": {"OK": n, …}}}, "unserved": {"UNKNOWN_TOOL": n}}`,
-    /// as `toolwire/stats` answers them.
+    /// "forwarded", "cancelled", "statuses": {"OK": n, …}}}, "unserved": {"UNKNOWN_TOOL": n},
+    /// "clashes": […], "held": […]}`, as `toolwire/stats` answers them. `clashes` lists each
+    /// name two backends list (`{"kind": "tool", "name", "server", "served_by"}`: `server`
+    /// lists it and does not serve it); `held` each tool the pins hold (`{"server", "tool",
+    /// "name", "reason": "changed" | "new", "changed": [fields]}`).
     pub fn stats(&self) -> Value {
         self.core.stats_json()
     }

@@ -96,7 +96,9 @@ struct ServerRules {
 ///
 /// | key | where | meaning | default |
 /// |---|---|---|---|
-/// | `namespace` | top | the front name of a tool: `{server}` and `{tool}` are replaced | `mcp__{server}__{tool}` |
+/// | `namespace` | top | the front name of a tool: `{server}` and `{tool}` are replaced (`"{tool}"`: the backends' own names; a name two backends give is served by the first in the config's order) | `mcp__{server}__{tool}` |
+/// | `pins` | top | the pin file: tool definitions pinned when first served, a changed one held until approved ([pins](super::pins)); a relative path is from the current directory | none (pinning off) |
+/// | `new_tools` | top | with `pins`: `serve` (serve and pin a tool no pin names) or `hold` (hold it for approval) | `serve` |
 /// | `calls_per_caller` (or its old name `calls_per_session`) | top | tool calls forwarded per front caller and budget window: each sending to a backend counts (a retried call counts each sending), refusals count nothing; BUDGET past it (see [the gateway's budgets](crate::gateway#budgets)) | 1000 |
 /// | `budget_window` | top | after how long a caller's count starts over: `30s`, `1m`, `2h` (1 s to 24 hours) | `1m` |
 /// | `concurrency` | top, server | calls in flight per backend (BUSY past it, never queued) | 4 |
@@ -136,6 +138,8 @@ pub struct Policy {
     access: Access,
     servers: BTreeMap<String, ServerRules>,
     auth: Option<AuthSection>,
+    pins: Option<std::path::PathBuf>,
+    new_tools: super::NewTools,
 }
 
 impl Default for Policy {
@@ -149,6 +153,8 @@ impl Default for Policy {
             access: Access::default(),
             servers: BTreeMap::new(),
             auth: None,
+            pins: None,
+            new_tools: super::NewTools::Serve,
         }
     }
 }
@@ -239,6 +245,27 @@ impl Policy {
                         bounded(value, &here, 1, MAX_CALLS_PER_CALLER as u64)? as u32
                 }
                 "budget_window" => policy.budget_window = budget_window(value, &here)?,
+                "pins" => match value.as_str() {
+                    Some(path) if !path.is_empty() && path.len() <= 4096 => {
+                        policy.pins = Some(path.into());
+                    }
+                    _ => {
+                        return Err(Error::Config(format!(
+                            "the policy's {here} must be the pin file's path (1 to 4096 bytes)"
+                        )))
+                    }
+                },
+                "new_tools" => {
+                    policy.new_tools = match value.as_str() {
+                        Some("serve") => super::NewTools::Serve,
+                        Some("hold") => super::NewTools::Hold,
+                        _ => {
+                            return Err(Error::Config(format!(
+                                "the policy's {here} must be \"serve\" or \"hold\", not {value}"
+                            )))
+                        }
+                    }
+                }
                 "concurrency" => {
                     policy.concurrency = bounded(value, &here, 1, MAX_CONCURRENCY as u64)? as usize
                 }
@@ -253,7 +280,7 @@ impl Policy {
                     if !rule_key(&mut policy.rule, key, value, &here)?
                         && !policy.access.key(key, value, &here)?
                     {
-                        return Err(unknown(key, at, "namespace, calls_per_caller, budget_window, concurrency, servers, timeout, result_chars, overflow, idempotent, allow_large_integers, scopes, subjects, auth"));
+                        return Err(unknown(key, at, "namespace, calls_per_caller, budget_window, concurrency, servers, pins, new_tools, timeout, result_chars, overflow, idempotent, allow_large_integers, scopes, subjects, auth"));
                     }
                 }
             }
@@ -317,6 +344,32 @@ impl Policy {
         check_window("budget_window", window)?;
         self.budget_window = window;
         Ok(self)
+    }
+
+    /// The pin file ([the gateway's pins](super::pins)): each backend tool's definition is
+    /// pinned the first time it is served, and one that changes later is held until the
+    /// operator approves it. Defaults to none: pinning is off.
+    pub fn pins(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.pins = Some(path.into());
+        self
+    }
+
+    /// What a tool no pin names gets when pinning is on: served and pinned
+    /// ([`super::NewTools::Serve`]), or held for approval ([`super::NewTools::Hold`]).
+    /// Defaults to [`super::NewTools::Serve`].
+    pub fn new_tools(mut self, choice: super::NewTools) -> Self {
+        self.new_tools = choice;
+        self
+    }
+
+    /// The pin file ([`Policy::pins`], the policy's `"pins"`), when pinning is on.
+    pub fn pin_file(&self) -> Option<&Path> {
+        self.pins.as_deref()
+    }
+
+    /// What a tool no pin names gets ([`Policy::new_tools`]).
+    pub fn new_tools_choice(&self) -> super::NewTools {
+        self.new_tools
     }
 
     /// The front name of a backend's tool.
@@ -660,107 +713,4 @@ fn server_rules(value: &Value, at: &str) -> Result<ServerRules> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn levels_resolve_tool_over_server_over_top() {
-        let policy = Policy::parse(
-            r#"{"timeout": "long", "result_chars": 100,
-                "servers": {"a": {"timeout": "fast", "concurrency": 2,
-                                  "tools": {"t": {"timeout": "250ms", "idempotent": true}}}}}"#,
-        )
-        .unwrap();
-        let tool = policy.resolve("a", "t");
-        assert_eq!(
-            tool.options.timeout,
-            ToolTimeout::Custom(Duration::from_millis(250))
-        );
-        assert_eq!(tool.options.result_limit.max_chars, 100);
-        assert_eq!(tool.idempotent, Some(true));
-        assert_eq!(policy.resolve("a", "u").options.timeout, ToolTimeout::Fast);
-        assert_eq!(policy.resolve("b", "u").options.timeout, ToolTimeout::Long);
-        assert_eq!((policy.concurrency("a"), policy.concurrency("b")), (2, 4));
-    }
-
-    #[test]
-    fn allow_and_deny_lists_refuse_by_the_backend_name() {
-        let policy =
-            Policy::parse(r#"{"servers": {"a": {"allow": ["x", "y"], "deny": ["y"]}}}"#).unwrap();
-        assert_eq!(policy.refusal("a", "x"), None);
-        assert!(policy.refusal("a", "y").unwrap().contains("deny"));
-        assert!(policy.refusal("a", "z").unwrap().contains("allow"));
-        assert_eq!(policy.refusal("b", "z"), None);
-    }
-
-    #[test]
-    fn bad_documents_are_errors_naming_the_place() {
-        for (text, wanted) in [
-            (
-                r#"{"servers": {"a": {"alow": []}}}"#,
-                "\"alow\" at /servers/a",
-            ),
-            (
-                r#"{"concurrency": 0}"#,
-                "/concurrency must be an integer from 1",
-            ),
-            (r#"{"timeout": "2h"}"#, "1 ms to 1 hour"),
-            (r#"{"timeout": "soon"}"#, "\"fast\""),
-            (r#"{"namespace": "x_{server}"}"#, "must hold {tool}"),
-            (
-                r#"{"servers": {"a": {"tools": {"t": {"deny": true}}}}}"#,
-                "\"deny\" at /servers/a/tools/t",
-            ),
-            (r#"{"concurrency": 2, "concurrency": 3}"#, "concurrency"),
-            (r#"{"servers": {"a": {"deny": ["x", 1]}}}"#, "only strings"),
-            (r#"[]"#, "document must be an object"),
-            (r#"{"budget_window": "500ms"}"#, "1 s to 24 hours"),
-            (r#"{"budget_window": "25h"}"#, "1 s to 24 hours"),
-            (r#"{"budget_window": 60}"#, "such as \"30s\""),
-            (
-                r#"{"calls_per_caller": 1, "calls_per_session": 2}"#,
-                "both calls_per_caller and its old name",
-            ),
-            (
-                r#"{"calls_per_caller": 0}"#,
-                "/calls_per_caller must be an integer",
-            ),
-        ] {
-            let error = Policy::parse(text).unwrap_err().to_string();
-            assert!(error.contains(wanted), "{text}: {error}");
-        }
-        let huge = format!("{{\"namespace\": \"{}\"}}", "x".repeat(MAX_POLICY_BYTES));
-        assert!(Policy::parse(&huge)
-            .unwrap_err()
-            .to_string()
-            .contains("over the limit"));
-    }
-
-    #[test]
-    fn the_budget_is_calls_per_caller_and_window_and_the_old_name_still_reads() {
-        let policy = Policy::parse(r#"{"calls_per_caller": 7, "budget_window": "2h"}"#).unwrap();
-        assert_eq!(policy.caller_budget(), 7);
-        assert_eq!(policy.window(), Duration::from_secs(7200));
-        let old = Policy::parse(r#"{"calls_per_session": 9}"#).unwrap();
-        assert_eq!(old.caller_budget(), 9);
-        assert_eq!(old.window(), Duration::from_secs(60), "the default window");
-        #[allow(deprecated)]
-        let set = Policy::new().calls_per_session(3).unwrap();
-        assert_eq!(set.caller_budget(), 3);
-        let set = Policy::new().budget_window(Duration::from_secs(1)).unwrap();
-        assert_eq!(set.window(), Duration::from_secs(1));
-        assert!(Policy::new()
-            .budget_window(Duration::from_millis(999))
-            .is_err());
-    }
-
-    #[test]
-    fn the_namespace_template_names_front_tools() {
-        let policy = Policy::new().namespace("{server}.{tool}").unwrap();
-        assert_eq!(policy.front_name("files", "read"), "files.read");
-        assert_eq!(
-            Policy::new().front_name("files", "read"),
-            "mcp__files__read"
-        );
-    }
-}
+mod tests;

@@ -37,14 +37,16 @@ pub struct StartedBackend {
     pub resources: Vec<String>,
     /// Its resource templates served.
     pub templates: Vec<String>,
-    /// Its resource URIs, templates or prompt names another backend serves already.
+    /// Its tool names, resource URIs, templates or prompt names another backend serves.
     pub clashes: Vec<Clash>,
     /// The lists (resources, prompts) that could not be read, and why; its tools serve.
     pub unlisted: Vec<String>,
 }
 
-/// A resource URI, template or front prompt name that two backends list: the first in the
-/// config's order serves it.
+/// A front tool or prompt name, resource URI or template that two backends list. A tool
+/// name is served by the first backend in the config's order, whenever the backends join; a
+/// URI, template or prompt by the first in the config's order under
+/// [`super::Gateway::start`], and the first to join under [`super::Gateway::launch`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Clash {
     /// The URI, template or front name.
@@ -137,6 +139,29 @@ impl Roster {
     fn add_clash(&self, name: &str, clash: Clash) {
         for (known, place) in &mut self.state.lock().order {
             if let (true, Place::Started(started)) = (known == name, place) {
+                started.clashes.push(clash);
+                return;
+            }
+        }
+    }
+
+    /// A backend's place in the config's order (a name the config lacks is last).
+    pub(super) fn rank(&self, name: &str) -> usize {
+        self.state
+            .lock()
+            .order
+            .iter()
+            .position(|(known, _)| known == name)
+            .unwrap_or(usize::MAX)
+    }
+
+    /// Records that a backend no longer serves a tool: a backend earlier in the config's
+    /// order took its front name.
+    pub(super) fn lose_tool(&self, name: &str, clash: Clash) {
+        for (known, place) in &mut self.state.lock().order {
+            if let (true, Place::Started(started)) = (known == name, place) {
+                started.tools.retain(|tool| tool != &clash.key);
+                started.clashes.retain(|known| known.key != clash.key);
                 started.clashes.push(clash);
                 return;
             }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
 
-use crate::harness::Status;
+use crate::harness::{AuditEvent, Status};
 
 /// What one backend's calls came to.
 #[derive(Debug, Clone, Default)]
@@ -97,5 +97,77 @@ impl Stats {
             text.push('\n');
         }
         text
+    }
+}
+
+impl super::Core {
+    /// What `toolwire/stats` answers: the counters, the clashes and the tools held.
+    pub(super) fn stats_json(&self) -> Value {
+        let backends = self.backends.read();
+        let mut value = self.stats.to_json(|name| {
+            let mut extra = Map::new();
+            if let Some(backend) = backends.get(name) {
+                extra.insert("tools".into(), json!(backend.served.lock().len()));
+                extra.insert("in_flight".into(), json!(backend.in_flight()));
+                extra.insert("limit".into(), json!(backend.limit()));
+            }
+            extra
+        });
+        drop(backends);
+        value["calls"] = json!(self.harness.calls_numbered());
+        let mut clashes = self.names.to_json();
+        for started in self.roster.report().started {
+            for clash in started.clashes {
+                let tool = clashes.iter().any(|known| {
+                    known["name"] == clash.key.as_str() && known["server"] == started.name.as_str()
+                });
+                if !tool {
+                    clashes.push(json!({"kind": "resource or prompt", "name": clash.key,
+                                        "server": started.name, "served_by": clash.served_by}));
+                }
+            }
+        }
+        value["clashes"] = Value::Array(clashes);
+        value["held"] = self.pins.held_json();
+        value
+    }
+
+    /// The `UNKNOWN_TOOL` answer to a name the gateway does not serve (runs while the front
+    /// server's catalog is read: it touches only the gateway's own state).
+    pub(super) fn unknown_tool(&self, name: &str) -> String {
+        let backend = self.denied.read().get(name).cloned().unwrap_or_default();
+        self.stats.status(&backend, Status::UnknownTool);
+        let number = self.next_call();
+        let mut event = AuditEvent::new(number, crate::harness::AuditKind::Finished).detail(
+            if backend.is_empty() {
+                "no such tool".to_owned()
+            } else {
+                format!("denied by the policy for server {backend:?}")
+            },
+        );
+        // The name is the client's: bounded, as a tool name is.
+        event.tool = Some(name.chars().take(128).collect());
+        event.status = Some(Status::UnknownTool);
+        self.emit(event);
+        if let Some(held) = self.pins.held_front(name) {
+            return format!(
+                "UNKNOWN_TOOL: {held}; nothing was run. Call one of the tools this gateway lists"
+            );
+        }
+        let starting = self.roster.starting();
+        let later = if starting.is_empty() {
+            String::new()
+        } else {
+            // A one-shot client that calls without listing may be early, not wrong.
+            format!(
+                " (servers still starting, whose tools are listed when they are ready: {})",
+                starting.join(", ")
+            )
+        };
+        format!(
+            "UNKNOWN_TOOL: this gateway serves no tool named {}; nothing was run. Call one of \
+             the tools it lists{later}",
+            crate::json::quote(name)
+        )
     }
 }

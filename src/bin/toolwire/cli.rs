@@ -468,6 +468,17 @@ pub enum Command {
         /// and tools names that it does not list (with a "did you mean").
         #[arg(long, value_name = "FILE")]
         policy: Option<PathBuf>,
+        /// The front names `serve` would give (overrides the policy's "namespace"): a tool
+        /// name two servers give is reported as a clash, served by the first in the config.
+        /// Defaults to the policy's, else mcp__{server}__{tool}.
+        #[arg(long, value_name = "TEMPLATE")]
+        namespace: Option<String>,
+        /// Check each server's tools against `serve`'s pin file: a tool whose definition
+        /// differs from the one pinned (which `serve` would hold) makes the server
+        /// `pins-changed`, naming the tool and the fields that differ. Defaults to the
+        /// policy's "pins", else none.
+        #[arg(long, value_name = "FILE")]
+        pins: Option<PathBuf>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -493,6 +504,8 @@ pub enum Command {
     /// Serve every server of the config file as one MCP server (stdio or HTTP), with the
     /// policy on every call.
     Serve(Box<crate::serve::ServeArgs>),
+    /// The gateway's pinned tool definitions: approve what `serve` held.
+    Pins(crate::pins::PinsArgs),
 }
 
 impl Command {
@@ -504,6 +517,7 @@ impl Command {
             | Command::Completions { .. }
             | Command::Login
             | Command::Logout
+            | Command::Pins(_)
             | Command::Serve(_) => &[],
             Command::Info { server, .. }
             | Command::Tools { server, .. }

@@ -6,14 +6,20 @@
 //! With `--policy FILE`, the gateway's policy is checked as `serve` checks it, without
 //! serving: a server it names that the config lacks (exit 2), and each ready server's
 //! listing against its `deny`, `allow` and `tools` names (a server they do not match is
-//! `policy-mismatch`: `serve` would keep it out). The exit code is 0 only when every server
-//! is ready.
+//! `policy-mismatch`: `serve` would keep it out). With `--pins FILE` (else the policy's
+//! `"pins"`), each ready server's
+//! tools are checked against `serve`'s pin file: one whose definition differs from the one
+//! pinned (which `serve` would hold) makes the server `pins-changed`, naming the tool and the
+//! fields. A tool name two servers give under the namespace (`--namespace`, else the
+//! policy's) is reported as a clash, served by the first in the config. The exit code is 0
+//! only when every server is ready.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use toolwire::config::ServerEntry;
-use toolwire::gateway::Policy;
+use toolwire::gateway::pins::{ToolDigest, Verdict};
+use toolwire::gateway::{NewTools, PinFile, Policy};
 
 use crate::asks::Asks;
 use crate::cli::{Cli, Elicit};
@@ -37,6 +43,8 @@ enum Status {
     Skipped,
     /// Ready, but the policy's names do not match what it lists: `serve` keeps it out.
     PolicyMismatch,
+    /// Ready, but a tool's definition differs from the one pinned: `serve` holds it.
+    PinsChanged,
 }
 
 impl Status {
@@ -47,6 +55,7 @@ impl Status {
             Status::Failed => "failed",
             Status::Skipped => "skipped",
             Status::PolicyMismatch => "policy-mismatch",
+            Status::PinsChanged => "pins-changed",
         }
     }
 }
@@ -63,15 +72,22 @@ struct Report {
     authorization: &'static str,
     detail: Option<String>,
     took: Duration,
+    /// The tools it listed, when it is ready.
+    listing: Vec<toolwire::Tool>,
+}
+
+/// What `doctor` checks besides the servers themselves.
+pub struct Checks<'a> {
+    /// The gateway's policy file.
+    pub policy: Option<&'a std::path::Path>,
+    /// The namespace `serve --namespace` would use.
+    pub namespace: Option<&'a str>,
+    /// `serve`'s pin file.
+    pub pins: Option<&'a std::path::Path>,
 }
 
 /// Runs `doctor`, checking the policy in `policy` too when given.
-pub fn run(
-    cli: &Cli,
-    jobs: usize,
-    json_out: bool,
-    policy: Option<&std::path::Path>,
-) -> Result<Exit, Failure> {
+pub fn run(cli: &Cli, jobs: usize, json_out: bool, checks: &Checks) -> Result<Exit, Failure> {
     if cli.target.url.is_some() || cli.target.server.is_some() {
         return Err(Failure::usage(
             "doctor checks every server of a config file: give --config FILE (or none, to \
@@ -79,10 +95,27 @@ pub fn run(
         ));
     }
     let loaded = configs::load(&cli.target, None)?;
-    let policy = policy
+    let policy = checks
+        .policy
         .map(Policy::load)
         .transpose()
         .map_err(|error| Failure::usage(format!("bad policy: {error}")))?;
+    let namer = match checks.namespace {
+        Some(template) => policy
+            .clone()
+            .unwrap_or_default()
+            .namespace(template)
+            .map_err(|error| Failure::usage(format!("bad --namespace: {error}")))?,
+        None => policy.clone().unwrap_or_default(),
+    };
+    // `--pins`, else the policy's "pins", as `serve` takes them.
+    let pin_path = checks
+        .pins
+        .or_else(|| policy.as_ref().and_then(Policy::pin_file));
+    let pins = pin_path
+        .map(PinFile::load)
+        .transpose()
+        .map_err(|error| Failure::usage(format!("bad pin file: {error}")))?;
     // A server the policy names that the config lacks: `serve` would not start.
     let unknown = policy
         .as_ref()
@@ -125,17 +158,35 @@ pub fn run(
             authorization: "-",
             detail: Some(reason.to_owned()),
             took: Duration::ZERO,
+            listing: Vec::new(),
         });
     }
+    if let Some(pins) = &pins {
+        for report in &mut reports {
+            check_pins(report, pins, &namer);
+        }
+    }
+    let clashes = clashes(&names, &reports, &namer);
     reports.sort_by(|a, b| a.name.cmp(&b.name));
     let bad = reports
         .iter()
         .filter(|report| report.status != Status::Ready)
         .count();
     if json_out {
-        print_json(&loaded, &reports, unknown.as_deref());
+        print_json(&loaded, &reports, unknown.as_deref(), &clashes);
     } else {
         print_text(&loaded, &reports, bad, unknown.as_deref());
+        if !clashes.is_empty() {
+            outln!("\nclashes (each name is served by the first server in the config):");
+            for clash in &clashes {
+                outln!(
+                    "  {}: listed by {}, served by {}",
+                    crate::terminal::shown_line(clash["name"].as_str().unwrap_or_default()),
+                    crate::terminal::shown_line(clash["server"].as_str().unwrap_or_default()),
+                    crate::terminal::shown_line(clash["served_by"].as_str().unwrap_or_default())
+                );
+            }
+        }
     }
     Ok(if unknown.is_some() {
         Exit::Usage
@@ -169,6 +220,7 @@ fn check(
         authorization: "-",
         detail: None,
         took: Duration::ZERO,
+        listing: Vec::new(),
     };
     let target = Target::Config {
         path: loaded.path.clone(),
@@ -211,7 +263,7 @@ fn check(
             if let Err(error) = client.close() {
                 log::debug!("closing `{name}`: {error}");
             }
-            tools.map(|tools| (info, tools.len(), mismatch))
+            tools.map(|tools| (info, tools, mismatch))
         },
     );
     match outcome {
@@ -223,7 +275,8 @@ fn check(
                     "{mismatch}\n`serve` keeps it out until the policy's names match"
                 ));
             }
-            report.tools = Some(tools);
+            report.tools = Some(tools.len());
+            report.listing = tools.to_vec();
             if let Some(info) = info {
                 report.protocol = Some(info.protocol_version);
                 report.era = Some(crate::output::era_word(info.era));
@@ -315,7 +368,70 @@ fn print_text(loaded: &configs::Loaded, reports: &[Report], bad: usize, unknown:
     }
 }
 
-fn print_json(loaded: &configs::Loaded, reports: &[Report], unknown: Option<&str>) {
+/// Marks a ready server `pins-changed` when a tool's definition differs from the one pinned
+/// (or, under `"new_tools": "hold"`, when no pin names it).
+fn check_pins(report: &mut Report, pins: &PinFile, policy: &Policy) {
+    if report.status != Status::Ready {
+        return;
+    }
+    let mut lines = Vec::new();
+    for tool in &report.listing {
+        let Ok((digest, _)) = ToolDigest::of(tool) else {
+            continue;
+        };
+        match pins.check(&report.name, &tool.name, &digest) {
+            Verdict::Changed(fields) => lines.push(format!(
+                "tool {:?} changed since it was pinned: {} differ{}",
+                tool.name,
+                fields.join(", "),
+                if fields.len() == 1 { "s" } else { "" }
+            )),
+            Verdict::New if policy.new_tools_choice() == NewTools::Hold => {
+                lines.push(format!("tool {:?} is new (no pin names it)", tool.name));
+            }
+            Verdict::New | Verdict::Pinned => {}
+        }
+    }
+    if !lines.is_empty() {
+        report.status = Status::PinsChanged;
+        lines.push(format!(
+            "`serve` holds {} until `toolwire pins approve --pins FILE --server {}`",
+            if lines.len() == 1 { "it" } else { "them" },
+            report.name
+        ));
+        report.detail = Some(lines.join("\n"));
+    }
+}
+
+/// The front tool names two ready servers give, in the config's order: the first serves it.
+fn clashes(order: &[String], reports: &[Report], policy: &Policy) -> Vec<Value> {
+    let mut owners: std::collections::BTreeMap<String, &str> = Default::default();
+    let mut found = Vec::new();
+    for name in order {
+        let Some(report) = reports.iter().find(|report| &report.name == name) else {
+            continue;
+        };
+        for tool in &report.listing {
+            let front = policy.front_name(name, &tool.name);
+            match owners.get(&front) {
+                Some(first) if first != name => found.push(json!({
+                    "name": front, "server": name, "served_by": first})),
+                Some(_) => {}
+                None => {
+                    owners.insert(front, name);
+                }
+            }
+        }
+    }
+    found
+}
+
+fn print_json(
+    loaded: &configs::Loaded,
+    reports: &[Report],
+    unknown: Option<&str>,
+    clashes: &[Value],
+) {
     let servers: Vec<Value> = reports
         .iter()
         .map(|report| {
@@ -329,7 +445,7 @@ fn print_json(loaded: &configs::Loaded, reports: &[Report], unknown: Option<&str
         .collect();
     let mut answer = json!({"file": loaded.path.display().to_string(),
                             "format": loaded.configs.format().to_string(),
-                            "servers": servers});
+                            "servers": servers, "clashes": clashes});
     if let Some(unknown) = unknown {
         answer["policy"] = json!({"error": unknown});
     }

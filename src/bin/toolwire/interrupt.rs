@@ -6,6 +6,9 @@
 //!   fails at once and the command exits with 130; while still connecting, with no session
 //!   to close yet, it exits with 130 at once.
 //! - A second Ctrl-C exits with 130 at once.
+//!
+//! `serve` also watches SIGHUP ([`hangups`]): the same handler writes the signal's number
+//! to the same pipe, and the watcher passes it on through a channel of its own.
 
 use std::fs::File;
 use std::io::Read;
@@ -30,6 +33,8 @@ static SHELL: AtomicBool = AtomicBool::new(false);
 static SEEN: AtomicU32 = AtomicU32::new(0);
 /// The session to close when an interrupt arrives outside a call.
 static CLIENT: Mutex<Option<McpClient>> = Mutex::new(None);
+/// Where a SIGHUP goes, once [`hangups`] asked for them.
+static HANGUPS: Mutex<Option<Sender<()>>> = Mutex::new(None);
 
 /// Installs the SIGINT handler and starts the watcher. The receiver yields one `()` per
 /// Ctrl-C that arrives while [`call_active`] is set.
@@ -77,6 +82,28 @@ pub fn hold_client(client: Option<McpClient>) {
         .unwrap_or_else(|poisoned| poisoned.into_inner()) = client;
 }
 
+/// Installs the SIGHUP handler (after [`install`]); the receiver yields one `()` per
+/// SIGHUP (a full channel already holds one). Disconnected when it cannot be installed.
+pub fn hangups() -> Receiver<()> {
+    let (tx, rx) = bounded(1);
+    if WRITE_FD.load(Ordering::SeqCst) < 0 {
+        log::warn!("cannot watch for SIGHUP: the signal pipe is not open");
+        return rx;
+    }
+    *HANGUPS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(tx);
+    #[cfg(unix)]
+    if let Err(error) = handle(libc::SIGHUP) {
+        log::warn!("cannot install the SIGHUP handler: {error}");
+        HANGUPS
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+    }
+    rx
+}
+
 fn watch(mut pipe: File, tx: &Sender<()>, transcript: Option<&Transcript>) {
     let mut byte = [0u8; 1];
     loop {
@@ -88,6 +115,17 @@ fn watch(mut pipe: File, tx: &Sender<()>, transcript: Option<&Transcript>) {
                 log::warn!("the Ctrl-C watcher stopped: {error}");
                 return;
             }
+        }
+        #[cfg(unix)]
+        if i32::from(byte[0]) == libc::SIGHUP {
+            if let Some(hangups) = HANGUPS
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .as_ref()
+            {
+                let _ = hangups.try_send(());
+            }
+            continue;
         }
         let seen = SEEN.fetch_add(1, Ordering::SeqCst) + 1;
         if seen > 1 {
@@ -146,7 +184,7 @@ fn leave(transcript: Option<&Transcript>) -> ! {
 }
 
 #[cfg(unix)]
-extern "C" fn on_sigint(_signal: libc::c_int) {
+extern "C" fn on_signal(signal: libc::c_int) {
     let fd = WRITE_FD.load(Ordering::Relaxed);
     if fd < 0 {
         return;
@@ -159,7 +197,8 @@ extern "C" fn on_sigint(_signal: libc::c_int) {
     unsafe {
         let errno = errno_location();
         let saved = if errno.is_null() { 0 } else { *errno };
-        let byte = 1u8;
+        // The signal's number: the watcher tells SIGHUP from SIGINT by it.
+        let byte = signal as u8;
         let _ = libc::write(fd, std::ptr::addr_of!(byte).cast(), 1);
         if !errno.is_null() {
             *errno = saved;
@@ -187,16 +226,14 @@ unsafe fn errno_location() -> *mut libc::c_int {
     std::ptr::null_mut()
 }
 
-/// Creates the self-pipe and installs [`on_sigint`] for SIGINT; returns the read end.
+/// Creates the self-pipe and installs [`on_signal`] for SIGINT; returns the read end.
 #[cfg(unix)]
 fn install_handler() -> std::io::Result<File> {
     let mut fds = [0 as libc::c_int; 2];
     #[allow(unsafe_code)]
     // SAFETY: pipe writes two descriptors into the array we own; fcntl only changes the
     // flags of the two descriptors we just made; File takes sole ownership of the read end,
-    // which nothing else uses; sigaction gets a zeroed, then filled, struct that lives across
-    // the call, with a handler that is an `extern "C" fn(c_int)` doing only
-    // async-signal-safe work (see `on_sigint`).
+    // which nothing else uses.
     unsafe {
         if libc::pipe(fds.as_mut_ptr()) != 0 {
             return Err(std::io::Error::last_os_error());
@@ -212,15 +249,28 @@ fn install_handler() -> std::io::Result<File> {
         }
         WRITE_FD.store(fds[1], Ordering::SeqCst);
         let read_end = <File as std::os::fd::FromRawFd>::from_raw_fd(fds[0]);
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        action.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut action.sa_mask);
-        if libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut()) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        handle(libc::SIGINT)?;
         Ok(read_end)
     }
+}
+
+/// Installs [`on_signal`] for `signal` (the pipe is open).
+#[cfg(unix)]
+fn handle(signal: libc::c_int) -> std::io::Result<()> {
+    #[allow(unsafe_code)]
+    // SAFETY: sigaction gets a zeroed, then filled, struct that lives across the call, with a
+    // handler that is an `extern "C" fn(c_int)` doing only async-signal-safe work (see
+    // `on_signal`).
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 #[cfg(not(unix))]

@@ -42,6 +42,7 @@ mod interrupt;
 mod lineedit;
 mod logger;
 mod output;
+mod pins;
 mod progress;
 mod serve;
 mod serve_auth;
@@ -259,8 +260,23 @@ fn run(
         output::print_servers(&loaded, *json);
         return Ok(Exit::Ok);
     }
-    if let Command::Doctor { jobs, json, policy } = &cli.command {
-        return doctor::run(cli, *jobs, *json, policy.as_deref());
+    if let Command::Doctor {
+        jobs,
+        json,
+        policy,
+        namespace,
+        pins,
+    } = &cli.command
+    {
+        let checks = doctor::Checks {
+            policy: policy.as_deref(),
+            namespace: namespace.as_deref(),
+            pins: pins.as_deref(),
+        };
+        return doctor::run(cli, *jobs, *json, &checks);
+    }
+    if let Command::Pins(args) = &cli.command {
+        return pins::run(cli, args);
     }
     let mut target = target::resolve(&cli.target, cli.command.server_command())?;
     if let target::Target::Url(http) = &mut target {
@@ -389,6 +405,7 @@ fn run_connected(
         | Command::Logout
         | Command::Shell { .. }
         | Command::Completions { .. }
+        | Command::Pins(_)
         | Command::Serve(_) => {
             unreachable!("handled before connecting")
         }

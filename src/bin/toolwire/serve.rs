@@ -31,6 +31,18 @@ pub struct ServeArgs {
     /// config file's "toolwire" section, else the default policy.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// The front names of the tools and prompts: `{server}` and `{tool}` are replaced
+    /// (`{tool}` serves the servers' own names; a name two servers give is served by the
+    /// first in the config). Overrides the policy's "namespace"; checked as it is (it must
+    /// hold {tool}, at most 64 bytes). Defaults to the policy's, else mcp__{server}__{tool}.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub namespace: Option<String>,
+    /// The pin file: each tool's definition is pinned the first time it is served, and one
+    /// that changes later is held (not served) until `toolwire pins approve`. Overrides the
+    /// policy's "pins". Defaults to the policy's, else none (pinning off). `serve` reads it
+    /// again on SIGHUP.
+    #[arg(long, value_name = "FILE")]
+    pub pins: Option<PathBuf>,
     /// Serve on stdin and stdout (the default).
     #[arg(long, conflicts_with = "http")]
     pub stdio: bool,
@@ -201,6 +213,15 @@ pub fn run(
         None => Policy::from_config_section(&path).map(Option::unwrap_or_default),
     }
     .map_err(|error| Failure::usage(format!("bad policy: {error}")))?;
+    let mut policy = match &args.namespace {
+        Some(template) => policy
+            .namespace(template.clone())
+            .map_err(|error| Failure::usage(format!("bad --namespace: {error}")))?,
+        None => policy,
+    };
+    if let Some(pins) = &args.pins {
+        policy = policy.pins(pins.clone());
+    }
     // Checked before any backend starts or any address is bound.
     let http = match args.http {
         Some(addr) => Some(http_config(args, addr, policy.auth())?),
@@ -214,7 +235,8 @@ pub fn run(
             .is_some_and(HttpServerConfig::has_authorization);
         if !addr.ip().is_loopback() && !authorized && !args.no_auth {
             return Err(Failure::usage(format!(
-                "--metrics {addr} is not a loopback address: it needs the authorization of                  --http (--auth-issuer or --auth-tokens), or --no-auth to serve it anyway"
+                "--metrics {addr} is not a loopback address: it needs the authorization of \
+                 --http (--auth-issuer or --auth-tokens), or --no-auth to serve it anyway"
             )));
         }
     }
@@ -241,6 +263,8 @@ pub fn run(
         };
         options = options.transcript(Arc::new(toolwire::harness::Transcript::from_writer(writer)));
     }
+    // SIGHUP reads the pin file again; watched from before the gateway starts.
+    let hangups = crate::interrupt::hangups();
     // The servers start in the background; each left out is reported once, by the gateway.
     let gateway = Gateway::launch(&configs, policy, options)
         .map_err(|error| Failure::from_error("starting the gateway", &error))?;
@@ -266,9 +290,13 @@ pub fn run(
     };
     // Ctrl-C comes to this function through `interrupts`, not to the session handling.
     crate::interrupt::call_active(true);
+    let signals = Signals {
+        interrupts,
+        hangups: &hangups,
+    };
     let (outcome, interrupted) = match args.http {
-        Some(addr) => (serve_http(&gateway, addr, interrupts), true),
-        None => serve_stdio(&gateway, interrupts),
+        Some(addr) => (serve_http(&gateway, addr, &signals), true),
+        None => serve_stdio(&gateway, &signals),
     };
     if !interrupted {
         // The host is gone, but every server's fate is still told (within --start-timeout).
@@ -326,23 +354,49 @@ fn print_started(gateway: &Gateway, quiet: bool) {
     }
 }
 
-fn serve_http(
-    gateway: &Gateway,
-    addr: SocketAddr,
-    interrupts: &Receiver<()>,
-) -> Result<Exit, Failure> {
+/// What `serve` waits on besides its work: Ctrl-C, and SIGHUP (the pin file read again).
+struct Signals<'a> {
+    interrupts: &'a Receiver<()>,
+    hangups: &'a Receiver<()>,
+}
+
+/// Reads the pin file again, as SIGHUP asks; the sessions stay.
+fn reload(gateway: &Gateway) {
+    match gateway.reload_pins() {
+        Ok(true) => errln!("toolwire: SIGHUP: the pin file was read again"),
+        Ok(false) => errln!("toolwire: SIGHUP: no pin file to read again (pinning is off)"),
+        Err(error) => errln!(
+            "toolwire: SIGHUP: the pin file cannot be read, so the pins read before stay: {}",
+            crate::terminal::shown_line(&error.to_string())
+        ),
+    }
+}
+
+fn serve_http(gateway: &Gateway, addr: SocketAddr, signals: &Signals) -> Result<Exit, Failure> {
     let http = gateway
         .serve_http(addr)
         .map_err(|error| Failure::from_error(&format!("serving HTTP at {addr}"), &error))?;
     errln!("toolwire: listening on {}", http.url());
-    let _ = interrupts.recv();
+    loop {
+        select! {
+            recv(signals.interrupts) -> _ => break,
+            recv(signals.hangups) -> hangup => match hangup {
+                Ok(()) => reload(gateway),
+                // No SIGHUP watcher: wait for Ctrl-C alone.
+                Err(_) => {
+                    let _ = signals.interrupts.recv();
+                    break;
+                }
+            },
+        }
+    }
     errln!("toolwire: interrupted; stopping");
     drop(http);
     Ok(Exit::Ok)
 }
 
 /// Serves stdio until stdin ends or Ctrl-C; true with the outcome when interrupted.
-fn serve_stdio(gateway: &Gateway, interrupts: &Receiver<()>) -> (Result<Exit, Failure>, bool) {
+fn serve_stdio(gateway: &Gateway, signals: &Signals) -> (Result<Exit, Failure>, bool) {
     let (done, ended) = bounded(1);
     let serving = gateway.clone();
     let spawned = std::thread::Builder::new()
@@ -354,14 +408,22 @@ fn serve_stdio(gateway: &Gateway, interrupts: &Receiver<()>) -> (Result<Exit, Fa
         let failure = Failure::usage(format!("cannot start the stdio thread: {error}"));
         return (Err(failure), false);
     }
-    select! {
-        recv(ended) -> outcome => match outcome {
-            Ok(Err(error)) => (Err(Failure::from_error("serving stdio", &error)), false),
-            _ => (Ok(Exit::Ok), false),
-        },
-        recv(interrupts) -> _ => {
-            errln!("toolwire: interrupted; stopping");
-            (Ok(Exit::Ok), true)
+    let mut hangups = Some(signals.hangups);
+    loop {
+        let never = crossbeam_channel::never();
+        select! {
+            recv(ended) -> outcome => return match outcome {
+                Ok(Err(error)) => (Err(Failure::from_error("serving stdio", &error)), false),
+                _ => (Ok(Exit::Ok), false),
+            },
+            recv(signals.interrupts) -> _ => {
+                errln!("toolwire: interrupted; stopping");
+                return (Ok(Exit::Ok), true);
+            }
+            recv(hangups.unwrap_or(&never)) -> hangup => match hangup {
+                Ok(()) => reload(gateway),
+                Err(_) => hangups = None,
+            },
         }
     }
 }

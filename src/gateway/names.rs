@@ -1,0 +1,171 @@
+//! Front tool names two backends both give (under the policy's `namespace`, most often
+//! `"{tool}"`): the first backend in the config's order serves the name, whenever the
+//! backends join. A later backend that joined first gives the name up when the earlier one
+//! joins (or lists it after a change); a backend that gave a name up, or was refused it,
+//! serves it once the owner stops listing it (it is listed again then). Every clash is
+//! logged at `warn` and in `toolwire/stats`'s `clashes`.
+
+use std::sync::Arc;
+
+use parking_lot::{Mutex, MutexGuard};
+use serde_json::{json, Value};
+
+use super::backend::Backend;
+use super::{Clash, Core, LOG_TARGET};
+use crate::server::CatalogChange;
+
+/// A front tool name one backend lists and another serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ToolClash {
+    front: String,
+    /// The backend that lists it and does not serve it.
+    server: String,
+    /// The backend that serves it (earlier in the config's order, or alone there first).
+    served_by: String,
+}
+
+/// The tool clashes now, and the lock that serves one backend's listing at a time.
+#[derive(Default)]
+pub(crate) struct Names {
+    order: Mutex<()>,
+    clashes: Mutex<Vec<ToolClash>>,
+}
+
+impl Names {
+    /// Held while a listing is served: who owns a name is decided by one listing at a time.
+    pub(crate) fn serialize(&self) -> MutexGuard<'_, ()> {
+        self.order.lock()
+    }
+
+    /// The tool clashes, as `toolwire/stats` lists them.
+    pub(crate) fn to_json(&self) -> Vec<Value> {
+        self.clashes
+            .lock()
+            .iter()
+            .map(|clash| {
+                json!({"kind": "tool", "name": clash.front, "server": clash.server,
+                       "served_by": clash.served_by})
+            })
+            .collect()
+    }
+
+    /// The tool clashes of `server` (the names it lists and does not serve).
+    pub(crate) fn of(&self, server: &str) -> Vec<Clash> {
+        self.clashes
+            .lock()
+            .iter()
+            .filter(|clash| clash.server == server)
+            .map(|clash| Clash {
+                key: clash.front.clone(),
+                served_by: clash.served_by.clone(),
+            })
+            .collect()
+    }
+}
+
+/// Before `backend`'s tools `planned` (front names) are served: takes each name a backend
+/// later in the config's order serves from it (removed in the same `change`), and forgets
+/// the clashes `backend` had as the one not serving (its listing decides them again).
+pub(super) fn claim(
+    core: &Arc<Core>,
+    backend: &Arc<Backend>,
+    planned: &[String],
+    mut change: CatalogChange,
+) -> CatalogChange {
+    let rank = core.roster.rank(&backend.name);
+    let backends: Vec<Arc<Backend>> = core.backends.read().values().cloned().collect();
+    let mut clashes = core.names.clashes.lock();
+    clashes.retain(|clash| clash.server != backend.name);
+    for front in planned {
+        for other in &backends {
+            if other.name == backend.name || core.roster.rank(&other.name) < rank {
+                continue;
+            }
+            let mut served = other.served.lock();
+            if !served.contains(front) {
+                continue;
+            }
+            served.retain(|name| name != front);
+            change = change.remove_tool(front.clone());
+            log::warn!(
+                target: LOG_TARGET,
+                "the tool {front:?} of server {:?} is no longer served: server {:?}, earlier \
+                 in the config's order, lists the same name and serves it",
+                other.name,
+                backend.name
+            );
+            clashes.push(ToolClash {
+                front: front.clone(),
+                server: other.name.clone(),
+                served_by: backend.name.clone(),
+            });
+            core.roster.lose_tool(
+                &other.name,
+                Clash {
+                    key: front.clone(),
+                    served_by: backend.name.clone(),
+                },
+            );
+        }
+    }
+    change
+}
+
+/// A front name of `backend`'s the front server refused because another backend serves it:
+/// logged at `warn` and recorded; `owner` (the name's owner before `backend`'s tools were
+/// planned, for the counters) is set back. Returns the backend that serves it; `None` when none does (the name was refused for
+/// another reason).
+pub(super) fn refused(
+    core: &Core,
+    backend: &Backend,
+    front: &str,
+    owner: Option<(String, String)>,
+) -> Option<String> {
+    let served_by = core
+        .backends
+        .read()
+        .values()
+        .find(|other| {
+            other.name != backend.name && other.served.lock().iter().any(|name| name == front)
+        })
+        .map(|holder| holder.name.clone())?;
+    if let Some(owner) = owner {
+        core.owners.write().insert(front.to_owned(), owner);
+    }
+    log::warn!(
+        target: LOG_TARGET,
+        "the tool {front:?} of server {:?} is not served: server {served_by:?}, earlier in the \
+         config's order, lists the same name and serves it",
+        backend.name
+    );
+    let mut clashes = core.names.clashes.lock();
+    clashes.retain(|clash| !(clash.front == front && clash.server == backend.name));
+    clashes.push(ToolClash {
+        front: front.to_owned(),
+        server: backend.name.clone(),
+        served_by: served_by.clone(),
+    });
+    Some(served_by)
+}
+
+/// After `backend`'s tools were served: the backends that gave up (or were refused) a name
+/// `backend` served and serves no longer are listed again, so they serve it now.
+pub(super) fn release(core: &Arc<Core>, backend: &Backend) -> Vec<Arc<Backend>> {
+    let served = backend.served.lock().clone();
+    let mut clashes = core.names.clashes.lock();
+    let (freed, kept): (Vec<ToolClash>, Vec<ToolClash>) = clashes
+        .drain(..)
+        .partition(|clash| clash.served_by == backend.name && !served.contains(&clash.front));
+    *clashes = kept;
+    drop(clashes);
+    let backends = core.backends.read();
+    let mut again: Vec<Arc<Backend>> = Vec::new();
+    for clash in freed {
+        if let Some(other) = backends.get(&clash.server) {
+            if !again.iter().any(|known| known.name == other.name) {
+                again.push(Arc::clone(other));
+            }
+        }
+    }
+    again
+}
