@@ -39,6 +39,8 @@ pub struct ToolCall {
     task: Option<TaskWait>,
     cancelled: AtomicBool,
     finished: bool,
+    /// An `input_required` result is the call's outcome (see [`McpClient::start_tool_passing`]).
+    pub(super) pass_rounds: bool,
 }
 
 impl ToolCall {
@@ -76,6 +78,7 @@ impl ToolCall {
             task: None,
             cancelled: AtomicBool::new(false),
             finished: false,
+            pass_rounds: false,
         })
     }
 
@@ -177,6 +180,13 @@ impl ToolCall {
         };
         let value = match check_result_type(&value) {
             Err(error) => return Some(Err(error)),
+            Ok(ResultType::InputRequired) if self.pass_rounds => {
+                // Handed back as the server sent it: whoever passes rounds on answers them.
+                return Some(Ok(CallToolResult {
+                    raw: value,
+                    ..CallToolResult::default()
+                }));
+            }
             Ok(ResultType::InputRequired) => {
                 match self.client.inner.follow_rounds(
                     &self.session,
