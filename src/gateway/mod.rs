@@ -255,6 +255,7 @@ mod catalog;
 mod forward;
 mod lists;
 mod policy;
+mod rounds;
 mod skills;
 mod start;
 mod stats;
