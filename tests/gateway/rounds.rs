@@ -21,7 +21,12 @@ use toolwire::{CallOptions, Error, HttpConfig, McpClient, McpConfig, ProtocolMod
 /// A backend with `greet` (asks the user's name in an input round, or with a request on the
 /// handshake protocol) and `refuse` (a JSON-RPC error with data).
 fn backend() -> Server {
-    let server = Server::new(ServerConfig::new("asker", "1.0")).unwrap();
+    backend_with(ServerConfig::new("asker", "1.0"))
+}
+
+/// [`backend`] with its settings (to serve one era only).
+fn backend_with(config: ServerConfig) -> Server {
+    let server = Server::new(config).unwrap();
     server
         .add_tool(
             LocalTool::with_context(
@@ -80,7 +85,11 @@ fn modern_front(http: &HttpServer) -> (McpClient, Arc<Mutex<Vec<Value>>>) {
 }
 
 fn started(policy: &str) -> (Gateway, HttpServer, HttpServer) {
-    let (backend_http, url) = http_backend(&backend());
+    started_with(backend(), policy)
+}
+
+fn started_with(backend: Server, policy: &str) -> (Gateway, HttpServer, HttpServer) {
+    let (backend_http, url) = http_backend(&backend);
     let gateway = gateway(&[("asker", url_entry(&url))], policy);
     let front_http = gateway.serve_http("127.0.0.1:0".parse().unwrap()).unwrap();
     (gateway, backend_http, front_http)
@@ -153,4 +162,30 @@ fn a_backends_json_rpc_error_reaches_the_front_client_in_both_eras() {
         assert_eq!(error.data, Some(json!({"retryAfter": 3})), "{mode:?}");
         client.close().unwrap();
     }
+}
+
+#[test]
+fn a_modern_backends_input_round_is_an_ordinary_request_to_a_handshake_era_front_client() {
+    // The backend serves 2026-07-28 only: its question can only come as an input round.
+    let modern_only =
+        backend_with(ServerConfig::new("asker", "1.0").handshake_versions(Vec::<String>::new()));
+    let (_gateway, _backend, http) = started_with(modern_only, r#"{"namespace": "{tool}"}"#);
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&asked);
+    let client = front(
+        &http,
+        McpConfig::default()
+            .mode(ProtocolMode::Legacy)
+            .elicitation(move |request| {
+                record.lock().unwrap().push(request.raw.clone());
+                ElicitResult::Accept(json!({"name": "Lin"}))
+            }),
+    );
+    let result = client.call_tool("greet", json!({})).unwrap();
+    assert_eq!(result.text(), "Hello, Lin!", "{:?}", result.raw);
+    // Asked once, with the backend's own elicitation, as an ordinary request.
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["message"], json!("Your name?"));
+    client.close().unwrap();
 }
