@@ -436,7 +436,16 @@ impl McpInner {
         // follows the notification on the wire can then never be cached as fresh, however busy
         // the dispatch thread is.
         let shared = Arc::clone(&self.shared);
+        let in_order = self.config.on_log_in_order.clone();
+        let tap_scrubber = scrubber.clone();
         rpc.set_notification_tap(Arc::new(move |notification: &Notification| {
+            if let (Some(handler), true) = (&in_order, notification.method == methods::LOG_MESSAGE)
+            {
+                let mut message = log_message(notification);
+                tap_scrubber.scrub_value(&mut message.data);
+                message.logger = message.logger.map(|logger| tap_scrubber.scrub(&logger));
+                handler(&message);
+            }
             if notification.method == methods::TOOLS_LIST_CHANGED {
                 shared.tools_changed();
             }

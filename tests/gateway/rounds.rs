@@ -2,7 +2,8 @@
 //! `input_required` result reaches a 2026-07-28 front client with its requests as sent, the
 //! retry's answers and the backend's `requestState` go back to it untouched (a changed state
 //! is refused), and a round and its retry are one call for the budget; a backend's JSON-RPC
-//! error reaches the front client with its code, message and data, in both eras.
+//! error reaches the front client with its code, message and data, in both eras; a
+//! backend's log messages during a call reach the front client of that call at its level.
 #![cfg(feature = "gateway")]
 
 use crate::support::gateway as support;
@@ -58,6 +59,18 @@ fn backend_with(config: ServerConfig) -> Server {
                         .with_data(json!({"retryAfter": 3})),
                 )
                 .into_failure())
+            },
+        ))
+        .unwrap();
+    server
+        .add_tool(LocalTool::with_context(
+            "chatty",
+            "Logs while it works.",
+            json!({"type": "object", "properties": {}}),
+            |context, _| {
+                context.log_message(log::Level::Debug, "detail");
+                context.log_message(log::Level::Warn, "careful");
+                Ok(CallToolResult::from_text("done"))
             },
         ))
         .unwrap();
@@ -188,4 +201,28 @@ fn a_modern_backends_input_round_is_an_ordinary_request_to_a_handshake_era_front
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert_eq!(asked[0]["message"], json!("Your name?"));
     client.close().unwrap();
+}
+
+#[test]
+fn a_backends_log_messages_reach_the_front_client_of_the_call_at_its_level() {
+    let (_gateway, _backend, http) = started(r#"{"namespace": "{tool}"}"#);
+    for mode in [ProtocolMode::Legacy, ProtocolMode::Modern] {
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let record = Arc::clone(&heard);
+        let client = front(
+            &http,
+            McpConfig::default().mode(mode).on_log(move |message| {
+                record.lock().unwrap().push(message.clone());
+            }),
+        );
+        client.set_logging_level("info").unwrap();
+        let result = client.call_tool("chatty", json!({})).unwrap();
+        assert_eq!(result.text(), "done", "{mode:?}");
+        let heard = heard.lock().unwrap().clone();
+        // The warning as the backend sent it; the debug line is below the front's level.
+        assert_eq!(heard.len(), 1, "{mode:?}: {heard:?}");
+        assert_eq!(heard[0].level, "warning", "{mode:?}");
+        assert_eq!(heard[0].data, json!("careful"), "{mode:?}");
+        client.close().unwrap();
+    }
 }
