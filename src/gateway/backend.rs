@@ -10,8 +10,9 @@ use parking_lot::Mutex;
 use serde_json::{json, Value};
 
 use crate::harness::Admission;
-use crate::mcp::{methods, ElicitRequest, ElicitResult, McpClient, McpConfig, Root};
+use crate::mcp::{methods, ElicitRequest, ElicitResult, LogMessage, McpClient, McpConfig, Root};
 use crate::server::BackChannel as FrontLink;
+use crate::server::LogLevel;
 use crate::wire::{ErrorCode, ErrorObject, Notification};
 
 /// What a backend's notifications the gateway acts on run (on the client's dispatch thread:
@@ -180,6 +181,7 @@ impl Backend {
         let elicitation = Arc::downgrade(self);
         let roots = Arc::downgrade(self);
         let notified = Arc::downgrade(self);
+        let logged = Arc::downgrade(self);
         let restarted = Arc::downgrade(self);
         let restart_events = Arc::clone(&events);
         base.on_restart(move || {
@@ -220,6 +222,18 @@ impl Backend {
                     Vec::new()
                 }
             }
+        })
+        .on_log_in_order(move |message: &LogMessage| {
+            // A log message of a call goes to the front client of that call, at its level (on
+            // the reader thread: before the call's response).
+            let Some(backend) = logged.upgrade() else {
+                return;
+            };
+            let (Ok(front), Some(level)) = (backend.front(), LogLevel::parse(&message.level))
+            else {
+                return;
+            };
+            front.log(level, message.logger.as_deref(), message.data.clone());
         })
         .on_notification(move |notification: &Notification| {
             use super::catalog::{PROMPTS, RESOURCES, TOOLS};

@@ -13,10 +13,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::backend::Backend;
-use super::Core;
+use super::{rounds, Core};
 use crate::harness::{BudgetScope, CallSettings, ImportedTool, Outcome, Status};
 use crate::mcp::CallToolResult;
-use crate::server::{RequestContext, ToolAccess};
+use crate::server::{HandlerError, RequestContext, ToolAccess};
 
 /// Lets the policy's `scopes` and `subjects` decide, per authenticated front caller, which
 /// tools are listed to them and which they may call ([`crate::server::Server::set_tool_access`]);
@@ -100,22 +100,33 @@ pub(crate) struct FrontTool {
     pub(crate) imported: ImportedTool,
 }
 
-/// Runs one front call.
+/// Runs one front call: its result, or (for a 2026-07-28 front client) the backend's input
+/// round passed on ([`super::rounds`]).
 pub(crate) fn call(
     core: &Core,
     backend: &Arc<Backend>,
     tool: &FrontTool,
     context: &RequestContext,
     arguments: &Value,
-) -> CallToolResult {
+) -> Result<CallToolResult, HandlerError> {
     let mut settings = CallSettings::new()
         .budget(caller_scope(core, context))
         .cancel(context.cancel_flag().clone())
-        .deadline(context.deadline());
+        .deadline(context.deadline())
+        .pass_rpc_errors();
     // The harness's `execute_tool` span, and under it the request to the backend, are
     // children of the front request's span.
     if let Some(parent) = context.trace_context() {
         settings = settings.trace_parent(parent.clone());
+    }
+    let round = rounds::round_of(context, &backend.name)?;
+    if let Some(round) = &round {
+        settings = settings
+            .call_id(round.call_id.clone())
+            .pass_input_rounds(round.fields.clone());
+        if round.continuing {
+            settings = settings.continuing();
+        }
     }
     // Progress goes back only when the front client asked for it (sent a token).
     if let Some(progress) = context.progress().cloned() {
@@ -134,12 +145,27 @@ pub(crate) fn call(
     if outcome.mcp_result.is_none() && outcome.status != Status::Ok {
         context.set_trace_error_type(outcome.status.as_str());
     }
+    // The backend's JSON-RPC error goes on as it came: code, message and data.
+    if let Some(error) = outcome
+        .mcp_result
+        .as_ref()
+        .and_then(|result| result.rpc_error())
+    {
+        core.stats.status(&backend.name, outcome.status);
+        return Err(HandlerError::Rpc(error));
+    }
+    if let (Some(round), Some(result)) = (&round, &outcome.mcp_result) {
+        if let Some(input) = rounds::passed_on(&backend.name, round, &result.raw) {
+            // Counted in the stats when the call ends, with its last round.
+            return Err(HandlerError::InputRequired(input));
+        }
+    }
     if outcome.status == Status::Timeout && context.is_cancelled() {
         core.stats.cancelled(&backend.name);
     } else {
         core.stats.status(&backend.name, outcome.status);
     }
-    front_result(outcome)
+    Ok(front_result(outcome))
 }
 
 /// The budget scope of the front request's caller.

@@ -478,13 +478,8 @@ fn plan_tools(
                 else {
                     return Ok(crate::mcp::CallToolResult::error("the gateway is closing"));
                 };
-                Ok(forward::call(
-                    &core,
-                    &handler_backend,
-                    &handler_tool,
-                    context,
-                    arguments,
-                ))
+                forward::call(&core, &handler_backend, &handler_tool, context, arguments)
+                    .map_err(crate::server::HandlerError::into_failure)
             },
         )
         .check_schemas(false)

@@ -276,6 +276,7 @@ mod names;
 mod pinning;
 pub mod pins;
 mod policy;
+mod rounds;
 mod skills;
 mod start;
 mod stats;

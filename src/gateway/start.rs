@@ -405,6 +405,15 @@ impl Joining {
                 return;
             }
         };
+        // Every log message is asked for; each front call's own level decides what goes on.
+        let logs = client
+            .session_info()
+            .is_ok_and(|info| !info.capabilities["logging"].is_null());
+        if logs {
+            if let Err(error) = client.set_logging_level("debug") {
+                log::debug!(target: LOG_TARGET, "server {:?}: logging/setLevel: {error}", backend.name);
+            }
+        }
         backend.set_client(client);
         let admitted = core.roster.unless_closed(|| {
             core.backends

@@ -146,6 +146,11 @@ impl AttemptJob {
                     caller_deadline: true,
                 }
             }
+            Err(crate::error::Error::Rpc(object)) if self.context.settings.pass_errors => {
+                let ran = remote_error(crate::error::Error::Rpc(object.clone()));
+                mcp = Some(Box::new(CallToolResult::passing_rpc_error(*object)));
+                ran
+            }
             Err(error) => match remote_error(error) {
                 Ran::Timeout { .. } => Ran::Timeout {
                     caller_deadline: cut,
@@ -178,9 +183,17 @@ impl AttemptJob {
                 sink(report.progress, report.total, report.message.as_deref());
             });
         }
-        let mut call = binding
-            .client
-            .start_tool(&binding.remote_name, &self.arguments, options)?;
+        let mut call = match &settings.rounds {
+            Some(retry) => binding.client.start_tool_passing(
+                &binding.remote_name,
+                &self.arguments,
+                options,
+                retry.clone(),
+            )?,
+            None => binding
+                .client
+                .start_tool(&binding.remote_name, &self.arguments, options)?,
+        };
         // Held until answered, the request outlives the attempt's own flag (raised when the
         // caller stops waiting); only the caller's cancellation ends it early.
         let attempt = match binding.slot {

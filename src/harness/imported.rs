@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::admission::Admission;
 use super::budget::BudgetScope;
@@ -33,6 +33,10 @@ pub struct CallSettings {
     pub(crate) progress: Option<ProgressSink>,
     pub(crate) deadline: Option<Instant>,
     pub(crate) trace_parent: Option<crate::telemetry::SpanContext>,
+    pub(crate) call_id: Option<String>,
+    pub(crate) rounds: Option<Map<String, Value>>,
+    pub(crate) continuing: bool,
+    pub(crate) pass_errors: bool,
 }
 
 impl fmt::Debug for CallSettings {
@@ -43,6 +47,10 @@ impl fmt::Debug for CallSettings {
             .field("progress", &self.progress.is_some())
             .field("deadline", &self.deadline)
             .field("trace_parent", &self.trace_parent)
+            .field("call_id", &self.call_id)
+            .field("rounds", &self.rounds.is_some())
+            .field("continuing", &self.continuing)
+            .field("pass_errors", &self.pass_errors)
             .finish()
     }
 }
@@ -89,6 +97,41 @@ impl CallSettings {
     /// The caller's deadline, as [`Harness::handle_all_until`] takes it. Defaults to none.
     pub fn deadline(mut self, deadline: Instant) -> Self {
         self.deadline = Some(deadline);
+        self
+    }
+
+    /// The call's id in the audit (every line of it carries `call_id`), as a model's tool
+    /// call id is. Defaults to none.
+    pub fn call_id(mut self, id: impl Into<String>) -> Self {
+        self.call_id = Some(id.into());
+        self
+    }
+
+    /// An MCP tool's 2026-07-28 input rounds are handed back rather than answered with the
+    /// client's handlers: an `input_required` result is the outcome's
+    /// [`Outcome::mcp_result`] (in its `raw`), for the caller to pass on to its own client
+    /// (a gateway). `retry` holds the fields of the retry that answers one
+    /// (`inputResponses`, the server's `requestState`), sent untouched; empty for a first
+    /// request. Defaults to answering them ([`crate::mcp::McpClient::start_tool`]).
+    pub fn pass_input_rounds(mut self, retry: Map<String, Value>) -> Self {
+        self.rounds = Some(retry);
+        self
+    }
+
+    /// An MCP tool's server's JSON-RPC error answer is handed back too, for the caller to
+    /// pass on with its code, message and `data` (a gateway): the outcome is `TOOL_ERROR` as
+    /// without it, and its [`Outcome::mcp_result`] holds the error
+    /// ([`crate::mcp::CallToolResult::rpc_error`]). Defaults to off (the error goes to the audit only).
+    pub fn pass_rpc_errors(mut self) -> Self {
+        self.pass_errors = true;
+        self
+    }
+
+    /// The call is the retry of an input round of a call already counted: its sendings
+    /// spend no budget (an input round and its retry are one call; give the first round's
+    /// [`CallSettings::call_id`] to tie their audit lines together). Defaults to off.
+    pub fn continuing(mut self) -> Self {
+        self.continuing = true;
         self
     }
 }

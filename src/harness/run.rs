@@ -216,7 +216,7 @@ impl Inner {
         let context = CallContext {
             call,
             tool: tool.map(str::to_owned),
-            call_id: None,
+            call_id: settings.call_id.clone(),
             settings: settings.clone(),
         };
         if self.audit.wanted() {
@@ -531,11 +531,24 @@ impl Inner {
             key,
         };
         let budget = self.budget_of(context);
+        let continuing = context.settings.continuing;
+        // The retry of an input round was counted with its first round.
+        let count = |admit: &mut dyn FnMut() -> bool| {
+            if continuing {
+                if admit() {
+                    Ok(())
+                } else {
+                    Err(Refusal::Busy)
+                }
+            } else {
+                budget.admit_with(admit)
+            }
+        };
         let admitted = match admission_of(tool) {
             // Admitted by the tool's own handle, and run here, on the caller's thread.
             Some(door) => {
                 let mut place = None;
-                let admitted = budget.admit_with(|| {
+                let admitted = count(&mut || {
                     place = door.try_enter();
                     place.is_some()
                 });
@@ -548,10 +561,15 @@ impl Inner {
                     (Err(refusal), _) => Err(refusal),
                 }
             }
-            None => budget.admit_with(|| {
-                self.executor
-                    .try_admit(Box::new(move |slot| job.run(slot, false)))
-            }),
+            None => {
+                let mut job = Some(job);
+                count(&mut || {
+                    job.take().is_some_and(|job| {
+                        self.executor
+                            .try_admit(Box::new(move |slot| job.run(slot, false)))
+                    })
+                })
+            }
         };
         if let Err(refusal) = admitted {
             self.cancels.lock().remove(&key);

@@ -41,6 +41,8 @@ pub struct ToolCall {
     finished: bool,
     /// The call's client span, ended with its outcome.
     span: Option<crate::telemetry::Span>,
+    /// An `input_required` result is the call's outcome (see [`McpClient::start_tool_passing`]).
+    pub(super) pass_rounds: bool,
 }
 
 impl ToolCall {
@@ -86,6 +88,7 @@ impl ToolCall {
             cancelled: AtomicBool::new(false),
             finished: false,
             span,
+            pass_rounds: false,
         })
     }
 
@@ -214,6 +217,13 @@ impl ToolCall {
         };
         let value = match check_result_type(&value) {
             Err(error) => return Some(Err(error)),
+            Ok(ResultType::InputRequired) if self.pass_rounds => {
+                // Handed back as the server sent it: whoever passes rounds on answers them.
+                return Some(Ok(CallToolResult {
+                    raw: value,
+                    ..CallToolResult::default()
+                }));
+            }
             Ok(ResultType::InputRequired) => {
                 match self.client.inner.follow_rounds(
                     &self.session,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::call::ToolCall;
 use super::catalog::{
@@ -208,6 +208,43 @@ impl McpClient {
         options: CallOptions,
     ) -> Result<ToolCall> {
         self.start_tool_call(name, arguments, options)
+    }
+
+    /// Starts a tool call whose 2026-07-28 input rounds are handed back rather than
+    /// answered: waiting on it gives an `input_required` result as the server sent it (in
+    /// [`CallToolResult::raw`], its other fields empty) for the caller to pass on, as a
+    /// gateway passes a backend's rounds to its own client. `retry` holds the fields of the
+    /// retry that answers one (`inputResponses`, the server's `requestState`), added to the
+    /// request untouched; they are left out in a handshake session, which has no rounds. A
+    /// task the call becomes is followed as [`McpClient::start_tool`] follows it.
+    ///
+    /// # Errors
+    ///
+    /// As [`McpClient::start_tool`].
+    pub fn start_tool_passing(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: CallOptions,
+        retry: Map<String, Value>,
+    ) -> Result<ToolCall> {
+        self.start_tool_rounds(name, arguments, options, Some(retry))
+    }
+
+    /// Sends one request (`prompts/get`, `resources/read`) and returns its result without
+    /// answering a 2026-07-28 `input_required` one (handed back as the server sent it, for
+    /// the caller to pass on); as [`McpClient::request`] otherwise.
+    ///
+    /// # Errors
+    ///
+    /// As [`McpClient::request`].
+    pub fn request_passing(
+        &self,
+        method: &str,
+        params: Value,
+        options: CallOptions,
+    ) -> Result<Value> {
+        self.inner.request_passing(method, params, options)
     }
 
     /// Reads a raw `tools/call` result and checks it as [`McpClient::call_tool`] does (shape,

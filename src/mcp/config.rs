@@ -128,6 +128,10 @@ pub struct McpConfig {
     pub(crate) elicitation: Option<ElicitationHandler>,
     pub(crate) on_notification: Option<McpNotificationHandler>,
     pub(crate) on_log: Option<LogHandler>,
+    /// [`McpConfig::on_log`] run on the reader thread, before any later frame (a call's
+    /// response) is handled: for quick work that must be in order with the call it is
+    /// about (a gateway passing a backend's log messages on to the front client).
+    pub(crate) on_log_in_order: Option<LogHandler>,
     pub(crate) restart: Option<RestartPolicy>,
     pub(crate) on_restart: Option<RestartHandler>,
     pub(crate) rpc: ClientConfig,
@@ -159,6 +163,7 @@ impl Default for McpConfig {
             elicitation: None,
             on_notification: None,
             on_log: None,
+            on_log_in_order: None,
             on_restart: None,
             restart: None,
             rpc: ClientConfig::default(),
@@ -330,6 +335,16 @@ impl McpConfig {
     /// `toolwire::server`), on the dispatch thread. Defaults to none.
     pub fn on_log(mut self, handler: impl Fn(&LogMessage) + Send + Sync + 'static) -> Self {
         self.on_log = Some(Arc::new(handler));
+        self
+    }
+
+    /// See the field `on_log_in_order`. Defaults to none.
+    #[cfg(feature = "gateway")]
+    pub(crate) fn on_log_in_order(
+        mut self,
+        handler: impl Fn(&LogMessage) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_log_in_order = Some(Arc::new(handler));
         self
     }
 

@@ -114,6 +114,21 @@ impl McpInner {
         outcome
     }
 
+    /// One request, its `input_required` result handed back rather than answered.
+    pub(super) fn request_passing(
+        &self,
+        method: &str,
+        params: Value,
+        options: CallOptions,
+    ) -> Result<Value> {
+        let session = self.session()?;
+        let (stamped, options, mut rounds) =
+            self.prepare(&session, method, params, options, Vec::new());
+        let result = self.send_first(&session, method, stamped, &options, &mut rounds)?;
+        check_result_type(&result)?;
+        Ok(result)
+    }
+
     /// [`McpInner::send_stamped`] for a request's first round: in a 2026-07-28 session the
     /// params as sent are kept in `rounds`, without a copy.
     fn send_first(

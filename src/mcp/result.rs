@@ -225,7 +225,29 @@ pub struct CallToolResult {
     pub task_id: Option<String>,
 }
 
+/// The `resultType` of a [`CallToolResult`] that holds a server's JSON-RPC error (no server
+/// sends it: a `resultType` the protocol does not name is refused when read).
+const PASSED_ERROR: &str = "toolwire/rpc-error";
+
 impl CallToolResult {
+    /// The JSON-RPC error a server answered a call with, handed back in place of a result
+    /// ([`crate::harness::CallSettings::pass_rpc_errors`]); `None` for a result.
+    pub fn rpc_error(&self) -> Option<crate::wire::ErrorObject> {
+        if self.raw.get("resultType").and_then(Value::as_str) != Some(PASSED_ERROR) {
+            return None;
+        }
+        crate::wire::ErrorObject::from_value(self.raw.get("error")?).ok()
+    }
+
+    /// A server's JSON-RPC error as a result to hand back ([`CallToolResult::rpc_error`]).
+    pub(crate) fn passing_rpc_error(error: crate::wire::ErrorObject) -> CallToolResult {
+        CallToolResult {
+            raw: json!({"resultType": PASSED_ERROR, "error": error}),
+            is_error: true,
+            ..CallToolResult::default()
+        }
+    }
+
     /// A result of these content blocks.
     pub fn new(content: Vec<Content>) -> CallToolResult {
         CallToolResult {

@@ -126,6 +126,11 @@ impl Session {
         let meta = params.entry("_meta").or_insert_with(|| json!({}));
         if let Some(meta) = meta.as_object_mut() {
             for (key, value) in stamp {
+                // Capabilities the params declare already are a caller's own, passed on for
+                // its client (a gateway's front client): kept.
+                if key == META_CLIENT_CAPABILITIES && meta.get(key).is_some_and(Value::is_object) {
+                    continue;
+                }
                 meta.insert(key.clone(), value.clone());
             }
             if tasks {
@@ -133,10 +138,15 @@ impl Session {
                     .get_mut(META_CLIENT_CAPABILITIES)
                     .and_then(Value::as_object_mut)
                 {
-                    capabilities.insert(
-                        "extensions".into(),
-                        json!({super::tasks::TASKS_EXTENSION: {}}),
-                    );
+                    let extensions = capabilities
+                        .entry("extensions")
+                        .or_insert_with(|| json!({}));
+                    if !extensions.is_object() {
+                        *extensions = json!({});
+                    }
+                    if let Some(extensions) = extensions.as_object_mut() {
+                        extensions.insert(super::tasks::TASKS_EXTENSION.into(), json!({}));
+                    }
                 }
             }
             if let Some(level) = log_level {
@@ -427,7 +437,16 @@ impl McpInner {
         // follows the notification on the wire can then never be cached as fresh, however busy
         // the dispatch thread is.
         let shared = Arc::clone(&self.shared);
+        let in_order = self.config.on_log_in_order.clone();
+        let tap_scrubber = scrubber.clone();
         rpc.set_notification_tap(Arc::new(move |notification: &Notification| {
+            if let (Some(handler), true) = (&in_order, notification.method == methods::LOG_MESSAGE)
+            {
+                let mut message = log_message(notification);
+                tap_scrubber.scrub_value(&mut message.data);
+                message.logger = message.logger.map(|logger| tap_scrubber.scrub(&logger));
+                handler(&message);
+            }
             if notification.method == methods::TOOLS_LIST_CHANGED {
                 shared.tools_changed();
             }

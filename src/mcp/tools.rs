@@ -146,8 +146,27 @@ impl McpClient {
         arguments: impl Serialize,
         options: crate::client::CallOptions,
     ) -> Result<ToolCall> {
+        self.start_tool_rounds(name, arguments, options, None)
+    }
+
+    /// A tool call whose 2026-07-28 input rounds are handed back rather than answered, when
+    /// `passed` is given: its fields (`inputResponses`, `requestState` of a retry) are added
+    /// to the first request's params (in a 2026-07-28 session only).
+    pub(super) fn start_tool_rounds(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: crate::client::CallOptions,
+        passed: Option<Map<String, Value>>,
+    ) -> Result<ToolCall> {
         let session = self.inner.session()?;
         let mut params = tool_params(name, arguments)?;
+        let pass_rounds = passed.is_some();
+        if let (Some(fields), Value::Object(object)) = (passed, &mut params) {
+            if session.is_stateless() {
+                merge_params(object, fields);
+            }
+        }
         let headers = self.param_headers(&session, name, &params)?;
         if self.runs_as_task(&session, name) {
             let ttl = u64::try_from(self.inner.config.task_ttl.as_millis()).unwrap_or(u64::MAX);
@@ -156,7 +175,10 @@ impl McpClient {
         let (stamped, options, rounds) =
             self.inner
                 .prepare(&session, methods::TOOLS_CALL, params, options, headers);
-        ToolCall::start(self, name, session, stamped, options, rounds)
+        ToolCall::start(self, name, session, stamped, options, rounds).map(|mut call| {
+            call.pass_rounds = pass_rounds;
+            call
+        })
     }
 
     /// Whether a 2025-11-25 call of `name` asks for a task: the server must offer tasks for
@@ -306,5 +328,17 @@ fn unprefixed(error: &Error) -> String {
     match error {
         Error::Protocol(message) => message.clone(),
         other => other.to_string(),
+    }
+}
+
+/// Adds `fields` to request params: a `_meta` object's entries join the params' own.
+pub(crate) fn merge_params(params: &mut Map<String, Value>, fields: Map<String, Value>) {
+    for (key, value) in fields {
+        match (key.as_str(), value, params.get_mut("_meta")) {
+            ("_meta", Value::Object(entries), Some(Value::Object(meta))) => meta.extend(entries),
+            (_, value, _) => {
+                params.insert(key, value);
+            }
+        }
     }
 }

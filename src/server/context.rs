@@ -457,6 +457,7 @@ pub struct BackChannel {
     deadline: Instant,
     capabilities: Value,
     timeout: Duration,
+    log_level: Option<LogLevel>,
 }
 
 impl std::fmt::Debug for BackChannel {
@@ -496,6 +497,30 @@ impl BackChannel {
             self.timeout,
         )
     }
+
+    /// As [`RequestContext::log`]: a log message about the request, sent when the client
+    /// wants its level (a proxy passing on an upstream server's log messages).
+    pub fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        if self.log_level.is_none_or(|wanted| level < wanted) {
+            return;
+        }
+        let mut params = Map::new();
+        params.insert("level".into(), Value::from(level.as_str()));
+        if let Some(logger) = logger {
+            params.insert("logger".into(), Value::from(logger));
+        }
+        params.insert("data".into(), data);
+        if let Err(error) = self.link.notify(
+            Some(&self.call.id),
+            methods::LOG_MESSAGE,
+            Value::Object(params),
+        ) {
+            log::debug!(
+                "toolwire: a log message for {} was not sent: {error}",
+                self.call.id
+            );
+        }
+    }
 }
 
 impl RequestContext {
@@ -507,6 +532,7 @@ impl RequestContext {
             deadline: self.deadline,
             capabilities: self.peer.capabilities.clone(),
             timeout: self.client_request_timeout,
+            log_level: self.log_level,
         }
     }
 }

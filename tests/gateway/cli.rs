@@ -345,7 +345,9 @@ fn serve_shows_a_backends_quoted_env_value_nowhere() {
     let refused = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "mcp__leaky__leak",
                    "arguments": {"name": "PLANTED", "as": "rpc_error"}}}));
-    assert_eq!(refused["result"]["isError"], json!(true), "{refused}");
+    // The backend's JSON-RPC error goes on as an error, its secrets masked.
+    assert_eq!(refused["error"]["code"], json!(-32000), "{refused}");
+    assert_eq!(refused["error"]["data"]["sent"], json!("***"), "{refused}");
     let failed = ask(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": {"name": "mcp__leaky__leak",
                    "arguments": {"name": "PLANTED", "as": "error"}}}));

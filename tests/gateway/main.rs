@@ -22,6 +22,7 @@ mod pins_cli;
 mod pipeline;
 mod resources;
 mod restart;
+mod rounds;
 mod serve_auth;
 mod serve_tls;
 mod skills;
