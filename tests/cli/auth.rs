@@ -565,15 +565,20 @@ fn serve_shows_the_token_store_s_token_a_backend_quotes_nowhere() {
         .find(|name| name.ends_with("quote_text"))
         .unwrap_or_else(|| panic!("no quote_text tool served: {names:?}"))
         .clone();
-    for (id, name) in [(3, &quote), (4, &quote_text)] {
-        let answer = ask(serde_json::json!({"jsonrpc": "2.0", "id": id,
-            "method": "tools/call", "params": {"name": name, "arguments": {}}}));
-        assert_eq!(
-            answer["result"]["isError"],
-            serde_json::json!(true),
-            "{answer}"
-        );
-    }
+    // The server's JSON-RPC error goes on as a JSON-RPC error (code, message and data), its
+    // isError result as a result: each with the token masked.
+    let mut call = |id: u64, name: &str| {
+        ask(serde_json::json!({"jsonrpc": "2.0", "id": id,
+            "method": "tools/call", "params": {"name": name, "arguments": {}}}))
+    };
+    let answer = call(3, &quote);
+    assert_eq!(answer["error"]["message"], "refused ***", "{answer}");
+    let answer = call(4, &quote_text);
+    assert_eq!(
+        answer["result"]["isError"],
+        serde_json::json!(true),
+        "{answer}"
+    );
     drop(stdin);
     assert_eq!(cli::wait_bounded(&mut child, cli::LIMIT), 0);
     let stderr = stderr.join().unwrap();

@@ -65,21 +65,19 @@ fn backends_quoting_their_credentials_show_them_nowhere_through_the_gateway() {
             .protocol(ProtocolMode::Legacy),
     );
     let (client, connection) = front(&gateway);
-    // A backend's JSON-RPC error reaches the front as a TOOL_ERROR without its text (that is
-    // logged for the operator); its `isError` text is passed on, masked.
-    for (tool, arguments, passed_on) in [
+    // A backend's JSON-RPC error reaches the front as that JSON-RPC error (code, message and
+    // data) and its `isError` text as a result: both passed on, masked.
+    for (tool, arguments) in [
         (
             "mcp__local__leak",
             json!({"name": "PLANTED", "as": "rpc_error"}),
-            false,
         ),
         (
             "mcp__local__leak",
             json!({"name": "PLANTED", "as": "error"}),
-            true,
         ),
-        ("mcp__remote__leak", json!({}), false),
-        ("mcp__remote__fails", json!({}), true),
+        ("mcp__remote__leak", json!({})),
+        ("mcp__remote__fails", json!({})),
     ] {
         let answer = match client.call_tool(tool, arguments) {
             Ok(result) => {
@@ -89,7 +87,7 @@ fn backends_quoting_their_credentials_show_them_nowhere_through_the_gateway() {
             Err(error) => format!("{error} {error:?}"),
         };
         assert_hidden(&format!("the front client's answer to {tool}"), &answer);
-        assert_eq!(answer.contains("***"), passed_on, "{tool}: {answer}");
+        assert!(answer.contains("***"), "{tool}: {answer}");
     }
     client.close().expect("close");
     connection.wait();

@@ -298,10 +298,12 @@ fn wait(
         }
     };
     let mut deadline = Deadline::new(request.timeout, request.max_total);
+    // Said before the request goes out: the server's log messages about the call, shown as
+    // they arrive on the reader's thread, come after it.
+    display.started();
     let mut call = client
         .start_tool(name, arguments, options)
         .map_err(|error| call_failure(name, &error))?;
-    display.started();
     // Set once this thread has cancelled the call for its deadline.
     let mut expired = false;
     let mut progress_seen = display.progress_count();

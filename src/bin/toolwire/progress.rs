@@ -81,7 +81,7 @@ impl Display {
         }
     }
 
-    /// The request is out.
+    /// The request is about to go out.
     pub fn started(&self) {
         if self.mode == Mode::Lines {
             errln!("calling {}", self.tool);
