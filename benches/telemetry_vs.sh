@@ -36,9 +36,13 @@ else
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
 fi
-rm -rf "$work/base"
-mkdir -p "$work/base"
-git archive "$rev" | tar -x -C "$work/base"
+# Extracted once per revision (a kept DIR is not rebuilt when run again).
+if [ "$(cat "$work/base/.toolwire-rev" 2>/dev/null)" != "$base_commit" ]; then
+  rm -rf "$work/base"
+  mkdir -p "$work/base"
+  git archive "$rev" | tar -x -C "$work/base"
+  echo "$base_commit" > "$work/base/.toolwire-rev"
+fi
 
 # The driver: the same source for both revisions, on each one's library.
 driver() {
