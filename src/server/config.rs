@@ -35,6 +35,8 @@ pub struct ServerConfig {
     pub(crate) task_input_timeout: Duration,
     pub(crate) max_task_result_bytes: usize,
     pub(crate) metrics: Option<crate::metrics::Metrics>,
+    // Running several instances (issue 25): the requestState key ring.
+    pub(crate) state_keys: Option<super::StateKeys>,
 }
 
 impl ServerConfig {
@@ -67,6 +69,7 @@ impl ServerConfig {
             task_input_timeout: Duration::from_secs(600),
             max_task_result_bytes: 4 * 1024 * 1024,
             metrics: None,
+            state_keys: None,
         }
     }
 
@@ -248,6 +251,24 @@ impl ServerConfig {
     pub fn metrics(mut self, metrics: crate::metrics::Metrics) -> Self {
         self.metrics = Some(metrics);
         self
+    }
+
+    /// The keys that sign and verify 2026-07-28 `requestState` tokens: the first signs, every
+    /// one verifies. Give every instance behind one load balancer the same ring (for example
+    /// [`super::StateKeys::from_file`]) so the retry of an input round may land on any of
+    /// them; rotate by putting the new key first and keeping the old one until
+    /// [`ServerConfig::input_state_ttl`] has passed. Defaults to 32 random bytes made once
+    /// per process: states verify only in the process that signed them.
+    pub fn state_keys(mut self, keys: super::StateKeys) -> Self {
+        self.state_keys = Some(keys);
+        self
+    }
+
+    /// The ring in use: the configured one, else the process's own.
+    pub(crate) fn keys(&self) -> &super::StateKeys {
+        self.state_keys
+            .as_ref()
+            .unwrap_or_else(|| super::StateKeys::process())
     }
 
     /// The revisions `server/discover` lists.

@@ -139,7 +139,12 @@ pub(crate) fn prepare(
             method.as_str(),
             methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
         ) {
-        input_round(&method, route.target.as_deref(), &params)?
+        input_round(
+            server.config.keys(),
+            &method,
+            route.target.as_deref(),
+            &params,
+        )?
     } else {
         None
     };
@@ -162,6 +167,7 @@ pub(crate) fn prepare(
 
 /// Reads a retry's `inputResponses` and checks its `requestState`.
 fn input_round(
+    keys: &super::keys::StateKeys,
     method: &str,
     target: Option<&str>,
     params: &Value,
@@ -182,7 +188,7 @@ fn input_round(
     let state = match params.get("requestState") {
         None | Some(Value::Null) => None,
         Some(Value::String(token)) => {
-            match state::verify(token, method, target.unwrap_or_default()) {
+            match state::verify(keys, token, method, target.unwrap_or_default()) {
                 Ok(state) => Some(state),
                 Err(refusal) => {
                     log::warn!(

@@ -124,8 +124,10 @@ mod dispatch;
 #[doc(hidden)]
 pub(crate) mod fuzz;
 pub(crate) mod http;
+mod keys;
 mod memory;
 mod metered;
+mod ready;
 pub(crate) mod resources;
 pub(crate) mod serve;
 mod server_tool;
@@ -150,7 +152,11 @@ pub use change::{CatalogChange, CatalogKind, Refused};
 pub use config::ServerConfig;
 pub use context::{BackChannel, ConnectionState, ProgressReporter, RequestContext, Responder};
 pub use http::{HttpServer, HttpServerConfig};
+pub use keys::{
+    StateKeys, MAX_STATE_KEYS, MAX_STATE_KEY_BYTES, MAX_STATE_KEY_FILE_BYTES, MIN_STATE_KEY_BYTES,
+};
 pub use memory::PeerTransport;
+pub use ready::{MAX_READINESS_CHECKS, MAX_READINESS_NAME};
 pub use serve::ServerConnection;
 #[allow(deprecated)]
 pub use server_tool::{BeforeTaskFn, ServerTool, ToolFn};
@@ -199,6 +205,8 @@ pub(crate) struct Shared {
     pub(crate) tasks: tasks::Tasks,
     /// Extensions declared through [`Server::declare_extension`], with their settings.
     extensions: RwLock<Map<String, Value>>,
+    /// The readiness checks of `/readyz` ([`Server::add_readiness_check`]).
+    pub(crate) readiness: ready::Readiness,
 }
 
 impl Shared {
@@ -331,6 +339,7 @@ impl Server {
                 listeners: subscriptions::Listeners::default(),
                 tasks: tasks::Tasks::default(),
                 extensions: RwLock::new(Map::new()),
+                readiness: ready::Readiness::default(),
             }),
         })
     }

@@ -4,12 +4,14 @@
 //! A `requestState` is `base64url(envelope) "." base64url(HMAC-SHA-256(key, envelope))`. The
 //! envelope binds the handler's state to the method and target it was made for and to an
 //! expiry, so a client can neither change it, nor replay it against another tool, nor keep
-//! it forever. The key is 32 random bytes made once per process: a state outlives neither a
-//! restart nor the process, which is what a stateless server's retry round needs (the same
-//! process answers within seconds). A server behind a load balancer would need a shared
-//! key; that is not offered yet.
+//! it forever. The key is the server's [`StateKeys`]: by default 32 random bytes made once per
+//! process (a state outlives neither a restart nor the process, which is what one instance's
+//! retry round needs), or a ring from configuration ([`super::ServerConfig::state_keys`]) that
+//! several instances share, the first key signing and every key verifying.
+//!
+//! List cursors are not sealed: a cursor is the offset of the next item, so any instance
+//! serving the same catalog reads it, and a forged one only names another page.
 
-use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hmac::{Hmac, KeyInit, Mac};
@@ -22,23 +24,11 @@ type HmacSha256 = Hmac<Sha256>;
 /// so anything longer is refused before it is decoded.
 pub(crate) const MAX_STATE_BYTES: usize = 64 * 1024;
 
-/// The process's signing key.
-fn key() -> &'static [u8; 32] {
-    static KEY: OnceLock<[u8; 32]> = OnceLock::new();
-    KEY.get_or_init(|| {
-        let mut key = [0u8; 32];
-        if let Err(error) = getrandom::fill(&mut key) {
-            // Without randomness a predictable key would let a client forge states; refuse to
-            // run input rounds rather than sign with one.
-            panic!("toolwire: no random source for the requestState key: {error}");
-        }
-        key
-    })
-}
+use super::keys::StateKeys;
 
-fn mac() -> HmacSha256 {
+fn mac(key: &[u8]) -> HmacSha256 {
     // HMAC accepts a key of any length.
-    HmacSha256::new_from_slice(key()).expect("an HMAC key of any length")
+    HmacSha256::new_from_slice(key).expect("an HMAC key of any length")
 }
 
 fn now_ms() -> u64 {
@@ -48,7 +38,13 @@ fn now_ms() -> u64 {
 }
 
 /// Signs `state` for a retry of `method` on `target` within `ttl`.
-pub(crate) fn sign(method: &str, target: &str, state: &Value, ttl: Duration) -> String {
+pub(crate) fn sign(
+    keys: &StateKeys,
+    method: &str,
+    target: &str,
+    state: &Value,
+    ttl: Duration,
+) -> String {
     let envelope = json!({
         "v": 1,
         "m": method,
@@ -57,7 +53,7 @@ pub(crate) fn sign(method: &str, target: &str, state: &Value, ttl: Duration) -> 
         "s": state,
     })
     .to_string();
-    let mut mac = mac();
+    let mut mac = mac(keys.signing());
     mac.update(envelope.as_bytes());
     let tag = mac.finalize().into_bytes();
     format!("{}.{}", encode(envelope.as_bytes()), encode(&tag))
@@ -87,17 +83,28 @@ impl StateRefusal {
 }
 
 /// Checks a `requestState` and returns the handler's state in it.
-pub(crate) fn verify(token: &str, method: &str, target: &str) -> Result<Value, StateRefusal> {
+pub(crate) fn verify(
+    keys: &StateKeys,
+    token: &str,
+    method: &str,
+    target: &str,
+) -> Result<Value, StateRefusal> {
     if token.len() > MAX_STATE_BYTES {
         return Err(StateRefusal::Tampered);
     }
     let (body, tag) = token.split_once('.').ok_or(StateRefusal::Tampered)?;
     let envelope = decode(body).ok_or(StateRefusal::Tampered)?;
     let tag = decode(tag).ok_or(StateRefusal::Tampered)?;
-    let mut mac = mac();
-    mac.update(&envelope);
-    // Constant-time comparison, so the tag cannot be found byte by byte.
-    mac.verify_slice(&tag).map_err(|_| StateRefusal::Tampered)?;
+    // Each key of the ring in turn (a rotation keeps the old one after the new); each
+    // comparison in constant time, so a tag cannot be found byte by byte.
+    let signed = keys.verifying().any(|key| {
+        let mut mac = mac(key);
+        mac.update(&envelope);
+        mac.verify_slice(&tag).is_ok()
+    });
+    if !signed {
+        return Err(StateRefusal::Tampered);
+    }
     let envelope: Value = serde_json::from_slice(&envelope).map_err(|_| StateRefusal::Tampered)?;
     if envelope["m"] != method || envelope["t"] != target {
         return Err(StateRefusal::WrongTarget);
@@ -231,35 +238,61 @@ mod tests {
     #[test]
     fn a_state_verifies_only_unchanged_and_for_its_own_request() {
         let ttl = Duration::from_secs(60);
-        let token = sign("tools/call", "book", &json!({"round": 2}), ttl);
+        let keys = StateKeys::process();
+        let token = sign(keys, "tools/call", "book", &json!({"round": 2}), ttl);
         assert_eq!(
-            verify(&token, "tools/call", "book"),
+            verify(keys, &token, "tools/call", "book"),
             Ok(json!({"round": 2}))
         );
         let tampered = format!("{token}-TAMPERED");
         assert_eq!(
-            verify(&tampered, "tools/call", "book"),
+            verify(keys, &tampered, "tools/call", "book"),
             Err(StateRefusal::Tampered)
         );
         let mut flipped = token.clone().into_bytes();
         flipped[3] = if flipped[3] == b'A' { b'B' } else { b'A' };
         assert_eq!(
-            verify(&String::from_utf8(flipped).unwrap(), "tools/call", "book"),
+            verify(
+                keys,
+                &String::from_utf8(flipped).unwrap(),
+                "tools/call",
+                "book"
+            ),
             Err(StateRefusal::Tampered)
         );
         assert_eq!(
-            verify(&token, "tools/call", "other"),
+            verify(keys, &token, "tools/call", "other"),
             Err(StateRefusal::WrongTarget)
         );
         assert_eq!(
-            verify("not-a-state", "tools/call", "book"),
+            verify(keys, "not-a-state", "tools/call", "book"),
             Err(StateRefusal::Tampered)
         );
-        let expired = sign("tools/call", "book", &json!(1), Duration::ZERO);
+        let expired = sign(keys, "tools/call", "book", &json!(1), Duration::ZERO);
         std::thread::sleep(Duration::from_millis(2));
         assert_eq!(
-            verify(&expired, "tools/call", "book"),
+            verify(keys, &expired, "tools/call", "book"),
             Err(StateRefusal::Expired)
+        );
+    }
+
+    #[test]
+    fn a_ring_signs_with_its_first_key_and_verifies_with_every_one() {
+        let ttl = Duration::from_secs(60);
+        let old = StateKeys::new([[1u8; 32]]).unwrap();
+        let rotated = StateKeys::new([[2u8; 32], [1u8; 32]]).unwrap();
+        let other = StateKeys::new([[3u8; 32]]).unwrap();
+        let from_old = sign(&old, "tools/call", "t", &json!(7), ttl);
+        assert_eq!(verify(&rotated, &from_old, "tools/call", "t"), Ok(json!(7)));
+        let from_new = sign(&rotated, "tools/call", "t", &json!(8), ttl);
+        assert_eq!(verify(&rotated, &from_new, "tools/call", "t"), Ok(json!(8)));
+        assert_eq!(
+            verify(&old, &from_new, "tools/call", "t"),
+            Err(StateRefusal::Tampered)
+        );
+        assert_eq!(
+            verify(&other, &from_old, "tools/call", "t"),
+            Err(StateRefusal::Tampered)
         );
     }
 

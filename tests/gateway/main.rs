@@ -19,6 +19,7 @@ mod passthrough;
 mod pipeline;
 mod resources;
 mod restart;
+mod scaleout;
 mod serve_auth;
 mod skills;
 mod start;

@@ -311,11 +311,16 @@ pub fn read_until_each(lines: &mpsc::Receiver<String>, wanted: &[&str]) -> Vec<S
 
 /// Sends SIGINT to `pid`, as Ctrl-C on a terminal would.
 pub fn sigint(pid: u32) {
+    signal(pid, "INT");
+}
+
+/// Sends the signal `name` (`INT`, `TERM`, …) to `pid` with kill(1).
+pub fn signal(pid: u32, name: &str) {
     let status = Command::new("kill")
-        .args(["-INT", &pid.to_string()])
+        .args([&format!("-{name}"), &pid.to_string()])
         .status()
         .expect("run kill");
-    assert!(status.success(), "kill -INT {pid}");
+    assert!(status.success(), "kill -{name} {pid}");
 }
 
 /// Points the command's user folders (HOME, XDG_CONFIG_HOME, APPDATA, USERPROFILE) at

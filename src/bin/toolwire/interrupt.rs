@@ -6,6 +6,9 @@
 //!   fails at once and the command exits with 130; while still connecting, with no session
 //!   to close yet, it exits with 130 at once.
 //! - A second Ctrl-C exits with 130 at once.
+//!
+//! SIGTERM keeps its default (the process ends) unless a command asks for it with
+//! [`terminations`] (`serve --http` drains on it); its handler writes to the same pipe.
 
 use std::fs::File;
 use std::io::Read;
@@ -30,6 +33,13 @@ static SHELL: AtomicBool = AtomicBool::new(false);
 static SEEN: AtomicU32 = AtomicU32::new(0);
 /// The session to close when an interrupt arrives outside a call.
 static CLIENT: Mutex<Option<McpClient>> = Mutex::new(None);
+/// Where SIGTERM goes, once [`terminations`] asked for it.
+static TERMINATIONS: Mutex<Option<Sender<()>>> = Mutex::new(None);
+/// The byte the handler writes for SIGTERM (any other byte is SIGINT).
+#[cfg(unix)]
+const TERM_BYTE: u8 = libc::SIGTERM as u8;
+#[cfg(not(unix))]
+const TERM_BYTE: u8 = 15;
 
 /// Installs the SIGINT handler and starts the watcher. The receiver yields one `()` per
 /// Ctrl-C that arrives while [`call_active`] is set.
@@ -77,6 +87,20 @@ pub fn hold_client(client: Option<McpClient>) {
         .unwrap_or_else(|poisoned| poisoned.into_inner()) = client;
 }
 
+/// Catches SIGTERM from now on: the receiver yields one `()` per SIGTERM (the command
+/// decides what it does; `serve --http` drains and exits 0). Needs [`install`] first; without
+/// its pipe SIGTERM keeps its default.
+pub fn terminations() -> Receiver<()> {
+    let (tx, rx) = bounded(1);
+    *TERMINATIONS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(tx);
+    if let Err(error) = catch_sigterm() {
+        log::warn!("cannot install the SIGTERM handler: {error}");
+    }
+    rx
+}
+
 fn watch(mut pipe: File, tx: &Sender<()>, transcript: Option<&Transcript>) {
     let mut byte = [0u8; 1];
     loop {
@@ -88,6 +112,17 @@ fn watch(mut pipe: File, tx: &Sender<()>, transcript: Option<&Transcript>) {
                 log::warn!("the Ctrl-C watcher stopped: {error}");
                 return;
             }
+        }
+        if byte[0] == TERM_BYTE {
+            let terminations = TERMINATIONS
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .clone();
+            if let Some(terminations) = terminations {
+                // A full channel already holds one.
+                let _ = terminations.try_send(());
+            }
+            continue;
         }
         let seen = SEEN.fetch_add(1, Ordering::SeqCst) + 1;
         if seen > 1 {
@@ -146,11 +181,17 @@ fn leave(transcript: Option<&Transcript>) -> ! {
 }
 
 #[cfg(unix)]
-extern "C" fn on_sigint(_signal: libc::c_int) {
+extern "C" fn on_sigint(signal: libc::c_int) {
     let fd = WRITE_FD.load(Ordering::Relaxed);
     if fd < 0 {
         return;
     }
+    // SIGTERM is told apart by its byte; every other signal here is SIGINT.
+    let byte: u8 = if signal == libc::SIGTERM {
+        TERM_BYTE
+    } else {
+        1
+    };
     #[allow(unsafe_code)]
     // SAFETY: only async-signal-safe work: write(2) of one byte from a live local to a
     // non-blocking pipe (a full pipe already holds a wake-up, so a failed write loses
@@ -159,7 +200,6 @@ extern "C" fn on_sigint(_signal: libc::c_int) {
     unsafe {
         let errno = errno_location();
         let saved = if errno.is_null() { 0 } else { *errno };
-        let byte = 1u8;
         let _ = libc::write(fd, std::ptr::addr_of!(byte).cast(), 1);
         if !errno.is_null() {
             *errno = saved;
@@ -221,6 +261,36 @@ fn install_handler() -> std::io::Result<File> {
         }
         Ok(read_end)
     }
+}
+
+/// Installs [`on_sigint`] for SIGTERM too (it writes SIGTERM's own byte).
+#[cfg(unix)]
+fn catch_sigterm() -> std::io::Result<()> {
+    if WRITE_FD.load(Ordering::SeqCst) < 0 {
+        return Err(std::io::Error::other("the signal pipe is not open"));
+    }
+    #[allow(unsafe_code)]
+    // SAFETY: sigaction gets a zeroed, then filled, struct that lives across the call, with
+    // a handler that is an `extern "C" fn(c_int)` doing only async-signal-safe work (see
+    // `on_sigint`), whose pipe is open (checked above; it is never closed).
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        if libc::sigaction(libc::SIGTERM, &action, std::ptr::null_mut()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn catch_sigterm() -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "SIGTERM handling needs a Unix system",
+    ))
 }
 
 #[cfg(not(unix))]

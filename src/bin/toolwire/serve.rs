@@ -18,7 +18,7 @@ use crossbeam_channel::{bounded, select, Receiver};
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 use toolwire::gateway::{Gateway, GatewayConfig, Policy};
-use toolwire::server::{Authorization, HttpServerConfig, StaticTokens};
+use toolwire::server::{Authorization, HttpServerConfig, StateKeys, StaticTokens};
 
 use crate::cli::{Cli, Protocol};
 use crate::transcript::Transcript;
@@ -71,6 +71,23 @@ pub struct ServeArgs {
     /// With --http on an address that is not loopback: serve without authorization anyway.
     #[arg(long, requires = "http", conflicts_with_all = ["auth_issuer", "auth_tokens"])]
     pub no_auth: bool,
+
+    // Running several instances behind a load balancer (issue 25; docs/server.md).
+    /// Sign and verify 2026-07-28 requestState tokens with the keys of FILE, shared by every
+    /// instance: each line the standard base64 of at least 32 random bytes (`head -c 32
+    /// /dev/urandom | base64`); the first line signs, every line verifies. Defaults to a
+    /// random key per process.
+    #[arg(long, value_name = "FILE")]
+    pub state_key_file: Option<PathBuf>,
+    /// With --http: this instance's name (1 to 32 of A-Z a-z 0-9 _ -), the prefix of the
+    /// handshake-era session ids it mints (`NAME.<32 hex>`), for a load balancer's routing.
+    /// Defaults to none.
+    #[arg(long, value_name = "NAME", requires = "http")]
+    pub instance_id: Option<String>,
+    /// With --http: on SIGTERM, stop accepting and give the requests being served this long
+    /// to be answered, then exit 0.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_duration)]
+    pub drain_timeout: std::time::Duration,
 }
 
 /// The HTTP server's settings the arguments give: authorization, and the refusal to listen
@@ -118,6 +135,9 @@ fn http_config(args: &ServeArgs, addr: SocketAddr) -> Result<HttpServerConfig, F
     if let Some(authorization) = authorization {
         config = config.authorization(authorization);
     }
+    if let Some(instance) = &args.instance_id {
+        config = config.instance_id(instance.clone());
+    }
     Ok(config)
 }
 
@@ -148,6 +168,18 @@ pub fn run(
     // Checked before any backend starts or any address is bound.
     let http = match args.http {
         Some(addr) => Some(http_config(args, addr)?),
+        None => None,
+    };
+    if let Some(http) = &http {
+        http.check()
+            .map_err(|error| Failure::from_error("checking --http's settings", &error))?;
+    }
+    // A key file that does not read stops here; no key's text is ever shown.
+    let state_keys = match &args.state_key_file {
+        Some(file) => Some(
+            StateKeys::from_file(file)
+                .map_err(|error| Failure::from_error("reading --state-key-file", &error))?,
+        ),
         None => None,
     };
     // The metrics listener follows --http's rule: on the network only with the same
@@ -181,6 +213,9 @@ pub fn run(
         .token_store(crate::auth::store());
     if args.metrics.is_some() {
         options = options.metrics(toolwire::metrics::Metrics::new());
+    }
+    if let Some(keys) = state_keys {
+        options = options.state_keys(keys);
     }
     if let Some(http) = &http {
         options = options.http(http.clone());
@@ -221,7 +256,10 @@ pub fn run(
     // Ctrl-C comes to this function through `interrupts`, not to the session handling.
     crate::interrupt::call_active(true);
     let (outcome, interrupted) = match args.http {
-        Some(addr) => (serve_http(&gateway, addr, interrupts), true),
+        Some(addr) => (
+            serve_http(&gateway, addr, interrupts, args.drain_timeout),
+            true,
+        ),
         None => serve_stdio(&gateway, interrupts),
     };
     if !interrupted {
@@ -280,18 +318,37 @@ fn print_started(gateway: &Gateway, quiet: bool) {
     }
 }
 
+/// Serves HTTP until Ctrl-C (stops at once) or SIGTERM (drains within `drain`, then stops).
 fn serve_http(
     gateway: &Gateway,
     addr: SocketAddr,
     interrupts: &Receiver<()>,
+    drain: std::time::Duration,
 ) -> Result<Exit, Failure> {
+    let terminations = crate::interrupt::terminations();
     let http = gateway
         .serve_http(addr)
         .map_err(|error| Failure::from_error(&format!("serving HTTP at {addr}"), &error))?;
     errln!("toolwire: listening on {}", http.url());
-    let _ = interrupts.recv();
-    errln!("toolwire: interrupted; stopping");
-    drop(http);
+    select! {
+        recv(interrupts) -> _ => {
+            errln!("toolwire: interrupted; stopping");
+            drop(http);
+        }
+        recv(terminations) -> _ => {
+            errln!(
+                "toolwire: SIGTERM; draining: no new connections, up to {drain:?} for the \
+                 requests being served"
+            );
+            match http.drain(drain) {
+                Ok(0) => errln!("toolwire: drained; every request was answered"),
+                Ok(left) => errln!(
+                    "toolwire: drained; {left} connection(s) still serving were closed"
+                ),
+                Err(error) => errln!("toolwire: draining: {error}"),
+            }
+        }
+    }
     Ok(Exit::Ok)
 }
 
