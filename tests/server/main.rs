@@ -18,6 +18,7 @@ mod interop_inspector;
 mod interop_oidc;
 mod interop_python;
 mod interop_toolwire;
+mod load_balancers;
 mod metrics;
 mod peer_address;
 mod pool_flood;

@@ -32,6 +32,26 @@ use toolwire::harness::Sleeper;
 use toolwire::transport::StdioTransport;
 use toolwire::{Client, ClientConfig, StdioConfig};
 
+/// A program from the distribution's packages that `.ci/run` installs (prometheus, haproxy,
+/// nginx): the one the environment variable `env` names, else the first `name` on `PATH`,
+/// else in `/usr/sbin` or `/sbin` (where Debian puts daemons, off a user's `PATH`). Panics,
+/// saying how to install it, when there is none: a test that needs it fails without it.
+pub fn distribution_program(name: &str, env: &str) -> PathBuf {
+    if let Some(path) = std::env::var_os(env) {
+        return PathBuf::from(path);
+    }
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin")])
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "no `{name}` on PATH: install the distribution's package (`apt-get install -y \
+                 {name}`, as .ci/run does) or set {env}"
+            )
+        })
+}
+
 /// The path of the built `tool_server` example, building it once if needed.
 pub fn tool_server_path() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();

@@ -1,0 +1,374 @@
+//! Three instances of `examples/conformance_server` sharing one `--state-key-file`, each with
+//! its own `--instance-id`, behind the shipped load balancer configurations
+//! (`docs/deploy/haproxy.cfg`, `docs/deploy/nginx.conf`) run by the distribution's own
+//! programs on loopback ports of their own, from temporary folders (never as system
+//! services). Through HAProxy (round robin, sticky on the response's `Mcp-Session-Id`): a
+//! 2026-07-28 input round whose retry lands on another instance succeeds, and a
+//! handshake-era session stays on its instance for its life (many requests, its GET stream,
+//! a client's calls). Through nginx (a `map` on the session id's prefix): the same
+//! stickiness. Each test adds one response header naming the instance that answered, which
+//! the shipped files do not send.
+
+use crate::support::server as support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{json, Value};
+use toolwire::{HttpConfig, McpClient, McpConfig, ProtocolMode};
+
+use crate::support::{distribution_program, eventually, LONG};
+use support::{post, stateless_headers, HttpExample, RawResponse};
+
+/// The instances' names, as the shipped files route them.
+const NAMES: [&str; 3] = ["a", "b", "c"];
+/// Where the shipped files put the front and the instances.
+const SHIPPED_FRONT: &str = "127.0.0.1:8080";
+const SHIPPED_PORTS: [&str; 3] = ["127.0.0.1:8081", "127.0.0.1:8082", "127.0.0.1:8083"];
+
+/// A balancer's process, ended when dropped.
+struct Balancer(Child);
+
+impl Drop for Balancer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("toolwire-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("tmp")).unwrap();
+    dir
+}
+
+/// A loopback port free a moment ago.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Three conformance servers with one key file; their `host:port`s.
+fn instances(folder: &Path) -> (Vec<HttpExample>, Vec<String>) {
+    let keys = folder.join("state-keys");
+    let mut key = [0u8; 32];
+    for (at, byte) in key.iter_mut().enumerate() {
+        *byte = (at as u8).wrapping_mul(37).wrapping_add(11);
+    }
+    std::fs::write(&keys, format!("{}\n", standard_base64(&key))).unwrap();
+    let keys = keys.to_str().unwrap().to_owned();
+    let servers: Vec<HttpExample> = NAMES
+        .iter()
+        .map(|name| {
+            let args = [
+                "--port",
+                "0",
+                "--until-eof",
+                "--state-key-file",
+                &keys,
+                "--instance-id",
+                name,
+            ];
+            HttpExample::start("conformance_server", &args)
+        })
+        .collect();
+    let addrs = servers
+        .iter()
+        .map(|server| support::authority(&server.url).to_owned())
+        .collect();
+    (servers, addrs)
+}
+
+fn standard_base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        for index in 0..4 {
+            if index <= chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * index)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The shipped file `name` with the test's front and instances in place of its own.
+fn shipped(name: &str, front: &str, addrs: &[String]) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/deploy")
+        .join(name);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains(SHIPPED_FRONT),
+        "{name} listens at {SHIPPED_FRONT}"
+    );
+    text = text.replace(SHIPPED_FRONT, front);
+    for (shipped, addr) in SHIPPED_PORTS.iter().zip(addrs) {
+        assert!(text.contains(shipped), "{name} names {shipped}");
+        text = text.replace(shipped, addr);
+    }
+    text
+}
+
+/// Waits until the front accepts connections and `/readyz` through it is 200.
+fn wait_ready(front: &str, balancer: &mut Balancer, log: &Path) {
+    let ready = eventually(LONG, || {
+        if let Ok(Some(status)) = balancer.0.try_wait() {
+            panic!(
+                "the balancer exited with {status}: {}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+        TcpStream::connect(front).is_ok() && get(front, "/readyz").status == 200
+    });
+    assert!(
+        ready,
+        "the balancer at {front} did not become ready: {}",
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
+}
+
+fn get(front: &str, path: &str) -> RawResponse {
+    support::exchange(
+        &format!("http://{front}/mcp"),
+        &format!("GET {path} HTTP/1.1\r\nHost: {front}\r\n"),
+        "",
+    )
+}
+
+/// HAProxy with the shipped configuration, answering with the server's name in
+/// `X-Toolwire-Instance`.
+fn haproxy(folder: &Path, addrs: &[String]) -> (Balancer, String) {
+    let program = distribution_program("haproxy", "TOOLWIRE_HAPROXY");
+    let front = format!("127.0.0.1:{}", free_port());
+    let text = shipped("haproxy.cfg", &front, addrs).replace(
+        "    balance roundrobin\n",
+        "    balance roundrobin\n    http-response set-header X-Toolwire-Instance %[srv_name]\n",
+    );
+    let config = folder.join("haproxy.cfg");
+    std::fs::write(&config, text).unwrap();
+    let log = folder.join("haproxy.log");
+    let mut balancer = Balancer(
+        Command::new(&program)
+            .arg("-f")
+            .arg(&config)
+            .arg("-db")
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(std::fs::File::create(folder.join("haproxy.err")).unwrap())
+            .spawn()
+            .unwrap_or_else(|error| panic!("cannot start {}: {error}", program.display())),
+    );
+    wait_ready(&front, &mut balancer, &folder.join("haproxy.err"));
+    (balancer, front)
+}
+
+/// nginx with the shipped configuration under a temporary prefix, answering with the
+/// upstream's address in `X-Toolwire-Upstream`.
+fn nginx(folder: &Path, addrs: &[String]) -> (Balancer, String) {
+    let program = distribution_program("nginx", "TOOLWIRE_NGINX");
+    let front = format!("127.0.0.1:{}", free_port());
+    let text = shipped("nginx.conf", &front, addrs).replace(
+        "            proxy_pass http://$mcp_backend;\n",
+        "            proxy_pass http://$mcp_backend;\n            \
+         add_header X-Toolwire-Upstream $upstream_addr always;\n",
+    );
+    let config = folder.join("nginx.conf");
+    std::fs::write(&config, text).unwrap();
+    let log = folder.join("error.log");
+    let mut balancer = Balancer(
+        Command::new(&program)
+            .arg("-p")
+            .arg(folder)
+            .arg("-e")
+            .arg(&log)
+            .arg("-c")
+            .arg(&config)
+            .args(["-g", "daemon off;"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(folder.join("nginx.err")).unwrap())
+            .spawn()
+            .unwrap_or_else(|error| panic!("cannot start {}: {error}", program.display())),
+    );
+    wait_ready(&front, &mut balancer, &log);
+    (balancer, front)
+}
+
+/// A 2026-07-28 `tools/call` of the request-state fixture through `front`, with `extra`
+/// params; the answer and the instance that gave it.
+fn call_round(front: &str, extra: Value) -> (Value, String) {
+    let mut params = json!({"name": "test_input_required_result_request_state",
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}});
+    for (key, value) in extra.as_object().unwrap() {
+        params[key] = value.clone();
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let headers = stateless_headers(
+        "tools/call",
+        Some("test_input_required_result_request_state"),
+    );
+    let answer = post(&format!("http://{front}/mcp"), &headers, &body);
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let instance = answer
+        .header("x-toolwire-instance")
+        .expect("the instance that answered")
+        .to_owned();
+    (answer.messages().pop().unwrap(), instance)
+}
+
+#[test]
+#[ignore = "needs haproxy, the distribution's package (.ci/run installs it)"]
+fn through_haproxy_a_retry_on_another_instance_succeeds_and_sessions_stay_put() {
+    let folder = scratch("haproxy");
+    let (_instances, addrs) = instances(&folder);
+    let (_haproxy, front) = haproxy(&folder, &addrs);
+
+    // (a) Round robin sends each retry to the next instance; the state verifies there.
+    for _ in 0..3 {
+        let (first, asked_by) = call_round(&front, json!({}));
+        assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+        let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+        let answer = json!({"confirm": {"action": "accept", "content": {"ok": true}}});
+        let retry = json!({"inputResponses": answer, "requestState": state});
+        let (done, answered_by) = call_round(&front, retry);
+        assert_ne!(asked_by, answered_by, "round robin moved the retry");
+        let text = done["result"]["content"][0]["text"].as_str().unwrap_or("");
+        assert!(text.starts_with("state-ok"), "{done}");
+    }
+
+    // (b) A handshake-era session: every request lands on the instance that opened it.
+    let url = format!("http://{front}/mcp");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "lb", "version": "1"}}});
+    let opened = post(&url, "", &init);
+    assert_eq!(opened.status, 200, "{opened:?}");
+    let session = opened.header("mcp-session-id").unwrap().to_owned();
+    let owner = opened.header("x-toolwire-instance").unwrap().to_owned();
+    assert!(
+        session.starts_with(&format!("{owner}.")),
+        "{session} from {owner}"
+    );
+    let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(&url, &headers, &initialized).status, 202);
+    for id in 2..32 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "test_simple_text", "arguments": {}}});
+        let answer = post(&url, &headers, &call);
+        assert_eq!(answer.status, 200, "request {id}: {answer:?}");
+        assert_eq!(answer.header("x-toolwire-instance"), Some(owner.as_str()));
+    }
+    let (status, instance) = open_get_stream(&front, &session);
+    assert_eq!((status, instance.as_deref()), (200, Some(owner.as_str())));
+
+    // And a client of our own, with its GET stream, through the balancer for many calls.
+    let config = McpConfig::default().mode(ProtocolMode::Legacy);
+    let client = McpClient::connect_http(HttpConfig::new(url), config).unwrap();
+    for _ in 0..30 {
+        let result = client.call_tool("test_simple_text", json!({})).unwrap();
+        assert!(result.text().contains("simple text"), "{}", result.text());
+    }
+    client.close().unwrap();
+}
+
+/// Opens a session's GET stream through `front`: its status and the instance header.
+fn open_get_stream(front: &str, session: &str) -> (u16, Option<String>) {
+    let stream = TcpStream::connect(front).unwrap();
+    stream.set_read_timeout(Some(LONG)).unwrap();
+    let head = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {front}\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n"
+    );
+    (&stream).write_all(head.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let status = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let mut instance = None;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            let name = name.trim().to_ascii_lowercase();
+            if name == "x-toolwire-instance" || name == "x-toolwire-upstream" {
+                instance = Some(value.trim().to_owned());
+            }
+        }
+    }
+    (status, instance)
+}
+
+#[test]
+#[ignore = "needs nginx, the distribution's package (.ci/run installs it)"]
+fn through_nginx_a_session_stays_on_the_instance_its_id_names() {
+    let folder = scratch("nginx");
+    let (_instances, addrs) = instances(&folder);
+    let (_nginx, front) = nginx(&folder, &addrs);
+    let url = format!("http://{front}/mcp");
+    // Sessions opened round robin land on every instance; each stays on its own.
+    let mut owners = Vec::new();
+    for _ in 0..3 {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "lb", "version": "1"}}});
+        let opened = post(&url, "", &init);
+        assert_eq!(opened.status, 200, "{opened:?}");
+        let session = opened.header("mcp-session-id").unwrap().to_owned();
+        let upstream = opened.header("x-toolwire-upstream").unwrap().to_owned();
+        let (prefix, _) = session.split_once('.').unwrap();
+        let at = NAMES.iter().position(|name| *name == prefix).unwrap();
+        assert_eq!(upstream, addrs[at], "{session} was opened by {upstream}");
+        let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n");
+        for id in 2..22 {
+            let ping = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "test_simple_text", "arguments": {}}});
+            let answer = post(&url, &headers, &ping);
+            assert_eq!(answer.status, 200, "request {id}: {answer:?}");
+            assert_eq!(
+                answer.header("x-toolwire-upstream"),
+                Some(upstream.as_str())
+            );
+        }
+        let (status, streamed_by) = open_get_stream(&front, &session);
+        assert_eq!(
+            (status, streamed_by.as_deref()),
+            (200, Some(upstream.as_str()))
+        );
+        owners.push(upstream);
+    }
+    owners.sort();
+    owners.dedup();
+    assert_eq!(
+        owners.len(),
+        3,
+        "round robin opened a session on each instance"
+    );
+    // A 2026-07-28 client of our own and a handshake one, each for many calls.
+    for mode in [ProtocolMode::Modern, ProtocolMode::Legacy] {
+        let config = McpConfig::default().mode(mode);
+        let client = McpClient::connect_http(HttpConfig::new(url.clone()), config).unwrap();
+        for _ in 0..20 {
+            let result = client.call_tool("test_simple_text", json!({})).unwrap();
+            assert!(result.text().contains("simple text"), "{}", result.text());
+        }
+        client.close().unwrap();
+    }
+}
