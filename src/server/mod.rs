@@ -151,7 +151,7 @@ pub use catalog::{
 pub use change::{CatalogChange, CatalogKind, Refused};
 pub use config::ServerConfig;
 pub use context::{BackChannel, ConnectionState, ProgressReporter, RequestContext, Responder};
-pub use http::{HttpServer, HttpServerConfig};
+pub use http::{HttpServer, HttpServerConfig, MAX_INSTANCE_ID};
 pub use keys::{
     StateKeys, MAX_STATE_KEYS, MAX_STATE_KEY_BYTES, MAX_STATE_KEY_FILE_BYTES, MIN_STATE_KEY_BYTES,
 };

@@ -43,7 +43,7 @@ mod session;
 mod slots;
 mod stream;
 
-pub use config::HttpServerConfig;
+pub use config::{HttpServerConfig, MAX_INSTANCE_ID};
 
 use request::{framing, read_body, read_head, Buffer, Framing, Limits, ReadError};
 use session::Session;
