@@ -3,7 +3,10 @@
 # against toolwire's conformance server (examples/conformance_server.rs), on 127.0.0.1.
 #
 #   tests/peers/conformance-server.sh PEERS_DIR SERVER_BINARY REVISION
+#   tests/peers/conformance-server.sh PEERS_DIR URL REVISION
 #
+# Given a URL (http://…) instead of a binary, the suite runs against a server already
+# serving there (several instances behind a load balancer, say) and nothing is started.
 # REVISION is 2025-11-25 or 2026-07-28; one URL serves both. Every scored scenario must pass
 # (there is no baseline: both sets pass in full). The scenarios that are not scored (the tasks
 # extension, pending ones) run too, and every one of them passes today: each is named below
@@ -23,7 +26,10 @@ REVISION=${3:?usage: conformance-server.sh PEERS_DIR SERVER_BINARY REVISION}
 . "$PEERS_DIR/peers.env"
 [ -x "$TOOLWIRE_NODE22" ] || { echo "conformance: no Node 22 at $TOOLWIRE_NODE22" >&2; exit 2; }
 [ -f "$TOOLWIRE_CONFORMANCE_NEXT_JS" ] || { echo "conformance: suite 0.2.0 missing at $TOOLWIRE_CONFORMANCE_NEXT_JS" >&2; exit 2; }
-[ -x "$SERVER" ] || { echo "conformance: no server binary at $SERVER" >&2; exit 2; }
+case "$SERVER" in
+    http://* | https://*) url=$SERVER ;;
+    *) url= ; [ -x "$SERVER" ] || { echo "conformance: no server binary at $SERVER" >&2; exit 2; } ;;
+esac
 
 # The unscored scenarios that pass today, by revision; a scenario added to a set unscored is
 # reported and decides nothing until it is named here.
@@ -52,21 +58,23 @@ cleanup() {
 trap cleanup EXIT
 
 # The server holds its stdin open (a FIFO we keep a descriptor on) and prints its URL.
-mkfifo "$work/stdin"
-"$SERVER" --port 0 --until-eof <"$work/stdin" >"$work/server.out" 2>"$work/server.err" &
-server_pid=$!
-exec 9>"$work/stdin"
-url=
-for _ in $(seq 1 200); do
-    url=$(sed -n 's/^listening on //p' "$work/server.out")
-    [ -n "$url" ] && break
-    if ! kill -0 "$server_pid" 2>/dev/null; then
-        cat "$work/server.err" >&2
-        echo "conformance: the server exited before listening" >&2
-        exit 2
-    fi
-    sleep 0.05
-done
+touch "$work/server.err"
+if [ -z "$url" ]; then
+    mkfifo "$work/stdin"
+    "$SERVER" --port 0 --until-eof <"$work/stdin" >"$work/server.out" 2>"$work/server.err" &
+    server_pid=$!
+    exec 9>"$work/stdin"
+    for _ in $(seq 1 200); do
+        url=$(sed -n 's/^listening on //p' "$work/server.out")
+        [ -n "$url" ] && break
+        if ! kill -0 "$server_pid" 2>/dev/null; then
+            cat "$work/server.err" >&2
+            echo "conformance: the server exited before listening" >&2
+            exit 2
+        fi
+        sleep 0.05
+    done
+fi
 [ -n "$url" ] || { echo "conformance: the server did not say where it listens" >&2; exit 2; }
 echo "conformance: server at $url, revision $REVISION"
 
@@ -105,7 +113,9 @@ for scenario in $SKILLS_SCENARIOS; do
     fi
 done
 # Close the server's stdin: it stops by itself.
-exec 9>&-
-wait "$server_pid" 2>/dev/null || true
-server_pid=
+if [ -n "$server_pid" ]; then
+    exec 9>&-
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=
+fi
 exit "$status"

@@ -372,3 +372,34 @@ fn through_nginx_a_session_stays_on_the_instance_its_id_names() {
         client.close().unwrap();
     }
 }
+
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh), and haproxy"]
+fn the_handshake_era_requirement_set_passes_through_haproxy_with_three_instances() {
+    let _peers = crate::support::mcp::peers(
+        "the_handshake_era_requirement_set_passes_through_haproxy_with_three_instances",
+    );
+    let dir = std::env::var("TOOLWIRE_PEERS_DIR").expect("TOOLWIRE_PEERS_DIR");
+    let folder = scratch("haproxy-conformance");
+    let (_instances, addrs) = instances(&folder);
+    let (_haproxy, front) = haproxy(&folder, &addrs);
+    // 2025-11-25 only: its sessions are what HAProxy pins. The 2026-07-28 set's scored
+    // scenarios pass through it too, but its unscored tasks-* ones need tasks shared by the
+    // instances (each holds its own today), and the script requires them.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/conformance-server.sh");
+    let run = Command::new("bash")
+        .arg(script)
+        .arg(&dir)
+        .arg(format!("http://{front}/mcp"))
+        .arg("2025-11-25")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run tests/peers/conformance-server.sh");
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(out.contains(", 0 failed"), "{out}");
+}
