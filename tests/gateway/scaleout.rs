@@ -136,3 +136,37 @@ fn sigterm_drains_answering_the_call_in_flight_and_refusing_new_connections() {
         "within the grace"
     );
 }
+
+#[test]
+fn readyz_is_ready_once_a_backend_serves_and_says_backends_otherwise() {
+    let get_readyz = |gateway: &toolwire::gateway::Gateway| {
+        let http = gateway.serve_http("127.0.0.1:0".parse().unwrap()).unwrap();
+        let url = http.url();
+        let head = format!("GET /readyz HTTP/1.1\r\nHost: {}\r\n", http.local_addr());
+        let answer = exchange(&url, &head, "");
+        (answer.status, answer.body)
+    };
+    let serving = support::gateway(&[("alpha", support::tool_server_entry())], "{}");
+    assert_eq!(
+        get_readyz(&serving),
+        (200, r#"{"status":"ready"}"#.to_owned())
+    );
+    serving.close();
+    // Closed, it is no longer ready.
+    assert_eq!(
+        get_readyz(&serving),
+        (
+            503,
+            r#"{"reason":"backends","status":"unready"}"#.to_owned()
+        )
+    );
+    // Every backend left out: nothing is served, so not ready either.
+    let broken = support::gateway(&[("broken", json!({"command": "false"}))], "{}");
+    assert_eq!(
+        get_readyz(&broken),
+        (
+            503,
+            r#"{"reason":"backends","status":"unready"}"#.to_owned()
+        )
+    );
+}

@@ -250,6 +250,8 @@ fn a_drain_answers_the_call_in_flight_and_refuses_new_connections() {
         answered.messages()[0]["result"]["content"][0]["text"],
         "let go"
     );
+    // The answer says the connection ends with it, so a proxy sends nothing more on it.
+    assert_eq!(answered.header("connection"), Some("close"));
     assert_eq!(drain.join().unwrap(), 0, "every request was answered");
     assert!(began.elapsed() < LONG);
     drop(idle);

@@ -163,6 +163,9 @@ pub(crate) fn serve(
                 last,
                 status,
             }) => {
+                // A draining server closes the connection after this answer: it says so, so
+                // a proxy reuses it for nothing more.
+                let keep_alive = !inner.draining.load(Ordering::SeqCst);
                 if !streaming && last && mode.json {
                     write_full(
                         stream,
@@ -170,7 +173,7 @@ pub(crate) fn serve(
                         Some("application/json"),
                         mode.headers,
                         data.as_bytes(),
-                        true,
+                        keep_alive,
                     )?;
                     return Ok(Ended::Answered);
                 }
@@ -184,7 +187,7 @@ pub(crate) fn serve(
                                 Some("application/json"),
                                 mode.headers,
                                 data.as_bytes(),
-                                true,
+                                keep_alive,
                             )?;
                             return Ok(Ended::Answered);
                         }
