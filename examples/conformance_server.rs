@@ -10,6 +10,10 @@
 //!
 //! It prints `listening on URL` to stdout once it accepts connections, and serves until it is
 //! killed (or its stdin reaches end of file with `--until-eof`).
+//!
+//! Several instances share their tasks and events through one store: `--state
+//! redis://HOST:PORT/DB` (or `redis://:PASSWORD@HOST:PORT/DB`; feature `redis`), with
+//! `--task-lease-ms N` for the lease of a task's instance (default 10,000).
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -31,9 +35,20 @@ const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 fn main() {
     let mut port = 3001u16;
     let mut until_eof = false;
+    // Shared state (issue 25): the store several instances share, and the task lease.
+    let mut state = String::from("memory");
+    let mut lease: Option<Duration> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--state" => state = args.next().unwrap_or_else(|| usage()),
+            "--task-lease-ms" => {
+                lease = Some(Duration::from_millis(
+                    args.next()
+                        .and_then(|ms| ms.parse().ok())
+                        .unwrap_or_else(|| usage()),
+                ))
+            }
             "--port" => {
                 port = args
                     .next()
@@ -44,10 +59,18 @@ fn main() {
             _ => usage(),
         }
     }
-    let server = build().unwrap_or_else(|error| {
-        eprintln!("conformance_server: {error}");
-        std::process::exit(1);
-    });
+    let server = toolwire::server::open_state(&state)
+        .and_then(|store| {
+            let config = base_config().state_store(store);
+            build(match lease {
+                Some(lease) => config.task_lease(lease),
+                None => config,
+            })
+        })
+        .unwrap_or_else(|error| {
+            eprintln!("conformance_server: {error}");
+            std::process::exit(1);
+        });
     let http =
         HttpServer::bind(&server, HttpServerConfig::new().port(port)).unwrap_or_else(|error| {
             eprintln!("conformance_server: {error}");
@@ -63,7 +86,9 @@ fn main() {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: conformance_server [--port N] [--until-eof]");
+    eprintln!(
+        "usage: conformance_server [--port N] [--until-eof] [--state memory|redis://[:PASSWORD@]HOST:PORT/DB] [--task-lease-ms N]"
+    );
     std::process::exit(2);
 }
 
@@ -75,11 +100,13 @@ fn text_of(value: &Value) -> String {
     value.to_string()
 }
 
-fn build() -> toolwire::Result<Server> {
-    let server = Server::new(
-        ServerConfig::new("toolwire-conformance-server", env!("CARGO_PKG_VERSION"))
-            .instructions("The MCP conformance suite's server fixtures, served by toolwire."),
-    )?;
+fn base_config() -> ServerConfig {
+    ServerConfig::new("toolwire-conformance-server", env!("CARGO_PKG_VERSION"))
+        .instructions("The MCP conformance suite's server fixtures, served by toolwire.")
+}
+
+fn build(config: ServerConfig) -> toolwire::Result<Server> {
+    let server = Server::new(config)?;
     add_content_tools(&server)?;
     add_client_tools(&server)?;
     add_input_round_tools(&server)?;

@@ -290,6 +290,8 @@ pub struct GatewayConfig {
     metrics: Option<crate::metrics::Metrics>,
     #[cfg(feature = "oauth")]
     token_store: Option<Arc<dyn crate::auth::TokenStore>>,
+    // Shared state (issue 25).
+    state_store: Option<Arc<dyn crate::server::StateStore>>,
 }
 
 /// The name [`GatewayConfig`] had before every configuration was a `*Config`; kept for one
@@ -332,6 +334,8 @@ impl Default for GatewayConfig {
             metrics: None,
             #[cfg(feature = "oauth")]
             token_store: None,
+            // Shared state (issue 25).
+            state_store: None,
         }
     }
 }
@@ -411,6 +415,19 @@ impl GatewayConfig {
     /// [`Gateway::serve_metrics`] serves ([`crate::metrics`]). Defaults to none.
     pub fn metrics(mut self, metrics: crate::metrics::Metrics) -> Self {
         self.metrics = Some(metrics);
+        self
+    }
+
+    // Shared state (issue 25).
+
+    /// The state store several gateway instances share (such as a
+    /// [`crate::server::RedisStore`]): each caller's budget is then one count in it, whichever
+    /// instance the caller reaches ([Budgets](self#budgets)), and the front server's tasks and
+    /// events go through it ([`ServerConfig::state_store`]). A caller's call that finds the
+    /// store down is answered `BUSY` saying so, with nothing sent. Defaults to none: budgets
+    /// are this process's.
+    pub fn state_store(mut self, store: Arc<dyn crate::server::StateStore>) -> Self {
+        self.state_store = Some(store);
         self
     }
 
@@ -587,6 +604,9 @@ impl Gateway {
             .workers(options.workers)
             .request_timeout(crate::harness::ToolTimeout::Long.duration() + FRONT_GRACE);
         server_config.metrics = options.metrics.clone();
+        if let Some(store) = &options.state_store {
+            server_config = server_config.state_store(Arc::clone(store));
+        }
         let server = Server::new(server_config)?;
         policy.check_servers(configs)?;
         policy.check_callers(options.http.authorization.is_some())?;
@@ -614,8 +634,13 @@ impl Gateway {
             }
         });
         let harness = Harness::new(crate::harness::ToolRegistry::new(), harness_config)?;
-        let scopes =
+        let mut scopes =
             BudgetScopes::with_window(policy.caller_budget(), policy.window(), MAX_CALLER_BUDGETS);
+        if let Some(store) = options.state_store.as_ref().filter(|store| store.shared()) {
+            scopes = scopes.shared(Arc::new(crate::server::StoreCounter::new(Arc::clone(
+                store,
+            ))));
+        }
         let core = Arc::new(Core {
             server,
             policy,

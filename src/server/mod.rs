@@ -158,6 +158,8 @@ pub use server_tool::{BeforeTaskFn, ServerTool, ToolFn};
 pub use skills::{SkillLimits, SkillSet};
 pub use stdio::StdioServer;
 pub use store::{open_state, Deliver, MemoryStore, StateStore, StoreCounter, StoreError};
+#[cfg(feature = "redis")]
+pub use store::{RedisConfig, RedisStore};
 pub use tasks::TaskSupport;
 pub use types::{
     content, HandlerError, InputRequired, LogLevel, PromptResult, BUSY, HEADER_MISMATCH,

@@ -22,6 +22,7 @@ mod metrics;
 mod peer_address;
 mod pool_flood;
 mod registry;
+mod shared_state;
 mod skills_tree;
 mod slots;
 mod subscriptions;

@@ -71,6 +71,18 @@ pub struct ServeArgs {
     /// With --http on an address that is not loopback: serve without authorization anyway.
     #[arg(long, requires = "http", conflicts_with_all = ["auth_issuer", "auth_tokens"])]
     pub no_auth: bool,
+    // Shared state (issue 25).
+    /// The state store several instances share: redis://HOST:PORT/DB, or
+    /// redis://:PASSWORD@HOST:PORT/DB (the password is never printed). Each caller's budget
+    /// is then one count there, whichever instance it reaches; every store operation has a
+    /// deadline of 1 s. Default: `memory` (this process alone).
+    #[arg(
+        long,
+        value_name = "URL",
+        default_value = "memory",
+        hide_default_value = true
+    )]
+    pub state: String,
 }
 
 /// The HTTP server's settings the arguments give: authorization, and the refusal to listen
@@ -182,6 +194,10 @@ pub fn run(
     if args.metrics.is_some() {
         options = options.metrics(toolwire::metrics::Metrics::new());
     }
+    // Shared state (issue 25).
+    let store = toolwire::server::open_state(&args.state)
+        .map_err(|error| Failure::usage(format!("bad --state: {error}")))?;
+    options = options.state_store(store);
     if let Some(http) = &http {
         options = options.http(http.clone());
     }
