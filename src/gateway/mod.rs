@@ -215,12 +215,12 @@
 //! tools. Two things to know:
 //!
 //! * 2026-07-28 requests are stateless (each carries its `_meta`): any instance may answer
-//!   any request, round robin is fine. Budgets are per instance (and the caller each
-//!   instance sees is the balancer's address, see [Budgets](#budgets)).
+//!   any request, round robin is fine. Budgets are per instance unless the instances share
+//!   a store ([`GatewayConfig::state_store`], `serve --state redis://…`; docs/server.md).
 //! * Handshake-era (2025-11-25 and older) sessions live in the instance that answered
 //!   `initialize`: route on the `Mcp-Session-Id` header (session affinity, "sticky
 //!   sessions" on that header); an instance that never saw the session answers 404 and the
-//!   client starts a new session, as the protocol says. Budgets are per instance.
+//!   client starts a new session, as the protocol says. Budgets: as above.
 //!
 //! Each instance starts its own copy of every stdio backend; a backend that is itself an
 //! HTTP service is shared by all of them, and its own limits apply on top of each
@@ -415,19 +415,6 @@ impl GatewayConfig {
     /// [`Gateway::serve_metrics`] serves ([`crate::metrics`]). Defaults to none.
     pub fn metrics(mut self, metrics: crate::metrics::Metrics) -> Self {
         self.metrics = Some(metrics);
-        self
-    }
-
-    // Shared state (issue 25).
-
-    /// The state store several gateway instances share (such as a
-    /// [`crate::server::RedisStore`]): each caller's budget is then one count in it, whichever
-    /// instance the caller reaches ([Budgets](self#budgets)), and the front server's tasks and
-    /// events go through it ([`ServerConfig::state_store`]). A caller's call that finds the
-    /// store down is answered `BUSY` saying so, with nothing sent. Defaults to none: budgets
-    /// are this process's.
-    pub fn state_store(mut self, store: Arc<dyn crate::server::StateStore>) -> Self {
-        self.state_store = Some(store);
         self
     }
 
@@ -634,13 +621,7 @@ impl Gateway {
             }
         });
         let harness = Harness::new(crate::harness::ToolRegistry::new(), harness_config)?;
-        let mut scopes =
-            BudgetScopes::with_window(policy.caller_budget(), policy.window(), MAX_CALLER_BUDGETS);
-        if let Some(store) = options.state_store.as_ref().filter(|store| store.shared()) {
-            scopes = scopes.shared(Arc::new(crate::server::StoreCounter::new(Arc::clone(
-                store,
-            ))));
-        }
+        let scopes = forward::caller_scopes(&policy, options.state_store.as_ref());
         let core = Arc::new(Core {
             server,
             policy,

@@ -642,6 +642,71 @@ mod tests {
         assert_eq!(scopes.len(), 2);
     }
 
+    /// A counter kept in one map, as a shared store keeps it for every process; `down` makes
+    /// it fail.
+    #[derive(Default)]
+    struct Counts {
+        counts: Mutex<HashMap<String, u64>>,
+        down: std::sync::atomic::AtomicBool,
+    }
+
+    impl SharedCounter for Counts {
+        fn count(&self, key: &str, window: Duration) -> Result<(u64, Duration), String> {
+            if self.down.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err("the store is down".into());
+            }
+            let mut counts = self.counts.lock();
+            let count = counts.entry(key.to_owned()).or_default();
+            *count += 1;
+            Ok((*count, window))
+        }
+
+        fn uncount(&self, key: &str) -> Result<(), String> {
+            if let Some(count) = self.counts.lock().get_mut(key) {
+                *count -= 1;
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn scopes_sharing_a_counter_count_one_budget_and_a_counter_that_is_down_admits_nothing() {
+        let counts = Arc::new(Counts::default());
+        let shared = || {
+            BudgetScopes::with_window(2, Duration::from_secs(60), 8)
+                .shared(Arc::clone(&counts) as Arc<dyn SharedCounter>)
+        };
+        // Two processes' scopes, one count per key.
+        let (here, there) = (shared(), shared());
+        assert_eq!(
+            here.scope("alice").budget.admit_with(|| false),
+            Err(Refusal::Busy)
+        );
+        assert_eq!(
+            counts.counts.lock()["alice"],
+            0,
+            "a BUSY attempt was given back"
+        );
+        assert_eq!(here.scope("alice").budget.admit_with(|| true), Ok(()));
+        assert_eq!(there.scope("alice").budget.admit_with(|| true), Ok(()));
+        assert_eq!(
+            here.scope("alice").budget.admit_with(|| true),
+            Err(Refusal::Budget)
+        );
+        assert_eq!(there.scope("alice").state().used, 2);
+        assert_eq!(there.scope("bob").budget.admit_with(|| true), Ok(()));
+        counts.down.store(true, std::sync::atomic::Ordering::SeqCst);
+        let mut asked = false;
+        assert_eq!(
+            there.scope("bob").budget.admit_with(|| {
+                asked = true;
+                true
+            }),
+            Err(Refusal::Unavailable("the store is down".into()))
+        );
+        assert!(!asked, "an attempt was admitted without its count");
+    }
+
     #[test]
     fn durations_are_said_as_set() {
         assert_eq!(seconds(Duration::from_secs(60)), "60 s");

@@ -20,6 +20,7 @@ mod pipeline;
 mod resources;
 mod restart;
 mod serve_auth;
+mod shared_budget;
 mod skills;
 mod start;
 mod transcript;
