@@ -68,7 +68,9 @@
 //! counted from its creation; a result is readable until then and never after). The tasks
 //! held ([`ServerConfig::max_tasks`], finished ones included), a kept result's size, the wait
 //! for input and each run (the tool's own timeout) are bounded. The handshake era's tasks
-//! (2025-11-25 `tasks/result`) are not served.
+//! (2025-11-25 `tasks/result`) are not served. Tasks live in the server's state store
+//! ([`ServerConfig::state_store`]): with a shared one ([`store`]) any instance answers for a
+//! task another created, and a task whose instance died fails once its lease passes.
 //!
 //! # Handlers
 //!

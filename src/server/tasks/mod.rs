@@ -23,6 +23,14 @@
 //! wait for input, and each run's bound (the tool's own
 //! [`crate::harness::ToolOptions::timeout`]).
 //! Expired tasks are swept out whenever a task is created or a `tasks/*` request arrives.
+//!
+//! A task's record lives in the server's state store ([`super::StateStore`], changed only by
+//! compare-and-set); what only its process can hold (the handler, its cancel flag, the run's
+//! timer) stays with the instance that created it, which runs every round. With a shared
+//! store any instance answers `tasks/*` for it: `tasks/update` and `tasks/cancel` change the
+//! record and tell the owner (`lease`), and a task whose owner stopped renewing its lease
+//! ([`ServerConfig::task_lease`]) is failed by the first instance that reads it, never run
+//! again.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
