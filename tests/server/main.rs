@@ -27,4 +27,5 @@ mod skills_tree;
 mod slots;
 mod subscriptions;
 mod tasks;
+mod tasks_across;
 mod timeouts;

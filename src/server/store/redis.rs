@@ -365,6 +365,8 @@ impl Inner {
 
     /// Records a failure (the next attempt waits a backoff) and says it.
     fn failed(&self, error: &std::io::Error) -> StoreError {
+        // The idle connections are as likely broken (Redis went away): none is tried again.
+        self.idle.lock().clear();
         let mut health = self.health.lock();
         let text = match error.kind() {
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {

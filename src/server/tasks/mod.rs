@@ -339,8 +339,19 @@ pub(super) fn admit(
     let key = TimerWheel::global().schedule(
         Instant::now() + bound,
         Box::new(move || {
-            if let (Some(task), Some(server)) = (weak_task.upgrade(), weak_server.upgrade()) {
+            let (Some(task), Some(server)) = (weak_task.upgrade(), weak_server.upgrade()) else {
+                return;
+            };
+            if !server.store.shared() {
                 timed_out(&server, &task, run, bound);
+                return;
+            }
+            // A shared store's round trip does not hold the timer's thread.
+            let spawned = std::thread::Builder::new()
+                .name("toolwire-task-bound".into())
+                .spawn(move || timed_out(&server, &task, run, bound));
+            if let Err(error) = spawned {
+                log::warn!(target: super::LOG_TARGET, "a task's bound was not recorded: {error}");
             }
         }),
     );
