@@ -13,6 +13,10 @@
 //! one load balancer with `--state-key-file FILE` (the same file for all: a 2026-07-28 input
 //! round's retry verifies on any of them) and `--instance-id NAME` (each its own: the prefix
 //! of its session ids), as docs/server.md's "Running several instances" shows.
+//!
+//! Several instances share their tasks and events through one store: `--state
+//! redis://HOST:PORT/DB` (or `redis://:PASSWORD@HOST:PORT/DB`; feature `redis`), with
+//! `--task-lease-ms N` for the lease of a task's instance (default 10,000).
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -36,9 +40,20 @@ fn main() {
     let mut until_eof = false;
     let mut keys = None;
     let mut http_config = HttpServerConfig::new();
+    // Shared state (issue 25): the store several instances share, and the task lease.
+    let mut state = String::from("memory");
+    let mut lease: Option<Duration> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--state" => state = args.next().unwrap_or_else(|| usage()),
+            "--task-lease-ms" => {
+                lease = Some(Duration::from_millis(
+                    args.next()
+                        .and_then(|ms| ms.parse().ok())
+                        .unwrap_or_else(|| usage()),
+                ))
+            }
             "--port" => {
                 port = args
                     .next()
@@ -64,10 +79,21 @@ fn main() {
         eprintln!("conformance_server: {error}");
         std::process::exit(2);
     }
-    let server = build(keys).unwrap_or_else(|error| {
-        eprintln!("conformance_server: {error}");
-        std::process::exit(1);
-    });
+    let server = toolwire::server::open_state(&state)
+        .and_then(|store| {
+            let mut config = base_config().state_store(store);
+            if let Some(keys) = keys {
+                config = config.state_keys(keys);
+            }
+            build(match lease {
+                Some(lease) => config.task_lease(lease),
+                None => config,
+            })
+        })
+        .unwrap_or_else(|error| {
+            eprintln!("conformance_server: {error}");
+            std::process::exit(1);
+        });
     let http = HttpServer::bind(&server, http_config.port(port)).unwrap_or_else(|error| {
         eprintln!("conformance_server: {error}");
         std::process::exit(1);
@@ -84,7 +110,8 @@ fn main() {
 fn usage() -> ! {
     eprintln!(
         "usage: conformance_server [--port N] [--until-eof] [--state-key-file FILE] \
-         [--instance-id NAME]"
+         [--instance-id NAME] [--state memory|redis://[:PASSWORD@]HOST:PORT/DB] \
+         [--task-lease-ms N]"
     );
     std::process::exit(2);
 }
@@ -97,12 +124,12 @@ fn text_of(value: &Value) -> String {
     value.to_string()
 }
 
-fn build(keys: Option<StateKeys>) -> toolwire::Result<Server> {
-    let mut config = ServerConfig::new("toolwire-conformance-server", env!("CARGO_PKG_VERSION"))
-        .instructions("The MCP conformance suite's server fixtures, served by toolwire.");
-    if let Some(keys) = keys {
-        config = config.state_keys(keys);
-    }
+fn base_config() -> ServerConfig {
+    ServerConfig::new("toolwire-conformance-server", env!("CARGO_PKG_VERSION"))
+        .instructions("The MCP conformance suite's server fixtures, served by toolwire.")
+}
+
+fn build(config: ServerConfig) -> toolwire::Result<Server> {
     let server = Server::new(config)?;
     add_content_tools(&server)?;
     add_client_tools(&server)?;

@@ -216,8 +216,8 @@
 //!
 //! * 2026-07-28 requests may go to any instance (round robin) once the instances share
 //!   their `requestState` keys ([`GatewayConfig::state_keys`], `serve --state-key-file`).
-//!   Budgets are per instance (and the caller each sees is the balancer's address, see
-//!   [Budgets](#budgets)).
+//!   Budgets are per instance unless the instances share a store
+//!   ([`GatewayConfig::state_store`], `serve --state redis://…`; see [Budgets](#budgets)).
 //! * Handshake-era sessions live in the instance that answered `initialize`: the balancer
 //!   routes on `Mcp-Session-Id` (ids carry [`HttpServerConfig::instance_id`] as a prefix);
 //!   an instance that never saw a session answers 404 and the client starts a new one.
@@ -289,6 +289,8 @@ pub struct GatewayConfig {
     state_keys: Option<crate::server::StateKeys>,
     #[cfg(feature = "oauth")]
     token_store: Option<Arc<dyn crate::auth::TokenStore>>,
+    // Shared state (issue 25).
+    state_store: Option<Arc<dyn crate::server::StateStore>>,
 }
 
 /// The name [`GatewayConfig`] had before every configuration was a `*Config`; kept for one
@@ -333,6 +335,8 @@ impl Default for GatewayConfig {
             state_keys: None,
             #[cfg(feature = "oauth")]
             token_store: None,
+            // Shared state (issue 25).
+            state_store: None,
         }
     }
 }
@@ -596,6 +600,9 @@ impl Gateway {
             .request_timeout(crate::harness::ToolTimeout::Long.duration() + FRONT_GRACE);
         server_config.metrics = options.metrics.clone();
         server_config.state_keys = options.state_keys.clone();
+        if let Some(store) = &options.state_store {
+            server_config = server_config.state_store(Arc::clone(store));
+        }
         let server = Server::new(server_config)?;
         policy.check_servers(configs)?;
         policy.check_callers(options.http.authorization.is_some())?;
@@ -623,8 +630,7 @@ impl Gateway {
             }
         });
         let harness = Harness::new(crate::harness::ToolRegistry::new(), harness_config)?;
-        let scopes =
-            BudgetScopes::with_window(policy.caller_budget(), policy.window(), MAX_CALLER_BUDGETS);
+        let scopes = forward::caller_scopes(&policy, options.state_store.as_ref());
         let core = Arc::new(Core {
             server,
             policy,

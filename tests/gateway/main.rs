@@ -21,6 +21,7 @@ mod resources;
 mod restart;
 mod scaleout;
 mod serve_auth;
+mod shared_budget;
 mod skills;
 mod start;
 mod transcript;

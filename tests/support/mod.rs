@@ -4,8 +4,8 @@
 //! retry [`Recorder`], the stdio helpers, and what re-runs a test in a child process
 //! ([`test_name`]). The helpers of one kind of peer are its modules: [`client`] (a peer over
 //! the in-memory transport), [`mcp`] (an MCP server played by the test), [`server`] (the
-//! example servers), [`gateway`], [`cli`] (the `toolwire` binary), [`http_fake`] and
-//! [`auth_fake`].
+//! example servers), [`gateway`], [`cli`] (the `toolwire` binary), [`http_fake`],
+//! [`auth_fake`] and [`redis`] (a real `redis-server`).
 //!
 //! Each binary uses part of it: what one leaves unused (a helper, a re-export) is no warning.
 #![allow(dead_code, unused_imports)]
@@ -20,6 +20,8 @@ pub mod gateway;
 #[cfg(feature = "http")]
 pub mod http_fake;
 pub mod mcp;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(feature = "server")]
 pub mod server;
 

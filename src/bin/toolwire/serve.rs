@@ -88,6 +88,19 @@ pub struct ServeArgs {
     /// to be answered, then exit 0.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_duration)]
     pub drain_timeout: std::time::Duration,
+
+    // Shared state (issue 25).
+    /// The state store several instances share: redis://HOST:PORT/DB, or
+    /// redis://:PASSWORD@HOST:PORT/DB (the password is never printed). Each caller's budget
+    /// is then one count there, whichever instance it reaches; every store operation has a
+    /// deadline of 1 s. Default: `memory` (this process alone).
+    #[arg(
+        long,
+        value_name = "URL",
+        default_value = "memory",
+        hide_default_value = true
+    )]
+    pub state: String,
 }
 
 /// The HTTP server's settings the arguments give: authorization, and the refusal to listen
@@ -217,6 +230,10 @@ pub fn run(
     if let Some(keys) = state_keys {
         options = options.state_keys(keys);
     }
+    // Shared state (issue 25).
+    let store = toolwire::server::open_state(&args.state)
+        .map_err(|error| Failure::usage(format!("bad --state: {error}")))?;
+    options = options.state_store(store);
     if let Some(http) = &http {
         options = options.http(http.clone());
     }
