@@ -308,3 +308,27 @@ fn a_drain_past_its_grace_closes_what_still_runs() {
     let rest = call.join().unwrap();
     assert!(!rest.contains("late"), "{rest}");
 }
+
+#[test]
+fn a_head_of_a_health_path_has_the_get_s_headers_and_no_body() {
+    let server = Server::new(ServerConfig::new("scaleout", "1.0")).unwrap();
+    let http = serve(&server, HttpServerConfig::new());
+    let stream = TcpStream::connect(http.local_addr()).unwrap();
+    stream.set_read_timeout(Some(LONG)).unwrap();
+    use std::io::{Read, Write};
+    (&stream)
+        .write_all(b"HEAD /healthz HTTP/1.1\r\nHost: localhost\r\n\r\nGET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut both = String::new();
+    (&stream).read_to_string(&mut both).unwrap();
+    let length = r#"{"status":"alive"}"#.len();
+    let (first, second) = both.split_once("\r\n\r\n").unwrap();
+    assert!(first.starts_with("HTTP/1.1 200"), "{both}");
+    assert!(
+        first.contains(&format!("Content-Length: {length}")),
+        "{both}"
+    );
+    // The next response starts right after the HEAD's head: it had no body.
+    assert!(second.starts_with("HTTP/1.1 200"), "{both}");
+    assert!(second.ends_with(r#"{"status":"alive"}"#), "{both}");
+}

@@ -5,14 +5,14 @@
 //! and, when not ready, the name the code gave the failing check (`draining` while
 //! [`super::HttpServer::drain`] runs).
 
-use std::io;
+use std::io::{self, Write};
 use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 
 use serde_json::json;
 
 use super::request::Head;
-use super::response::write_full;
+use super::response::{self, write_full};
 use super::HttpInner;
 
 /// Answers `path` when it is a health path; `None` for any other path. `Some` holds whether
@@ -48,18 +48,25 @@ pub(crate) fn route(
         Some(None) => (200, json!({"status": "ready"})),
         Some(Some(reason)) => (503, json!({"status": "unready", "reason": reason})),
     };
-    let body = if head.method == "HEAD" {
-        Vec::new()
+    let body = body.to_string().into_bytes();
+    if head.method == "HEAD" {
+        // The GET's headers, its length included, without the body.
+        let headers = [
+            ("Content-Type", "application/json".to_owned()),
+            ("Content-Length", body.len().to_string()),
+            no_store[0].clone(),
+        ];
+        socket.write_all(&response::head(status, &headers, true))?;
+        socket.flush()?;
     } else {
-        body.to_string().into_bytes()
-    };
-    write_full(
-        socket,
-        status,
-        Some("application/json"),
-        &no_store,
-        &body,
-        true,
-    )?;
+        write_full(
+            socket,
+            status,
+            Some("application/json"),
+            &no_store,
+            &body,
+            true,
+        )?;
+    }
     Ok(Some(true))
 }
