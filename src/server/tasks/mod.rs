@@ -272,6 +272,13 @@ pub(crate) fn create(
         }
     }
     record::create(server, &id, &record)?;
+    // Held before the lease thread is started, so that a thread about to end for want of
+    // tasks sees this one.
+    server
+        .tasks
+        .owned
+        .lock()
+        .insert(id.clone(), Arc::clone(&task));
     if server.store.shared() {
         let leased = server.store.put(
             &lease_key(&id),
@@ -280,16 +287,12 @@ pub(crate) fn create(
         );
         if let Err(error) = leased {
             // Nothing ran: the record goes with its TTL, or now if the store answers.
+            server.tasks.owned.lock().remove(&id);
             let _ = server.store.delete(&record::task_key(&id));
             return Err(record::store_failed(&error));
         }
         lease::start(server);
     }
-    server
-        .tasks
-        .owned
-        .lock()
-        .insert(id.clone(), Arc::clone(&task));
     if !admit(server, &task, 1, None) {
         server.tasks.owned.lock().remove(&id);
         let _ = server.store.delete(&record::task_key(&id));
