@@ -421,3 +421,209 @@ fn both_requirement_sets_pass_through_haproxy_with_three_instances_sharing_redis
         }
     }
 }
+
+/// A 2026-07-28 request through `front` declaring the tasks extension: its JSON-RPC answer
+/// (or the balancer's refusal as an error) and the instance that answered.
+#[cfg(feature = "redis")]
+fn task_request(front: &str, method: &str, name: Option<&str>, params: Value) -> (Value, String) {
+    lb_request(front, method, name, params, true)
+}
+
+/// As [`task_request`], declaring the tasks extension only when `tasks`.
+#[cfg(feature = "redis")]
+fn lb_request(
+    front: &str,
+    method: &str,
+    name: Option<&str>,
+    mut params: Value,
+    tasks: bool,
+) -> (Value, String) {
+    let extensions = if tasks {
+        json!({"io.modelcontextprotocol/tasks": {}})
+    } else {
+        json!({})
+    };
+    params["_meta"] = support::meta(json!({"elicitation": {}, "extensions": extensions}));
+    let task = params["taskId"].as_str().map(str::to_owned);
+    let name = name.or(task.as_deref());
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    // A raw exchange that takes whatever comes back (a balancer's 502 page, a closed
+    // connection) as the failure it is, instead of a panic.
+    let attempt = std::panic::catch_unwind(|| {
+        post(
+            &format!("http://{front}/mcp"),
+            &stateless_headers(method, name),
+            &body,
+        )
+    });
+    let Ok(response) = attempt else {
+        return (
+            json!({"error": {"code": 0, "message": "no answer"}}),
+            String::new(),
+        );
+    };
+    let by = response
+        .header("x-toolwire-instance")
+        .unwrap_or("")
+        .to_owned();
+    let messages = std::panic::catch_unwind(|| response.messages()).unwrap_or_default();
+    let answer = messages
+        .into_iter()
+        .find(|message| message.get("id").is_some())
+        .unwrap_or_else(|| json!({"error": {"code": response.status, "message": response.body}}));
+    (answer, by)
+}
+
+/// Polls `tasks/get` through `front` until the task is `status`; how long that took.
+#[cfg(feature = "redis")]
+fn until_task(front: &str, id: &str, status: &str) -> (Value, std::time::Duration) {
+    let started = std::time::Instant::now();
+    loop {
+        let (answer, _) = task_request(front, "tasks/get", None, json!({"taskId": id}));
+        if answer["result"]["status"] == status {
+            return (answer["result"].clone(), started.elapsed());
+        }
+        assert!(
+            started.elapsed() < LONG,
+            "task {id} never became {status}: {answer}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Through HAProxy in front of three instances sharing Redis: one instance is killed
+/// (SIGKILL) with calls and tasks in flight. No call waits past its deadline, the calls that
+/// fail are at most those round robin gave that instance, its task ends `failed` within the
+/// lease, the others' tasks complete, later calls succeed. Then Redis stops: a call that
+/// needs it fails at once naming the store; once Redis is back calls succeed again.
+#[cfg(feature = "redis")]
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh), haproxy and redis-server"]
+fn through_haproxy_a_killed_instance_costs_only_its_own_calls_and_a_stopped_store_fails_fast() {
+    use std::time::{Duration, Instant};
+    let _peers = crate::support::mcp::peers(
+        "through_haproxy_a_killed_instance_costs_only_its_own_calls_and_a_stopped_store_fails_fast",
+    );
+    let mut redis = crate::support::redis::Redis::start("haproxy-faults");
+    let folder = scratch("haproxy-faults");
+    let url = redis.url();
+    let lease = Duration::from_millis(900);
+    let (mut instances, addrs) =
+        instances_with(&folder, &["--state", &url, "--task-lease-ms", "900"]);
+    let (_haproxy, front) = haproxy(&folder, &addrs);
+    // One task per instance (round robin), each named by the instance that took it.
+    let mut tasks = Vec::new();
+    for _ in 0..3 {
+        let (answer, by) = task_request(
+            &front,
+            "tools/call",
+            Some("slow_compute"),
+            json!({"name": "slow_compute", "arguments": {"seconds": 3, "label": "task"}}),
+        );
+        assert_eq!(answer["result"]["resultType"], "task", "{answer}");
+        tasks.push((answer["result"]["taskId"].as_str().unwrap().to_owned(), by));
+    }
+    let doomed = tasks
+        .iter()
+        .position(|(_, by)| by == "a")
+        .expect("a task on a");
+    // Six calls in flight (two per instance), each with a deadline of 10 s.
+    let deadline = Duration::from_secs(10);
+    let calls: Vec<_> = (0..6)
+        .map(|_| {
+            let front = front.clone();
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                let (answer, _) = lb_request(
+                    &front,
+                    "tools/call",
+                    Some("slow_compute"),
+                    json!({"name": "slow_compute", "arguments": {"seconds": 1, "label": "call"}}),
+                    false,
+                );
+                (answer, started.elapsed())
+            })
+        })
+        .collect();
+    instances[0].kill();
+    let killed = Instant::now();
+    let mut failures = 0;
+    for call in calls {
+        let (answer, took) = call.join().unwrap();
+        assert!(took < deadline, "a call took {took:?}: {answer}");
+        if answer["result"]["content"][0]["text"] != "call: done after 1 s" {
+            eprintln!("a call failed after {took:?}: {answer}");
+            failures += 1;
+        }
+    }
+    assert!(
+        failures <= 2,
+        "{failures} calls failed; instance a held at most 2"
+    );
+    // A's task fails within its lease (after the kill: its last renewal came at most a third
+    // of a lease before); the others' complete.
+    let (failed, _) = until_task(&front, &tasks[doomed].0, "failed");
+    assert!(
+        killed.elapsed() >= lease / 3 && killed.elapsed() < lease * 3 + Duration::from_secs(3),
+        "{:?}",
+        killed.elapsed()
+    );
+    let message = failed["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("lease"), "{failed}");
+    for (at, (id, _)) in tasks.iter().enumerate() {
+        if at != doomed {
+            let (done, _) = until_task(&front, id, "completed");
+            assert_eq!(done["result"]["content"][0]["text"], "task: done after 3 s");
+        }
+    }
+    // Later calls all succeed (a connection to the dead instance is redispatched).
+    for _ in 0..6 {
+        let (answer, by) = task_request(
+            &front,
+            "tools/call",
+            Some("test_simple_text"),
+            json!({"name": "test_simple_text", "arguments": {}}),
+        );
+        assert!(answer["result"]["content"].is_array(), "{answer}");
+        assert_ne!(by, "a");
+    }
+
+    // Redis down: a call that needs it fails at once, naming the store.
+    redis.stop();
+    let place = format!("redis://127.0.0.1:{}/0", redis.port);
+    for _ in 0..4 {
+        let started = Instant::now();
+        let (answer, _) = task_request(
+            &front,
+            "tools/call",
+            Some("slow_compute"),
+            json!({"name": "slow_compute", "arguments": {"seconds": 0}}),
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(answer["error"]["code"], -32603, "{answer}");
+        let text = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            text.contains("the state store failed") && text.contains(&place),
+            "{answer}"
+        );
+    }
+    redis.restart();
+    let mut last = Value::Null;
+    let back = eventually(LONG, || {
+        last = task_request(
+            &front,
+            "tools/call",
+            Some("slow_compute"),
+            json!({"name": "slow_compute", "arguments": {"seconds": 0, "label": "back"}}),
+        )
+        .0;
+        last["result"]["resultType"] == "task"
+    });
+    assert!(back, "never reached the store again: {last}");
+    let id = last["result"]["taskId"].as_str().unwrap().to_owned();
+    until_task(&front, &id, "completed");
+}
