@@ -7,6 +7,10 @@
 //!   gateway in this process serving HTTP in front of it (two HTTP hops).
 //!
 //! Prints a table: microseconds per call each way, the ratio, and the overhead per call.
+//! With `TOOLWIRE_BENCH_REDIS=redis://HOST:PORT/DB` (a Redis of its own: it writes budget
+//! keys under `toolwire-bench:`) also the HTTP gateway's time per call with its callers'
+//! budgets in memory and in that Redis (`GatewayConfig::state_store`): the shared store's
+//! cost per call.
 //!
 //! ```text
 //! cargo bench --bench gateway --features cli     # TOOLWIRE_BENCH_SCALE=0.2 for a quick run
@@ -66,10 +70,14 @@ fn per_call(client: &McpClient, tool: &str, calls: usize) -> Duration {
 }
 
 fn gateway_over(entry: serde_json::Value) -> Gateway {
+    gateway_with(entry, GatewayConfig::new())
+}
+
+fn gateway_with(entry: serde_json::Value, options: GatewayConfig) -> Gateway {
     let text = json!({"mcpServers": {"backend": entry}}).to_string();
     let configs = ServerConfigs::parse(&text, &LoadOptions::new()).expect("config");
     let policy = Policy::parse(r#"{"calls_per_caller": 1000000}"#).expect("policy");
-    let gateway = Gateway::start(&configs, policy, GatewayConfig::new()).expect("gateway");
+    let gateway = Gateway::start(&configs, policy, options).expect("gateway");
     assert!(gateway.report().failed.is_empty(), "{:?}", gateway.report());
     gateway
 }
@@ -111,7 +119,7 @@ fn stdio(calls: usize) -> Row {
     }
 }
 
-fn http(calls: usize) -> Row {
+fn echo_backend() -> Server {
     let backend = Server::new(ServerConfig::new("echo", "1.0")).expect("server");
     backend
         .add_tool(
@@ -129,6 +137,11 @@ fn http(calls: usize) -> Row {
             .inline(true),
         )
         .expect("tool");
+    backend
+}
+
+fn http(calls: usize) -> Row {
+    let backend = echo_backend();
     let backend_http = HttpServer::bind(&backend, HttpServerConfig::new()).expect("bind");
     let direct =
         McpClient::connect_http(HttpConfig::new(backend_http.url()), config()).expect("direct");
@@ -150,6 +163,61 @@ fn http(calls: usize) -> Row {
     }
 }
 
+/// The HTTP gateway's time per call with `options`' store, in front of an in-process echo
+/// server.
+fn through_http(calls: usize, options: GatewayConfig) -> Duration {
+    let backend = echo_backend();
+    let backend_http = HttpServer::bind(&backend, HttpServerConfig::new()).expect("bind");
+    let gateway = gateway_with(json!({"url": backend_http.url()}), options);
+    let front = gateway
+        .serve_http("127.0.0.1:0".parse().expect("addr"))
+        .expect("serve");
+    let through = McpClient::connect_http(HttpConfig::new(front.url()), config()).expect("through");
+    let time = per_call(&through, "mcp__backend__echo", calls);
+    through.close().expect("close");
+    drop(front);
+    gateway.close();
+    time
+}
+
+/// Without the `redis` feature there is no shared store to measure.
+#[cfg(not(feature = "redis"))]
+fn store_cost(_calls: usize) {}
+
+/// With `TOOLWIRE_BENCH_REDIS`: the HTTP gateway per call with budgets in memory, then in
+/// Redis (the median of three runs each, alternated).
+#[cfg(feature = "redis")]
+fn store_cost(calls: usize) {
+    let Ok(url) = std::env::var("TOOLWIRE_BENCH_REDIS") else {
+        return;
+    };
+    let redis = || {
+        let config = toolwire::server::RedisConfig::from_url(&url)
+            .expect("TOOLWIRE_BENCH_REDIS")
+            .prefix("toolwire-bench:");
+        let store = toolwire::server::RedisStore::open(config).expect("redis store");
+        GatewayConfig::new().state_store(std::sync::Arc::new(store))
+    };
+    let mut memory = Vec::new();
+    let mut shared = Vec::new();
+    for _ in 0..3 {
+        memory.push(through_http(calls, GatewayConfig::new()));
+        shared.push(through_http(calls, redis()));
+    }
+    memory.sort();
+    shared.sort();
+    let (memory, shared) = (memory[1].as_secs_f64() * 1e6, shared[1].as_secs_f64() * 1e6);
+    println!();
+    println!("the shared store's cost: {calls} sequential tools/call through the HTTP gateway, median of 3");
+    println!("| callers' budgets | µs/call | cost µs/call |");
+    println!("|---|---|---|");
+    println!("| in memory (one instance) | {memory:.1} | |");
+    println!(
+        "| in Redis ({url}) | {shared:.1} | {:.1} |",
+        shared - memory
+    );
+}
+
 fn main() {
     let calls = ((2000.0 * scale()) as usize).max(50);
     let rows = [stdio(calls), http(calls)];
@@ -168,4 +236,5 @@ fn main() {
             through - direct
         );
     }
+    store_cost(calls);
 }

@@ -9,7 +9,14 @@
 //! ```
 //!
 //! It prints `listening on URL` to stdout once it accepts connections, and serves until it is
-//! killed (or its stdin reaches end of file with `--until-eof`).
+//! killed (or its stdin reaches end of file with `--until-eof`). Several instances run behind
+//! one load balancer with `--state-key-file FILE` (the same file for all: a 2026-07-28 input
+//! round's retry verifies on any of them) and `--instance-id NAME` (each its own: the prefix
+//! of its session ids), as docs/server.md's "Running several instances" shows.
+//!
+//! Several instances share their tasks and events through one store: `--state
+//! redis://HOST:PORT/DB` (or `redis://:PASSWORD@HOST:PORT/DB`; feature `redis`), with
+//! `--task-lease-ms N` for the lease of a task's instance (default 10,000).
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -20,7 +27,7 @@ use toolwire::harness::{LocalTool, ToolContext, ToolOptions, ToolTimeout};
 use toolwire::server::{
     content, CallToolResult, HandlerError, HttpServer, HttpServerConfig, InputRequired, LogLevel,
     PromptResult, RequestContext, Server, ServerConfig, ServerPrompt, ServerResource,
-    ServerResourceTemplate, SkillSet, TaskSupport,
+    ServerResourceTemplate, SkillSet, StateKeys, TaskSupport,
 };
 
 /// A 1×1 red PNG.
@@ -31,9 +38,22 @@ const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 fn main() {
     let mut port = 3001u16;
     let mut until_eof = false;
+    let mut keys = None;
+    let mut http_config = HttpServerConfig::new();
+    // Shared state (issue 25): the store several instances share, and the task lease.
+    let mut state = String::from("memory");
+    let mut lease: Option<Duration> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--state" => state = args.next().unwrap_or_else(|| usage()),
+            "--task-lease-ms" => {
+                lease = Some(Duration::from_millis(
+                    args.next()
+                        .and_then(|ms| ms.parse().ok())
+                        .unwrap_or_else(|| usage()),
+                ))
+            }
             "--port" => {
                 port = args
                     .next()
@@ -41,18 +61,43 @@ fn main() {
                     .unwrap_or_else(|| usage())
             }
             "--until-eof" => until_eof = true,
+            "--state-key-file" => {
+                let file = args.next().unwrap_or_else(|| usage());
+                // The error names the file and line, never a key.
+                keys = Some(StateKeys::from_file(file.as_ref()).unwrap_or_else(|error| {
+                    eprintln!("conformance_server: {error}");
+                    std::process::exit(2);
+                }));
+            }
+            "--instance-id" => {
+                http_config = http_config.instance_id(args.next().unwrap_or_else(|| usage()));
+            }
             _ => usage(),
         }
     }
-    let server = build().unwrap_or_else(|error| {
+    if let Err(error) = http_config.check() {
         eprintln!("conformance_server: {error}");
-        std::process::exit(1);
-    });
-    let http =
-        HttpServer::bind(&server, HttpServerConfig::new().port(port)).unwrap_or_else(|error| {
+        std::process::exit(2);
+    }
+    let server = toolwire::server::open_state(&state)
+        .and_then(|store| {
+            let mut config = base_config().state_store(store);
+            if let Some(keys) = keys {
+                config = config.state_keys(keys);
+            }
+            build(match lease {
+                Some(lease) => config.task_lease(lease),
+                None => config,
+            })
+        })
+        .unwrap_or_else(|error| {
             eprintln!("conformance_server: {error}");
             std::process::exit(1);
         });
+    let http = HttpServer::bind(&server, http_config.port(port)).unwrap_or_else(|error| {
+        eprintln!("conformance_server: {error}");
+        std::process::exit(1);
+    });
     println!("listening on {}", http.url());
     if until_eof {
         let _ = std::io::stdin().read_to_end(&mut Vec::new());
@@ -63,7 +108,11 @@ fn main() {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: conformance_server [--port N] [--until-eof]");
+    eprintln!(
+        "usage: conformance_server [--port N] [--until-eof] [--state-key-file FILE] \
+         [--instance-id NAME] [--state memory|redis://[:PASSWORD@]HOST:PORT/DB] \
+         [--task-lease-ms N]"
+    );
     std::process::exit(2);
 }
 
@@ -75,11 +124,13 @@ fn text_of(value: &Value) -> String {
     value.to_string()
 }
 
-fn build() -> toolwire::Result<Server> {
-    let server = Server::new(
-        ServerConfig::new("toolwire-conformance-server", env!("CARGO_PKG_VERSION"))
-            .instructions("The MCP conformance suite's server fixtures, served by toolwire."),
-    )?;
+fn base_config() -> ServerConfig {
+    ServerConfig::new("toolwire-conformance-server", env!("CARGO_PKG_VERSION"))
+        .instructions("The MCP conformance suite's server fixtures, served by toolwire.")
+}
+
+fn build(config: ServerConfig) -> toolwire::Result<Server> {
+    let server = Server::new(config)?;
     add_content_tools(&server)?;
     add_client_tools(&server)?;
     add_input_round_tools(&server)?;

@@ -7,7 +7,13 @@
 //! cargo run --example http_server -- [--port N] [--stdio] [--workers N]
 //!                                      [--auth-tokens FILE --auth-resource URL]
 //!                                      [--tls-cert FILE --tls-key FILE]
+//!                                      [--state-key-file FILE] [--instance-id NAME]
 //! ```
+//!
+//! `--state-key-file` and `--instance-id` run it as one of several instances behind a load
+//! balancer (docs/server.md, "Running several instances"): the shared `requestState` keys
+//! (each line the standard base64 of at least 32 random bytes; the first signs, every one
+//! verifies) and the prefix of this instance's session ids.
 //!
 //! With `--auth-tokens` every HTTP request needs a bearer token of the file
 //! (`{"tokens": [{"sha256": "<hex of the token>", "subject": "…", "scopes": ["…"]}]}`): 401
@@ -39,7 +45,7 @@ use toolwire::harness::{
 };
 use toolwire::server::{
     content, Authorization, CallToolResult, HttpServer, HttpServerConfig, PromptResult, Server,
-    ServerConfig, ServerPrompt, ServerResource,
+    ServerConfig, ServerPrompt, ServerResource, StateKeys,
 };
 
 fn registry() -> toolwire::Result<ToolRegistry> {
@@ -90,8 +96,12 @@ fn registry() -> toolwire::Result<ToolRegistry> {
     Ok(registry)
 }
 
-fn server(workers: usize) -> toolwire::Result<Server> {
-    let server = Server::new(ServerConfig::new("toolwire-http-server", "0.1.0").workers(workers))?;
+fn server(workers: usize, keys: Option<StateKeys>) -> toolwire::Result<Server> {
+    let mut config = ServerConfig::new("toolwire-http-server", "0.1.0").workers(workers);
+    if let Some(keys) = keys {
+        config = config.state_keys(keys);
+    }
+    let server = Server::new(config)?;
     server.add_registry(&registry()?)?;
     // Written once with its request's context: served here, and a local harness would run it
     // as it is.
@@ -167,6 +177,8 @@ fn main() {
     let mut tokens: Option<String> = None;
     let mut resource: Option<String> = None;
     let mut tls: (Option<String>, Option<String>) = (None, None);
+    let mut keys = None;
+    let mut instance = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -187,10 +199,19 @@ fn main() {
             "--auth-resource" => resource = Some(args.next().unwrap_or_else(|| usage())),
             "--tls-cert" => tls.0 = Some(args.next().unwrap_or_else(|| usage())),
             "--tls-key" => tls.1 = Some(args.next().unwrap_or_else(|| usage())),
+            "--state-key-file" => {
+                let file = args.next().unwrap_or_else(|| usage());
+                // A bad file exits 2, its message naming the file and line, never a key.
+                keys = Some(StateKeys::from_file(file.as_ref()).unwrap_or_else(|error| {
+                    eprintln!("http_server: {error}");
+                    std::process::exit(2);
+                }));
+            }
+            "--instance-id" => instance = Some(args.next().unwrap_or_else(|| usage())),
             _ => usage(),
         }
     }
-    let server = server(workers).unwrap_or_else(|error| fail(&error));
+    let server = server(workers, keys).unwrap_or_else(|error| fail(&error));
     if stdio {
         if let Err(error) = server.serve_stdio() {
             fail(&error);
@@ -198,6 +219,9 @@ fn main() {
         return;
     }
     let mut config = HttpServerConfig::new().port(port);
+    if let Some(instance) = instance {
+        config = config.instance_id(instance);
+    }
     match (tokens, resource) {
         (Some(tokens), Some(resource)) => {
             let auth = Authorization::tokens_file(resource, std::path::Path::new(&tokens))
@@ -232,7 +256,8 @@ fn fail(error: &toolwire::Error) -> ! {
 fn usage() -> ! {
     eprintln!(
         "usage: http_server [--port N] [--stdio] [--workers N] \
-         [--auth-tokens FILE --auth-resource URL] [--tls-cert FILE --tls-key FILE (feature rustls)]"
+         [--auth-tokens FILE --auth-resource URL] [--tls-cert FILE --tls-key FILE (feature rustls)]
+         [--state-key-file FILE] [--instance-id NAME]"
     );
     std::process::exit(2);
 }

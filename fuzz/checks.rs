@@ -1569,3 +1569,79 @@ pub fn tool_definition(data: &[u8]) {
         }
     }
 }
+
+// ---- resp_reply ----
+
+/// The deepest nesting of `reply`'s arrays, and whether each bulk string and array keeps to
+/// `limits`.
+#[cfg(feature = "redis")]
+fn resp_within(
+    reply: &toolwire::fuzzing::RespReply,
+    limits: &toolwire::fuzzing::RespLimits,
+) -> usize {
+    use toolwire::fuzzing::RespReply;
+    match reply {
+        RespReply::Bulk(Some(bytes)) => {
+            assert!(
+                bytes.len() <= limits.max_bulk,
+                "a bulk string past the limit: {reply:?}"
+            );
+            0
+        }
+        RespReply::Array(Some(items)) => {
+            assert!(
+                items.len() <= limits.max_items,
+                "an array past the limit: {reply:?}"
+            );
+            1 + items
+                .iter()
+                .map(|item| resp_within(item, limits))
+                .max()
+                .unwrap_or(0)
+        }
+        _ => 0,
+    }
+}
+
+/// Fuzzes the Redis store's RESP2 reply reader (untrusted bytes from the network).
+///
+/// Input layout: byte 0 is the longest bulk string (0..=63); byte 1 the most items of an
+/// array (bits 0-2: 0..=7), the deepest nesting (bits 3-4: 1..=4) and the most bytes of a
+/// reply (bits 5-7: 16 + 64 × n); the rest is the stream. Checked for every input: no panic;
+/// a reply read keeps to every limit and took at most the total; written back it is read as
+/// the same reply, from no more bytes than it took; the bytes it took alone read the same.
+#[cfg(feature = "redis")]
+pub fn resp_reply(data: &[u8]) {
+    use toolwire::fuzzing::{read_resp, write_resp, RespLimits};
+    if data.len() < 2 {
+        return;
+    }
+    let limits = RespLimits {
+        max_bulk: usize::from(data[0] & 63),
+        max_items: usize::from(data[1] & 7),
+        max_depth: usize::from((data[1] >> 3) & 3) + 1,
+        max_total: 16 + 64 * usize::from(data[1] >> 5),
+    };
+    let stream = &data[2..];
+    let Ok((reply, used)) = read_resp(stream, limits) else {
+        return;
+    };
+    assert!(
+        used <= stream.len() && used <= limits.max_total,
+        "took {used} bytes"
+    );
+    assert!(
+        resp_within(&reply, &limits) <= limits.max_depth,
+        "nested too deep: {reply:?}"
+    );
+    let written = write_resp(&reply);
+    assert!(
+        written.len() <= used,
+        "{reply:?} written back is longer than read"
+    );
+    assert_eq!(
+        read_resp(&written, limits),
+        Ok((reply.clone(), written.len()))
+    );
+    assert_eq!(read_resp(&stream[..used], limits), Ok((reply, used)));
+}

@@ -345,3 +345,23 @@ pub fn introspection_answer(
         }
     })
 }
+
+/// A RESP2 reply of the Redis store's client, and the bounds it is read within.
+#[cfg(feature = "redis")]
+pub use crate::server::store::resp::{Limits as RespLimits, Reply as RespReply};
+
+/// Reads one RESP2 reply from `bytes` within `limits` as the Redis store's client does: the
+/// reply and how many bytes it took, or the error's text.
+#[cfg(feature = "redis")]
+pub fn read_resp(bytes: &[u8], limits: RespLimits) -> Result<(RespReply, usize), String> {
+    let mut reader = bytes;
+    let reply = crate::server::store::resp::read_reply(&mut reader, &limits)
+        .map_err(|error| error.to_string())?;
+    Ok((reply, bytes.len() - reader.len()))
+}
+
+/// A reply as a server would send it.
+#[cfg(feature = "redis")]
+pub fn write_resp(reply: &RespReply) -> Vec<u8> {
+    crate::server::store::resp::encode_reply(reply)
+}

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::backend::Backend;
 use super::{rounds, Core};
-use crate::harness::{BudgetScope, CallSettings, ImportedTool, Outcome, Status};
+use crate::harness::{BudgetScope, BudgetScopes, CallSettings, ImportedTool, Outcome, Status};
 use crate::mcp::CallToolResult;
 use crate::server::{HandlerError, RequestContext, ToolAccess};
 
@@ -166,6 +166,39 @@ pub(crate) fn call(
         core.stats.status(&backend.name, outcome.status);
     }
     Ok(front_result(outcome))
+}
+
+// Shared state (issue 25).
+impl super::GatewayConfig {
+    /// The state store several gateway instances share (such as a
+    /// [`crate::server::RedisStore`]): each caller's budget is then one count in it, whichever
+    /// instance the caller reaches ([Budgets](super#budgets)), and the front server's tasks
+    /// and events go through it ([`crate::server::ServerConfig::state_store`]). A call that
+    /// finds the store down is answered `BUSY` saying so, with nothing sent. Defaults to
+    /// none: budgets are this process's.
+    pub fn state_store(mut self, store: Arc<dyn crate::server::StateStore>) -> Self {
+        self.state_store = Some(store);
+        self
+    }
+}
+
+/// The front callers' budgets: the policy's limit and window per caller, counted in the
+/// shared store when there is one.
+pub(crate) fn caller_scopes(
+    policy: &super::Policy,
+    store: Option<&Arc<dyn crate::server::StateStore>>,
+) -> BudgetScopes {
+    let scopes = BudgetScopes::with_window(
+        policy.caller_budget(),
+        policy.window(),
+        super::MAX_CALLER_BUDGETS,
+    );
+    match store.filter(|store| store.shared()) {
+        Some(store) => scopes.shared(Arc::new(crate::server::StoreCounter::new(Arc::clone(
+            store,
+        )))),
+        None => scopes,
+    }
 }
 
 /// The budget scope of the front request's caller.

@@ -229,29 +229,27 @@
 //!
 //! The gateway keeps no state that a second instance cannot rebuild from the same config and
 //! policy: its backends are its own children (or its own HTTP sessions), started from the
-//! config. Several instances behind an ordinary HTTP load balancer therefore serve the same
-//! tools. Two things to know:
+//! config. Several instances behind an ordinary HTTP load balancer serve the same tools
+//! (docs/server.md, "Running several instances", has tested HAProxy and nginx configurations):
 //!
-//! * 2026-07-28 requests are stateless (each carries its `_meta`): any instance may answer
-//!   any request, round robin is fine. Budgets are per instance (and the caller each
-//!   instance sees is the balancer's address, see [Budgets](#budgets)).
-//! * Handshake-era (2025-11-25 and older) sessions live in the instance that answered
-//!   `initialize`: route on the `Mcp-Session-Id` header (session affinity, "sticky
-//!   sessions" on that header); an instance that never saw the session answers 404 and the
-//!   client starts a new session, as the protocol says. Budgets are per instance.
+//! * 2026-07-28 requests may go to any instance (round robin) once the instances share
+//!   their `requestState` keys ([`GatewayConfig::state_keys`], `serve --state-key-file`).
+//!   Budgets are per instance unless the instances share a store
+//!   ([`GatewayConfig::state_store`], `serve --state redis://…`; see [Budgets](#budgets)).
+//! * Handshake-era sessions live in the instance that answered `initialize`: the balancer
+//!   routes on `Mcp-Session-Id` (ids carry [`HttpServerConfig::instance_id`] as a prefix);
+//!   an instance that never saw a session answers 404 and the client starts a new one.
 //!
 //! Each instance starts its own copy of every stdio backend; a backend that is itself an
-//! HTTP service is shared by all of them, and its own limits apply on top of each
-//! instance's concurrency limit.
+//! HTTP service is shared by all of them, its own limits on top of each instance's.
 //!
 //! # Threads
 //!
 //! The front [`Server`]'s workers (each forwarded call holds one while its backend works:
 //! the harness admits a backend's calls by its own handle and runs them there), one idle
-//! harness worker, a
-//! starting thread per backend (ended by its deadline), the backends' clients' threads, and a
-//! short-lived thread per re-listing. [`Gateway::close`] (or dropping the last clone) closes
-//! every backend.
+//! harness worker, a starting thread per backend (ended by its deadline), the backends'
+//! clients' threads, and a short-lived thread per re-listing. [`Gateway::close`] (or
+//! dropping the last clone) closes every backend.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -311,8 +309,11 @@ pub struct GatewayConfig {
     transcript: Option<Arc<Transcript>>,
     http: HttpServerConfig,
     metrics: Option<crate::metrics::Metrics>,
+    state_keys: Option<crate::server::StateKeys>,
     #[cfg(feature = "oauth")]
     token_store: Option<Arc<dyn crate::auth::TokenStore>>,
+    // Shared state (issue 25).
+    state_store: Option<Arc<dyn crate::server::StateStore>>,
 }
 
 /// The name [`GatewayConfig`] had before every configuration was a `*Config`; kept for one
@@ -333,7 +334,8 @@ impl std::fmt::Debug for GatewayConfig {
             .field("protocol", &self.protocol)
             .field("transcript", &self.transcript.is_some())
             .field("http", &self.http)
-            .field("metrics", &self.metrics.is_some());
+            .field("metrics", &self.metrics.is_some())
+            .field("state_keys", &self.state_keys);
         #[cfg(feature = "oauth")]
         debug.field("token_store", &self.token_store.is_some());
         debug.finish()
@@ -353,8 +355,11 @@ impl Default for GatewayConfig {
             transcript: None,
             http: HttpServerConfig::new(),
             metrics: None,
+            state_keys: None,
             #[cfg(feature = "oauth")]
             token_store: None,
+            // Shared state (issue 25).
+            state_store: None,
         }
     }
 }
@@ -434,6 +439,13 @@ impl GatewayConfig {
     /// [`Gateway::serve_metrics`] serves ([`crate::metrics`]). Defaults to none.
     pub fn metrics(mut self, metrics: crate::metrics::Metrics) -> Self {
         self.metrics = Some(metrics);
+        self
+    }
+
+    /// The front server's `requestState` keys ([`ServerConfig::state_keys`]), shared by the
+    /// instances behind one load balancer. Defaults to a random key per process.
+    pub fn state_keys(mut self, keys: crate::server::StateKeys) -> Self {
+        self.state_keys = Some(keys);
         self
     }
 
@@ -565,6 +577,10 @@ impl Gateway {
             .workers(options.workers)
             .request_timeout(crate::harness::ToolTimeout::Long.duration() + FRONT_GRACE);
         server_config.metrics = options.metrics.clone();
+        server_config.state_keys = options.state_keys.clone();
+        if let Some(store) = &options.state_store {
+            server_config = server_config.state_store(Arc::clone(store));
+        }
         let server = Server::new(server_config)?;
         policy.check_servers(configs)?;
         policy.check_callers(options.http.authorization.is_some())?;
@@ -592,8 +608,7 @@ impl Gateway {
             }
         });
         let harness = Harness::new(crate::harness::ToolRegistry::new(), harness_config)?;
-        let scopes =
-            BudgetScopes::with_window(policy.caller_budget(), policy.window(), MAX_CALLER_BUDGETS);
+        let scopes = forward::caller_scopes(&policy, options.state_store.as_ref());
         // A pin file that cannot be read stops the start: pins fail closed.
         let pins = pinning::Pinning::open(&policy)?;
         let core = Arc::new(Core {

@@ -217,6 +217,18 @@ impl Roster {
         true
     }
 
+    /// Every backend has started or been left out, one at least is served, and the gateway
+    /// is not closed.
+    fn ready(&self) -> bool {
+        let state = self.state.lock();
+        state.done
+            && !state.closed
+            && state
+                .order
+                .iter()
+                .any(|(_, place)| matches!(place, Place::Started(_)))
+    }
+
     /// Marks the gateway closed: backends that start from now on are closed at once.
     pub(super) fn close(&self) {
         self.state.lock().closed = true;
@@ -248,6 +260,12 @@ pub(super) fn start_backends(
     options: &GatewayConfig,
     hold: bool,
 ) -> Result<()> {
+    // `/readyz` (several instances behind a load balancer): ready once every backend has
+    // started or been left out, with at least one served, until the gateway closes.
+    let weak = Arc::downgrade(core);
+    core.server.add_readiness_check("backends", move || {
+        weak.upgrade().is_some_and(|core| core.roster.ready())
+    })?;
     let left_out = |name: &str, error: String| {
         log::warn!(target: LOG_TARGET, "server {name:?} is left out: {error}");
         core.roster.add(name, Place::Out(error));

@@ -24,12 +24,52 @@ impl BudgetState {
 }
 
 /// Why an attempt was not admitted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Refusal {
     /// The budget is spent.
     Budget,
     /// The executor had no free worker.
     Busy,
+    /// The shared count could not be read (its store is down or too slow): nothing ran.
+    Unavailable(String),
+}
+
+/// A count kept outside the process, so that several processes count one budget together
+/// (see [`BudgetScopes::shared`]); the server's state stores are one
+/// (`toolwire::server::StoreCounter`). Each call must end within the counter's own deadline.
+pub trait SharedCounter: Send + Sync {
+    /// Counts one more under `key`, in a window of `window` begun by the first count (the
+    /// count starts over once it has ended): the count now and how long until it starts
+    /// over. Atomic across every process sharing the counter.
+    ///
+    /// # Errors
+    ///
+    /// What went wrong, as a sentence (the counter is unreachable or too slow).
+    fn count(&self, key: &str, window: Duration) -> Result<(u64, Duration), String>;
+
+    /// Takes back one count of `key` (one that admitted nothing).
+    ///
+    /// # Errors
+    ///
+    /// As [`SharedCounter::count`].
+    fn uncount(&self, key: &str) -> Result<(), String>;
+}
+
+/// The [`SharedCounter`] of a [`BudgetScopes`].
+#[derive(Clone)]
+struct Counter(Arc<dyn SharedCounter>);
+
+impl std::fmt::Debug for Counter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedCounter")
+    }
+}
+
+/// A scope's count kept in a [`SharedCounter`] under its key.
+#[derive(Clone)]
+struct SharedCount {
+    counter: Arc<dyn SharedCounter>,
+    key: Arc<str>,
 }
 
 /// Where a windowed budget reads the time: [`Instant::now`], or a clock a test moves.
@@ -68,6 +108,9 @@ struct Count {
 pub(crate) struct Budget {
     count: Mutex<Count>,
     window: Option<Window>,
+    /// Where the count is kept when it is shared with other processes (a windowed scope of
+    /// [`BudgetScopes::shared`]); the local count then mirrors the last one read.
+    shared: Option<SharedCount>,
 }
 
 impl std::fmt::Debug for Budget {
@@ -92,6 +135,7 @@ impl Budget {
                 began: None,
             }),
             window,
+            shared: None,
         }
     }
 
@@ -127,6 +171,9 @@ impl Budget {
     /// Runs `admit` when budget is left, and counts the attempt when it admitted. `admit` must
     /// not block for long: it runs under the budget's lock.
     pub(crate) fn admit_with(&self, admit: impl FnOnce() -> bool) -> Result<(), Refusal> {
+        if let (Some(shared), Some(window)) = (&self.shared, &self.window) {
+            return self.admit_shared(shared, window, admit);
+        }
         let mut count = self.current();
         if count.used >= count.limit {
             return Err(Refusal::Budget);
@@ -138,6 +185,38 @@ impl Budget {
             count.used += 1;
             Ok(())
         } else {
+            Err(Refusal::Busy)
+        }
+    }
+
+    /// [`Budget::admit_with`] on a shared count: one atomic count in the counter, given back
+    /// when `admit` admits nothing; the local count mirrors the shared one (with the window
+    /// begun where the counter says it ends).
+    fn admit_shared(
+        &self,
+        shared: &SharedCount,
+        window: &Window,
+        admit: impl FnOnce() -> bool,
+    ) -> Result<(), Refusal> {
+        let (used, left) = shared
+            .counter
+            .count(&shared.key, window.length)
+            .map_err(Refusal::Unavailable)?;
+        let mut count = self.count.lock();
+        let now = window.now();
+        count.began = now.checked_sub(window.length.saturating_sub(left));
+        count.used = u32::try_from(used.saturating_sub(1)).unwrap_or(u32::MAX);
+        if count.used >= count.limit {
+            return Err(Refusal::Budget);
+        }
+        if admit() {
+            count.used += 1;
+            Ok(())
+        } else {
+            drop(count);
+            if let Err(error) = shared.counter.uncount(&shared.key) {
+                log::debug!("toolwire: a budget count could not be given back: {error}");
+            }
             Err(Refusal::Busy)
         }
     }
@@ -225,6 +304,7 @@ pub struct BudgetScopes {
     limit: u32,
     max_scopes: usize,
     window: Option<WindowSetting>,
+    shared: Option<Counter>,
     scopes: Mutex<Scopes>,
 }
 
@@ -260,6 +340,7 @@ impl BudgetScopes {
             limit,
             max_scopes: max_scopes.max(1),
             window: None,
+            shared: None,
             scopes: Mutex::new(Scopes::default()),
         }
     }
@@ -288,11 +369,28 @@ impl BudgetScopes {
         self
     }
 
-    fn budget(&self) -> Arc<Budget> {
-        Arc::new(Budget::with(
+    /// Keeps each windowed scope's count in `counter` instead of this process, so that every
+    /// process sharing it counts one budget per key (several gateway instances behind a load
+    /// balancer, with one Redis). A scope's count is then one atomic count in the counter,
+    /// whose window is begun by its first count there; a count the counter cannot take (it is
+    /// down or too slow) admits nothing and says why. Without a window it changes nothing.
+    pub fn shared(mut self, counter: Arc<dyn SharedCounter>) -> Self {
+        self.shared = Some(Counter(counter));
+        self
+    }
+
+    fn budget_for(&self, key: &str) -> Arc<Budget> {
+        let mut budget = Budget::with(
             self.limit,
             self.window.as_ref().map(|setting| setting.0.clone()),
-        ))
+        );
+        if let (Some(counter), Some(_)) = (&self.shared, &self.window) {
+            budget.shared = Some(SharedCount {
+                counter: Arc::clone(&counter.0),
+                key: Arc::from(key),
+            });
+        }
+        Arc::new(budget)
     }
 
     /// The budget of `key`, made with nothing used when the key is new (or the shared
@@ -324,7 +422,7 @@ impl BudgetScopes {
                 let overflow = match &scopes.overflow {
                     Some(overflow) => Arc::clone(overflow),
                     None => {
-                        let overflow = self.budget();
+                        let overflow = self.budget_for(BudgetScopes::OVERFLOW);
                         scopes.overflow = Some(Arc::clone(&overflow));
                         overflow
                     }
@@ -344,7 +442,7 @@ impl BudgetScopes {
             }
         }
         let key: Arc<str> = key.into();
-        let budget = self.budget();
+        let budget = self.budget_for(&key);
         scopes
             .by_key
             .insert(Arc::clone(&key), (Arc::clone(&budget), now));
@@ -542,6 +640,71 @@ mod tests {
         scopes.scope("bob");
         assert_eq!(scopes.scope("alice").state().used, 1);
         assert_eq!(scopes.len(), 2);
+    }
+
+    /// A counter kept in one map, as a shared store keeps it for every process; `down` makes
+    /// it fail.
+    #[derive(Default)]
+    struct Counts {
+        counts: Mutex<HashMap<String, u64>>,
+        down: std::sync::atomic::AtomicBool,
+    }
+
+    impl SharedCounter for Counts {
+        fn count(&self, key: &str, window: Duration) -> Result<(u64, Duration), String> {
+            if self.down.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err("the store is down".into());
+            }
+            let mut counts = self.counts.lock();
+            let count = counts.entry(key.to_owned()).or_default();
+            *count += 1;
+            Ok((*count, window))
+        }
+
+        fn uncount(&self, key: &str) -> Result<(), String> {
+            if let Some(count) = self.counts.lock().get_mut(key) {
+                *count -= 1;
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn scopes_sharing_a_counter_count_one_budget_and_a_counter_that_is_down_admits_nothing() {
+        let counts = Arc::new(Counts::default());
+        let shared = || {
+            BudgetScopes::with_window(2, Duration::from_secs(60), 8)
+                .shared(Arc::clone(&counts) as Arc<dyn SharedCounter>)
+        };
+        // Two processes' scopes, one count per key.
+        let (here, there) = (shared(), shared());
+        assert_eq!(
+            here.scope("alice").budget.admit_with(|| false),
+            Err(Refusal::Busy)
+        );
+        assert_eq!(
+            counts.counts.lock()["alice"],
+            0,
+            "a BUSY attempt was given back"
+        );
+        assert_eq!(here.scope("alice").budget.admit_with(|| true), Ok(()));
+        assert_eq!(there.scope("alice").budget.admit_with(|| true), Ok(()));
+        assert_eq!(
+            here.scope("alice").budget.admit_with(|| true),
+            Err(Refusal::Budget)
+        );
+        assert_eq!(there.scope("alice").state().used, 2);
+        assert_eq!(there.scope("bob").budget.admit_with(|| true), Ok(()));
+        counts.down.store(true, std::sync::atomic::Ordering::SeqCst);
+        let mut asked = false;
+        assert_eq!(
+            there.scope("bob").budget.admit_with(|| {
+                asked = true;
+                true
+            }),
+            Err(Refusal::Unavailable("the store is down".into()))
+        );
+        assert!(!asked, "an attempt was admitted without its count");
     }
 
     #[test]

@@ -44,7 +44,7 @@ mod traced;
 
 pub use admission::Admission;
 pub use audit::{AuditEvent, AuditKind, AuditObserver, Transcript, HARNESS_LOG_TARGET};
-pub use budget::{BudgetScope, BudgetScopes, BudgetState};
+pub use budget::{BudgetScope, BudgetScopes, BudgetState, SharedCounter};
 pub use context::{ToolContext, ToolFunction};
 pub use conversation::{Conversation, MAX_CONVERSATION_ID_CHARS};
 pub use export::{LeftOutTool, ToolExport};

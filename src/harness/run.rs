@@ -315,6 +315,16 @@ impl Inner {
                     };
                     (Outcome::new(Status::Budget, detail), false)
                 }
+                Attempt::Refused(Refusal::Unavailable(error)) => (
+                    Outcome::new(
+                        Status::Busy,
+                        format!(
+                            "the caller's budget could not be counted ({error}); nothing was \
+                             run. Try again later"
+                        ),
+                    ),
+                    false,
+                ),
                 Attempt::Refused(Refusal::Busy) => {
                     let detail = match admission_of(tool) {
                         Some(door) => format!(

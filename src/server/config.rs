@@ -35,6 +35,11 @@ pub struct ServerConfig {
     pub(crate) task_input_timeout: Duration,
     pub(crate) max_task_result_bytes: usize,
     pub(crate) metrics: Option<crate::metrics::Metrics>,
+    // Running several instances (issue 25): the requestState key ring.
+    pub(crate) state_keys: Option<super::StateKeys>,
+    // Shared state (issue 25): the state store and the lease of a task's instance.
+    pub(crate) state_store: Option<std::sync::Arc<dyn super::StateStore>>,
+    pub(crate) task_lease: Duration,
 }
 
 impl ServerConfig {
@@ -67,6 +72,10 @@ impl ServerConfig {
             task_input_timeout: Duration::from_secs(600),
             max_task_result_bytes: 4 * 1024 * 1024,
             metrics: None,
+            state_keys: None,
+            // Shared state (issue 25).
+            state_store: None,
+            task_lease: Duration::from_secs(10),
         }
     }
 
@@ -250,6 +259,47 @@ impl ServerConfig {
         self
     }
 
+    /// The keys that sign and verify 2026-07-28 `requestState` tokens: the first signs, every
+    /// one verifies. Give every instance behind one load balancer the same ring (for example
+    /// [`super::StateKeys::from_file`]) so the retry of an input round may land on any of
+    /// them; rotate by putting the new key first and keeping the old one until
+    /// [`ServerConfig::input_state_ttl`] has passed. Defaults to 32 random bytes made once
+    /// per process: states verify only in the process that signed them.
+    pub fn state_keys(mut self, keys: super::StateKeys) -> Self {
+        self.state_keys = Some(keys);
+        self
+    }
+
+    /// The ring in use: the configured one, else the process's own.
+    pub(crate) fn keys(&self) -> &super::StateKeys {
+        self.state_keys
+            .as_ref()
+            .unwrap_or_else(|| super::StateKeys::process())
+    }
+
+    // Shared state (issue 25): what several instances of one server share.
+
+    /// Where tasks (2026-07-28 tasks extension) are kept and events other instances must get
+    /// are published: a shared store (such as [`super::RedisStore`], feature `redis`) lets any
+    /// instance behind a load balancer answer `tasks/get`, `tasks/update` and `tasks/cancel`
+    /// for a task another created, and carries resource updates to the subscriptions every
+    /// instance holds. A request that needs a store that is down is answered at once with an
+    /// internal error naming the store. Defaults to a [`super::MemoryStore`] of this process
+    /// alone.
+    pub fn state_store(mut self, store: std::sync::Arc<dyn super::StateStore>) -> Self {
+        self.state_store = Some(store);
+        self
+    }
+
+    /// With a shared [`ServerConfig::state_store`]: how long a task's instance holds the task
+    /// without renewing it (it renews every third of it while it lives). A task whose instance
+    /// stopped is failed by the first instance that reads it past this, with an error saying
+    /// so, and is never run again. 100 ms to 1 hour. Defaults to 10 s.
+    pub fn task_lease(mut self, lease: Duration) -> Self {
+        self.task_lease = lease;
+        self
+    }
+
     /// The revisions `server/discover` lists.
     pub(crate) fn stateless_versions(&self) -> Vec<&'static str> {
         if self.stateless {
@@ -320,6 +370,12 @@ impl ServerConfig {
             return bad(format!(
                 "max_task_result_bytes must be at least 1024, not {}",
                 self.max_task_result_bytes
+            ));
+        }
+        if self.task_lease < Duration::from_millis(100) || self.task_lease > hour {
+            return bad(format!(
+                "task_lease must be 100 ms to 1 hour, not {:?}",
+                self.task_lease
             ));
         }
         if self.handshake_versions.is_empty() && !self.stateless {

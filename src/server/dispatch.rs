@@ -139,7 +139,13 @@ pub(crate) fn prepare(
             method.as_str(),
             methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
         ) {
-        input_round(&method, route.target.as_deref(), &params, conn.caller())?
+        input_round(
+            server.config.keys(),
+            &method,
+            route.target.as_deref(),
+            &params,
+            conn.caller(),
+        )?
     } else {
         None
     };
@@ -162,6 +168,7 @@ pub(crate) fn prepare(
 
 /// Reads a retry's `inputResponses` and checks its `requestState`.
 fn input_round(
+    keys: &super::keys::StateKeys,
     method: &str,
     target: Option<&str>,
     params: &Value,
@@ -183,7 +190,7 @@ fn input_round(
     let state = match params.get("requestState") {
         None | Some(Value::Null) => None,
         Some(Value::String(token)) => {
-            match state::verify(token, method, target.unwrap_or_default(), caller) {
+            match state::verify(keys, token, method, target.unwrap_or_default(), caller) {
                 Ok(state) => Some(state),
                 Err(refusal) => {
                     log::warn!(

@@ -68,7 +68,9 @@
 //! counted from its creation; a result is readable until then and never after). The tasks
 //! held ([`ServerConfig::max_tasks`], finished ones included), a kept result's size, the wait
 //! for input and each run (the tool's own timeout) are bounded. The handshake era's tasks
-//! (2025-11-25 `tasks/result`) are not served.
+//! (2025-11-25 `tasks/result`) are not served. Tasks live in the server's state store
+//! ([`ServerConfig::state_store`]): with a shared one ([`store`]) any instance answers for a
+//! task another created, and a task whose instance died fails once its lease passes.
 //!
 //! # Handlers
 //!
@@ -124,8 +126,10 @@ mod dispatch;
 #[doc(hidden)]
 pub(crate) mod fuzz;
 pub(crate) mod http;
+mod keys;
 mod memory;
 mod metered;
+mod ready;
 pub(crate) mod resources;
 pub(crate) mod serve;
 mod server_tool;
@@ -134,6 +138,7 @@ mod skills;
 mod state;
 pub(crate) mod stateless;
 mod stdio;
+pub mod store;
 mod subscriptions;
 mod tasks;
 mod tools;
@@ -152,13 +157,20 @@ pub use config::ServerConfig;
 pub use context::{BackChannel, ConnectionState, ProgressReporter, RequestContext, Responder};
 #[cfg(feature = "rustls")]
 pub use http::ServerTls;
-pub use http::{HttpServer, HttpServerConfig};
+pub use http::{HttpServer, HttpServerConfig, MAX_INSTANCE_ID};
+pub use keys::{
+    StateKeys, MAX_STATE_KEYS, MAX_STATE_KEY_BYTES, MAX_STATE_KEY_FILE_BYTES, MIN_STATE_KEY_BYTES,
+};
 pub use memory::PeerTransport;
+pub use ready::{MAX_READINESS_CHECKS, MAX_READINESS_NAME};
 pub use serve::ServerConnection;
 #[allow(deprecated)]
 pub use server_tool::{BeforeTaskFn, ServerTool, ToolFn};
 pub use skills::{SkillLimits, SkillSet};
 pub use stdio::StdioServer;
+pub use store::{open_state, Deliver, MemoryStore, StateStore, StoreCounter, StoreError};
+#[cfg(feature = "redis")]
+pub use store::{RedisConfig, RedisStore};
 pub use tasks::TaskSupport;
 pub use types::{
     content, HandlerError, InputRequired, LogLevel, PromptResult, BUSY, HEADER_MISMATCH,
@@ -202,6 +214,12 @@ pub(crate) struct Shared {
     pub(crate) tasks: tasks::Tasks,
     /// Extensions declared through [`Server::declare_extension`], with their settings.
     extensions: RwLock<Map<String, Value>>,
+    /// The readiness checks of `/readyz` ([`Server::add_readiness_check`]).
+    pub(crate) readiness: ready::Readiness,
+    /// Where tasks live and events for other instances go ([`ServerConfig::state_store`]).
+    pub(crate) store: Arc<dyn StateStore>,
+    /// This instance's id in the store (64 random bits, in hex).
+    pub(crate) instance: String,
 }
 
 impl Shared {
@@ -265,6 +283,15 @@ impl Shared {
         }
     }
 
+    /// Tells this instance's clients subscribed to `uri` that it changed.
+    pub(crate) fn resource_updated(&self, uri: &str) {
+        self.broadcast(
+            crate::mcp::methods::RESOURCES_UPDATED,
+            json!({"uri": uri}),
+            |connection| connection.subscriptions.lock().contains(uri),
+        );
+    }
+
     /// Sends a notification to every open handshake-era connection `only` picks, and to
     /// every 2026-07-28 subscription that asked for it.
     fn broadcast(&self, method: &str, params: Value, only: impl Fn(&Connection) -> bool) {
@@ -323,19 +350,34 @@ impl Server {
             std::time::Duration::from_secs(1),
             config.close_grace,
         )?;
-        Ok(Server {
-            shared: Arc::new(Shared {
-                config,
-                catalog: RwLock::new(Catalog::default()),
-                pool,
-                timer: TimerWheel::global(),
-                connections: Mutex::new(Vec::new()),
-                hooks: RwLock::new(Vec::new()),
-                listeners: subscriptions::Listeners::default(),
-                tasks: tasks::Tasks::default(),
-                extensions: RwLock::new(Map::new()),
-            }),
-        })
+        let store = config
+            .state_store
+            .clone()
+            .unwrap_or_else(|| Arc::new(MemoryStore::new()));
+        let mut instance = [0u8; 8];
+        getrandom::fill(&mut instance).map_err(|error| {
+            Error::Config(format!("no random source for an instance id: {error}"))
+        })?;
+        let shared = Arc::new(Shared {
+            config,
+            catalog: RwLock::new(Catalog::default()),
+            pool,
+            timer: TimerWheel::global(),
+            connections: Mutex::new(Vec::new()),
+            hooks: RwLock::new(Vec::new()),
+            listeners: subscriptions::Listeners::default(),
+            tasks: tasks::Tasks::default(),
+            extensions: RwLock::new(Map::new()),
+            readiness: ready::Readiness::default(),
+            store,
+            instance: instance.iter().map(|byte| format!("{byte:02x}")).collect(),
+        });
+        if shared.store.shared() {
+            tasks::listen(&shared)
+                .and_then(|()| store::listen_events(&shared))
+                .map_err(|error| Error::Config(error.to_string()))?;
+        }
+        Ok(Server { shared })
     }
 
     /// The settings.
@@ -651,11 +693,15 @@ impl Server {
 
     /// Tells the handshake-era clients subscribed to `uri` that it changed
     /// (`notifications/resources/updated`).
+    ///
+    /// With a shared [`ServerConfig::state_store`] the update is published there too, and
+    /// every other instance sharing it tells its own subscribed clients.
     pub fn notify_resource_updated(&self, uri: &str) {
-        self.shared.broadcast(
+        self.shared.resource_updated(uri);
+        store::publish_event(
+            &self.shared,
             crate::mcp::methods::RESOURCES_UPDATED,
-            json!({"uri": uri}),
-            |connection| connection.subscriptions.lock().contains(uri),
+            &json!({"uri": uri}),
         );
     }
 

@@ -5,12 +5,15 @@
 //! envelope binds the handler's state to the method and target it was made for, to the
 //! caller it was made for (with authorization: a SHA-256 of the token's issuer and subject,
 //! never the token) and to an expiry, so a client can neither change it, nor replay it
-//! against another tool or as another caller, nor keep it forever. The key is 32 random bytes made once per process: a state outlives neither a
-//! restart nor the process, which is what a stateless server's retry round needs (the same
-//! process answers within seconds). A server behind a load balancer would need a shared
-//! key; that is not offered yet.
+//! against another tool or as another caller, nor keep it forever. The key is the server's
+//! [`StateKeys`]: by default 32 random bytes made once per process (a state outlives neither
+//! a restart nor the process, which is what one instance's retry round needs), or a ring from
+//! configuration ([`super::ServerConfig::state_keys`]) that several instances share, the
+//! first key signing and every key verifying.
+//!
+//! List cursors are not sealed: a cursor is the offset of the next item, so any instance
+//! serving the same catalog reads it, and a forged one only names another page.
 
-use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hmac::{Hmac, KeyInit, Mac};
@@ -25,23 +28,11 @@ type HmacSha256 = Hmac<Sha256>;
 /// so anything longer is refused before it is decoded.
 pub(crate) const MAX_STATE_BYTES: usize = 64 * 1024;
 
-/// The process's signing key.
-fn key() -> &'static [u8; 32] {
-    static KEY: OnceLock<[u8; 32]> = OnceLock::new();
-    KEY.get_or_init(|| {
-        let mut key = [0u8; 32];
-        if let Err(error) = getrandom::fill(&mut key) {
-            // Without randomness a predictable key would let a client forge states; refuse to
-            // run input rounds rather than sign with one.
-            panic!("toolwire: no random source for the requestState key: {error}");
-        }
-        key
-    })
-}
+use super::keys::StateKeys;
 
-fn mac() -> HmacSha256 {
+fn mac(key: &[u8]) -> HmacSha256 {
     // HMAC accepts a key of any length.
-    HmacSha256::new_from_slice(key()).expect("an HMAC key of any length")
+    HmacSha256::new_from_slice(key).expect("an HMAC key of any length")
 }
 
 fn now_ms() -> u64 {
@@ -68,8 +59,9 @@ fn caller_key(caller: Option<&Caller>) -> Value {
     Value::String(hex)
 }
 
-/// Signs `state` for a retry of `method` on `target` by `caller` within `ttl`.
+/// Signs `state` with `keys` for a retry of `method` on `target` by `caller` within `ttl`.
 pub(crate) fn sign(
+    keys: &StateKeys,
     method: &str,
     target: &str,
     caller: Option<&Caller>,
@@ -85,7 +77,7 @@ pub(crate) fn sign(
         "s": state,
     })
     .to_string();
-    let mut mac = mac();
+    let mut mac = mac(keys.signing());
     mac.update(envelope.as_bytes());
     let tag = mac.finalize().into_bytes();
     format!("{}.{}", encode(envelope.as_bytes()), encode(&tag))
@@ -126,8 +118,10 @@ impl StateRefusal {
     }
 }
 
-/// Checks a `requestState` presented by `caller` and returns the handler's state in it.
+/// Checks a `requestState` presented by `caller` against `keys` and returns the handler's
+/// state in it.
 pub(crate) fn verify(
+    keys: &StateKeys,
     token: &str,
     method: &str,
     target: &str,
@@ -139,10 +133,16 @@ pub(crate) fn verify(
     let (body, tag) = token.split_once('.').ok_or(StateRefusal::Tampered)?;
     let envelope = decode(body).ok_or(StateRefusal::Tampered)?;
     let tag = decode(tag).ok_or(StateRefusal::Tampered)?;
-    let mut mac = mac();
-    mac.update(&envelope);
-    // Constant-time comparison, so the tag cannot be found byte by byte.
-    mac.verify_slice(&tag).map_err(|_| StateRefusal::Tampered)?;
+    // Each key of the ring in turn (a rotation keeps the old one after the new); each
+    // comparison in constant time, so a tag cannot be found byte by byte.
+    let signed = keys.verifying().any(|key| {
+        let mut mac = mac(key);
+        mac.update(&envelope);
+        mac.verify_slice(&tag).is_ok()
+    });
+    if !signed {
+        return Err(StateRefusal::Tampered);
+    }
     let envelope: Value = serde_json::from_slice(&envelope).map_err(|_| StateRefusal::Tampered)?;
     if envelope["m"] != method || envelope["t"] != target {
         return Err(StateRefusal::WrongTarget);
@@ -279,20 +279,22 @@ mod tests {
     #[test]
     fn a_state_verifies_only_unchanged_and_for_its_own_request() {
         let ttl = Duration::from_secs(60);
-        let token = sign("tools/call", "book", None, &json!({"round": 2}), ttl);
+        let keys = StateKeys::process();
+        let token = sign(keys, "tools/call", "book", None, &json!({"round": 2}), ttl);
         assert_eq!(
-            verify(&token, "tools/call", "book", None),
+            verify(keys, &token, "tools/call", "book", None),
             Ok(json!({"round": 2}))
         );
         let tampered = format!("{token}-TAMPERED");
         assert_eq!(
-            verify(&tampered, "tools/call", "book", None),
+            verify(keys, &tampered, "tools/call", "book", None),
             Err(StateRefusal::Tampered)
         );
         let mut flipped = token.clone().into_bytes();
         flipped[3] = if flipped[3] == b'A' { b'B' } else { b'A' };
         assert_eq!(
             verify(
+                keys,
                 &String::from_utf8(flipped).unwrap(),
                 "tools/call",
                 "book",
@@ -301,23 +303,24 @@ mod tests {
             Err(StateRefusal::Tampered)
         );
         assert_eq!(
-            verify(&token, "tools/call", "other", None),
+            verify(keys, &token, "tools/call", "other", None),
             Err(StateRefusal::WrongTarget)
         );
         assert_eq!(
-            verify("not-a-state", "tools/call", "book", None),
+            verify(keys, "not-a-state", "tools/call", "book", None),
             Err(StateRefusal::Tampered)
         );
-        let expired = sign("tools/call", "book", None, &json!(1), Duration::ZERO);
+        let expired = sign(keys, "tools/call", "book", None, &json!(1), Duration::ZERO);
         std::thread::sleep(Duration::from_millis(2));
         assert_eq!(
-            verify(&expired, "tools/call", "book", None),
+            verify(keys, &expired, "tools/call", "book", None),
             Err(StateRefusal::Expired)
         );
     }
 
     #[test]
     fn a_state_verifies_only_for_the_caller_it_was_made_for() {
+        let keys = StateKeys::process();
         let caller = |subject: &str, issuer: Option<&str>| Caller {
             subject: subject.to_owned(),
             client_id: None,
@@ -326,8 +329,8 @@ mod tests {
         };
         let ann = caller("ann", Some("https://a.example"));
         let ttl = Duration::from_secs(60);
-        let token = sign("tools/call", "book", Some(&ann), &json!(1), ttl);
-        let check = |who: Option<&Caller>| verify(&token, "tools/call", "book", who);
+        let token = sign(keys, "tools/call", "book", Some(&ann), &json!(1), ttl);
+        let check = |who: Option<&Caller>| verify(keys, &token, "tools/call", "book", who);
         assert_eq!(check(Some(&ann)), Ok(json!(1)));
         let refused = Err(StateRefusal::OtherCaller);
         assert_eq!(check(None), refused);
@@ -343,14 +346,40 @@ mod tests {
         // The state names no one: only a hash of the caller travels.
         let envelope = String::from_utf8(decode(token.split('.').next().unwrap()).unwrap());
         assert!(!envelope.unwrap().contains("ann"));
-        let anonymous = sign("tools/call", "book", None, &json!(1), ttl);
+        let anonymous = sign(keys, "tools/call", "book", None, &json!(1), ttl);
         assert_eq!(
-            verify(&anonymous, "tools/call", "book", Some(&ann)),
+            verify(keys, &anonymous, "tools/call", "book", Some(&ann)),
             Err(StateRefusal::OtherCaller)
         );
         assert_eq!(
             StateRefusal::OtherCaller.message(),
             StateRefusal::Tampered.message()
+        );
+    }
+
+    #[test]
+    fn a_ring_signs_with_its_first_key_and_verifies_with_every_one() {
+        let ttl = Duration::from_secs(60);
+        let old = StateKeys::new([[1u8; 32]]).unwrap();
+        let rotated = StateKeys::new([[2u8; 32], [1u8; 32]]).unwrap();
+        let other = StateKeys::new([[3u8; 32]]).unwrap();
+        let from_old = sign(&old, "tools/call", "t", None, &json!(7), ttl);
+        assert_eq!(
+            verify(&rotated, &from_old, "tools/call", "t", None),
+            Ok(json!(7))
+        );
+        let from_new = sign(&rotated, "tools/call", "t", None, &json!(8), ttl);
+        assert_eq!(
+            verify(&rotated, &from_new, "tools/call", "t", None),
+            Ok(json!(8))
+        );
+        assert_eq!(
+            verify(&old, &from_new, "tools/call", "t", None),
+            Err(StateRefusal::Tampered)
+        );
+        assert_eq!(
+            verify(&other, &from_old, "tools/call", "t", None),
+            Err(StateRefusal::Tampered)
         );
     }
 

@@ -443,6 +443,7 @@ fn input_required(
     }
     if let Some(state) = &input.state {
         let token = state::sign(
+            server.config.keys(),
             method,
             target.unwrap_or_default(),
             caller,

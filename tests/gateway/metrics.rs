@@ -17,16 +17,7 @@ use toolwire::{HttpConfig, McpClient, McpConfig};
 
 /// The `prometheus` program: `TOOLWIRE_PROMETHEUS`, else the first on `PATH`.
 fn prometheus() -> PathBuf {
-    if let Some(path) = std::env::var_os("TOOLWIRE_PROMETHEUS") {
-        return PathBuf::from(path);
-    }
-    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|dir| dir.join("prometheus"))
-        .find(|path| path.is_file())
-        .expect(
-            "no `prometheus` on PATH: install the distribution's package \
-             (`apt-get install -y prometheus`, as .ci/run does) or set TOOLWIRE_PROMETHEUS",
-        )
+    crate::support::distribution_program("prometheus", "TOOLWIRE_PROMETHEUS")
 }
 
 /// A Prometheus child, ended when dropped.

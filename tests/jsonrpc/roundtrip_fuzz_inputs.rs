@@ -78,6 +78,12 @@ fn server_frames_inputs_hold_their_properties() {
     run_all("server_frames", checks::server_frames);
 }
 
+#[cfg(feature = "redis")]
+#[test]
+fn resp_reply_inputs_hold_their_properties() {
+    run_all("resp_reply", checks::resp_reply);
+}
+
 #[test]
 fn tool_definition_inputs_hold_their_properties() {
     run_all("tool_definition", checks::tool_definition);

@@ -3,6 +3,7 @@
 # against toolwire's conformance server (examples/conformance_server.rs), on 127.0.0.1.
 #
 #   tests/peers/conformance-server.sh PEERS_DIR SERVER_BINARY REVISION [TOOLWIRE_BINARY]
+#   tests/peers/conformance-server.sh PEERS_DIR URL REVISION [TOOLWIRE_BINARY]
 #
 # With TOOLWIRE_BINARY, the suite runs against `toolwire serve --http` in front of the server
 # (an HTTP backend, policy `"namespace": "{tool}"`, so the names are the server's) instead of
@@ -12,6 +13,8 @@
 # tests/peers/conformance-gateway-baseline-REVISION.txt (one a line; the file may only
 # shrink): it is reported and decides nothing, and the run fails when one named there passes.
 #
+# Given a URL (http://…) instead of a binary, the suite runs against a server already
+# serving there (several instances behind a load balancer, say) and nothing is started.
 # REVISION is 2025-11-25 or 2026-07-28; one URL serves both. Every scored scenario must pass
 # (there is no baseline: both sets pass in full). The scenarios that are not scored (the tasks
 # extension, pending ones) run too, and every one of them passes today: each is named below
@@ -32,7 +35,10 @@ GATEWAY=${4:-}
 . "$PEERS_DIR/peers.env"
 [ -x "$TOOLWIRE_NODE22" ] || { echo "conformance: no Node 22 at $TOOLWIRE_NODE22" >&2; exit 2; }
 [ -f "$TOOLWIRE_CONFORMANCE_NEXT_JS" ] || { echo "conformance: suite 0.2.0 missing at $TOOLWIRE_CONFORMANCE_NEXT_JS" >&2; exit 2; }
-[ -x "$SERVER" ] || { echo "conformance: no server binary at $SERVER" >&2; exit 2; }
+case "$SERVER" in
+    http://* | https://*) url=$SERVER ;;
+    *) url= ; [ -x "$SERVER" ] || { echo "conformance: no server binary at $SERVER" >&2; exit 2; } ;;
+esac
 [ -z "$GATEWAY" ] || [ -x "$GATEWAY" ] || { echo "conformance: no toolwire binary at $GATEWAY" >&2; exit 2; }
 
 # The unscored scenarios that pass today, by revision; a scenario added to a set unscored is
@@ -67,21 +73,23 @@ cleanup() {
 trap cleanup EXIT
 
 # The server holds its stdin open (a FIFO we keep a descriptor on) and prints its URL.
-mkfifo "$work/stdin"
-"$SERVER" --port 0 --until-eof <"$work/stdin" >"$work/server.out" 2>"$work/server.err" &
-server_pid=$!
-exec 9>"$work/stdin"
-url=
-for _ in $(seq 1 200); do
-    url=$(sed -n 's/^listening on //p' "$work/server.out")
-    [ -n "$url" ] && break
-    if ! kill -0 "$server_pid" 2>/dev/null; then
-        cat "$work/server.err" >&2
-        echo "conformance: the server exited before listening" >&2
-        exit 2
-    fi
-    sleep 0.05
-done
+touch "$work/server.err"
+if [ -z "$url" ]; then
+    mkfifo "$work/stdin"
+    "$SERVER" --port 0 --until-eof <"$work/stdin" >"$work/server.out" 2>"$work/server.err" &
+    server_pid=$!
+    exec 9>"$work/stdin"
+    for _ in $(seq 1 200); do
+        url=$(sed -n 's/^listening on //p' "$work/server.out")
+        [ -n "$url" ] && break
+        if ! kill -0 "$server_pid" 2>/dev/null; then
+            cat "$work/server.err" >&2
+            echo "conformance: the server exited before listening" >&2
+            exit 2
+        fi
+        sleep 0.05
+    done
+fi
 [ -n "$url" ] || { echo "conformance: the server did not say where it listens" >&2; exit 2; }
 echo "conformance: server at $url, revision $REVISION"
 
@@ -175,7 +183,9 @@ if [ -n "$gateway_pid" ]; then
     wait "$gateway_pid" 2>/dev/null || true
     gateway_pid=
 fi
-exec 9>&-
-wait "$server_pid" 2>/dev/null || true
-server_pid=
+if [ -n "$server_pid" ]; then
+    exec 9>&-
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=
+fi
 exit "$status"

@@ -22,12 +22,12 @@ use support::{memory_client, meta, LONG};
 
 const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
-fn with_tasks() -> Value {
+pub(super) fn with_tasks() -> Value {
     json!({"elicitation": {}, "extensions": {EXTENSION: {}}})
 }
 
 /// A 2026-07-28 request with these capabilities.
-fn call(
+pub(super) fn call(
     client: &Client,
     capabilities: Value,
     method: &str,
@@ -44,12 +44,12 @@ fn rpc_error(result: toolwire::Result<Value>) -> toolwire::jsonrpc::ErrorObject 
     }
 }
 
-fn get(client: &Client, id: &str) -> Value {
+pub(super) fn get(client: &Client, id: &str) -> Value {
     call(client, with_tasks(), "tasks/get", json!({"taskId": id})).expect("tasks/get")
 }
 
 /// Polls `tasks/get` until `done` holds (a bound that only keeps a broken test from hanging).
-fn eventually(client: &Client, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+pub(super) fn eventually(client: &Client, id: &str, done: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + LONG;
     loop {
         let task = get(client, id);
@@ -115,7 +115,7 @@ fn tool(
     )
 }
 
-fn server_with(config: ServerConfig) -> (Server, Sender<()>, Receiver<()>) {
+pub(super) fn server_with(config: ServerConfig) -> (Server, Sender<()>, Receiver<()>) {
     let server = Server::new(config).unwrap();
     let (release_tx, release_rx) = bounded(16);
     let (cancel_tx, cancel_rx) = bounded(16);
@@ -193,7 +193,7 @@ fn server() -> (Server, Sender<()>, Receiver<()>) {
     server_with(ServerConfig::new("tasks", "1.0"))
 }
 
-fn create(client: &Client, name: &str) -> String {
+pub(super) fn create(client: &Client, name: &str) -> String {
     let created = call(client, with_tasks(), "tools/call", json!({"name": name})).unwrap();
     assert_eq!(created["resultType"], "task", "{created}");
     created["taskId"].as_str().expect("a taskId").to_owned()

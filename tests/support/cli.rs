@@ -314,7 +314,7 @@ pub fn sigint(pid: u32) {
     signal(pid, "INT");
 }
 
-/// Sends the signal `name` (`INT`, `HUP`, …) to `pid`.
+/// Sends the signal `name` (`INT`, `HUP`, `TERM`, …) to `pid` with kill(1).
 pub fn signal(pid: u32, name: &str) {
     let status = Command::new("kill")
         .args([&format!("-{name}"), &pid.to_string()])

@@ -5,8 +5,8 @@
 //! ([`test_name`]). The helpers of one kind of peer are its modules: [`client`] (a peer over
 //! the in-memory transport), [`mcp`] (an MCP server played by the test), [`server`] (the
 //! example servers), [`gateway`], [`cli`] (the `toolwire` binary), [`http_fake`],
-//! [`auth_fake`] and [`tls`] (certificates made at run time, connections from another
-//! loopback address).
+//! [`auth_fake`], [`tls`] (certificates made at run time, connections from another
+//! loopback address) and [`redis`] (a real `redis-server`).
 //!
 //! Each binary uses part of it: what one leaves unused (a helper, a re-export) is no warning.
 #![allow(dead_code, unused_imports)]
@@ -21,6 +21,8 @@ pub mod gateway;
 #[cfg(feature = "http")]
 pub mod http_fake;
 pub mod mcp;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(feature = "server")]
 pub mod server;
 #[cfg(all(feature = "server", feature = "rustls"))]
@@ -34,6 +36,26 @@ use std::time::Duration;
 use toolwire::harness::Sleeper;
 use toolwire::transport::StdioTransport;
 use toolwire::{Client, ClientConfig, StdioConfig};
+
+/// A program from the distribution's packages that `.ci/run` installs (prometheus, haproxy,
+/// nginx): the one the environment variable `env` names, else the first `name` on `PATH`,
+/// else in `/usr/sbin` or `/sbin` (where Debian puts daemons, off a user's `PATH`). Panics,
+/// saying how to install it, when there is none: a test that needs it fails without it.
+pub fn distribution_program(name: &str, env: &str) -> PathBuf {
+    if let Some(path) = std::env::var_os(env) {
+        return PathBuf::from(path);
+    }
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin")])
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "no `{name}` on PATH: install the distribution's package (`apt-get install -y \
+                 {name}`, as .ci/run does) or set {env}"
+            )
+        })
+}
 
 /// The path of the built `tool_server` example, building it once if needed.
 pub fn tool_server_path() -> PathBuf {

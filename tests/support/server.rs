@@ -33,6 +33,11 @@ pub fn example(name: &'static str) -> PathBuf {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut build = Command::new(cargo);
         build.args(["build", "--quiet", "--example", name]);
+        // The examples built as `cargo test` built them: with the shared state store when the
+        // tests have it (a build without would replace theirs).
+        if cfg!(feature = "redis") {
+            build.args(["--features", "redis"]);
+        }
         if profile_dir.file_name().is_some_and(|dir| dir == "release") {
             build.arg("--release");
         }
@@ -117,6 +122,12 @@ impl HttpExample {
                 Err(_) => panic!("no stderr line with {needle:?}; saw {:?}", self.seen),
             }
         }
+    }
+
+    /// Kills it with SIGKILL (nothing of it runs on) and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// Closes its stdin and waits for it to exit by itself; its exit code.

@@ -7,8 +7,9 @@
 //!   to close yet, it exits with 130 at once.
 //! - A second Ctrl-C exits with 130 at once.
 //!
-//! `serve` also watches SIGHUP ([`hangups`]): the same handler writes the signal's number
-//! to the same pipe, and the watcher passes it on through a channel of its own.
+//! `serve` also watches SIGHUP ([`hangups`]) and SIGTERM ([`terminations`]; without it SIGTERM
+//! keeps its default, the process ends): the same handler writes the signal's number to the
+//! same pipe, and the watcher passes each on through a channel of its own.
 
 use std::fs::File;
 use std::io::Read;
@@ -35,6 +36,8 @@ static SEEN: AtomicU32 = AtomicU32::new(0);
 static CLIENT: Mutex<Option<McpClient>> = Mutex::new(None);
 /// Where a SIGHUP goes, once [`hangups`] asked for them.
 static HANGUPS: Mutex<Option<Sender<()>>> = Mutex::new(None);
+/// Where SIGTERM goes, once [`terminations`] asked for it.
+static TERMINATIONS: Mutex<Option<Sender<()>>> = Mutex::new(None);
 
 /// Installs the SIGINT handler and starts the watcher. The receiver yields one `()` per
 /// Ctrl-C that arrives while [`call_active`] is set.
@@ -104,6 +107,29 @@ pub fn hangups() -> Receiver<()> {
     rx
 }
 
+/// Catches SIGTERM from now on (after [`install`]): the receiver yields one `()` per SIGTERM
+/// (a full channel already holds one; the command decides what it does: `serve --http`
+/// drains and exits 0). Without the pipe, SIGTERM keeps its default.
+pub fn terminations() -> Receiver<()> {
+    let (tx, rx) = bounded(1);
+    if WRITE_FD.load(Ordering::SeqCst) < 0 {
+        log::warn!("cannot watch for SIGTERM: the signal pipe is not open");
+        return rx;
+    }
+    *TERMINATIONS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(tx);
+    #[cfg(unix)]
+    if let Err(error) = handle(libc::SIGTERM) {
+        log::warn!("cannot install the SIGTERM handler: {error}");
+        TERMINATIONS
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+    }
+    rx
+}
+
 fn watch(mut pipe: File, tx: &Sender<()>, transcript: Option<&Transcript>) {
     let mut byte = [0u8; 1];
     loop {
@@ -124,6 +150,17 @@ fn watch(mut pipe: File, tx: &Sender<()>, transcript: Option<&Transcript>) {
                 .as_ref()
             {
                 let _ = hangups.try_send(());
+            }
+            continue;
+        }
+        #[cfg(unix)]
+        if i32::from(byte[0]) == libc::SIGTERM {
+            if let Some(terminations) = TERMINATIONS
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .as_ref()
+            {
+                let _ = terminations.try_send(());
             }
             continue;
         }
@@ -197,7 +234,7 @@ extern "C" fn on_signal(signal: libc::c_int) {
     unsafe {
         let errno = errno_location();
         let saved = if errno.is_null() { 0 } else { *errno };
-        // The signal's number: the watcher tells SIGHUP from SIGINT by it.
+        // The signal's number: the watcher tells SIGHUP and SIGTERM from SIGINT by it.
         let byte = signal as u8;
         let _ = libc::write(fd, std::ptr::addr_of!(byte).cast(), 1);
         if !errno.is_null() {

@@ -18,7 +18,7 @@ use crossbeam_channel::{bounded, select, Receiver};
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 use toolwire::gateway::{AuthSection, Gateway, GatewayConfig, Policy};
-use toolwire::server::HttpServerConfig;
+use toolwire::server::{HttpServerConfig, StateKeys};
 
 use crate::cli::{Cli, Protocol};
 use crate::transcript::Transcript;
@@ -127,6 +127,36 @@ pub struct ServeArgs {
     /// connections have no per-address cap. Repeatable.
     #[arg(long, value_name = "ADDR", requires = "http")]
     pub trusted_proxy: Vec<std::net::IpAddr>,
+
+    // Running several instances behind a load balancer (issue 25; docs/server.md).
+    /// Sign and verify 2026-07-28 requestState tokens with the keys of FILE, shared by every
+    /// instance: each line the standard base64 of at least 32 random bytes (`head -c 32
+    /// /dev/urandom | base64`); the first line signs, every line verifies. Defaults to a
+    /// random key per process.
+    #[arg(long, value_name = "FILE")]
+    pub state_key_file: Option<PathBuf>,
+    /// With --http: this instance's name (1 to 32 of A-Z a-z 0-9 _ -), the prefix of the
+    /// handshake-era session ids it mints (`NAME.<32 hex>`), for a load balancer's routing.
+    /// Defaults to none.
+    #[arg(long, value_name = "NAME", requires = "http")]
+    pub instance_id: Option<String>,
+    /// With --http: on SIGTERM, stop accepting and give the requests being served this long
+    /// to be answered, then exit 0.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_duration)]
+    pub drain_timeout: std::time::Duration,
+
+    // Shared state (issue 25).
+    /// The state store several instances share: redis://HOST:PORT/DB, or
+    /// redis://:PASSWORD@HOST:PORT/DB (the password is never printed). Each caller's budget
+    /// is then one count there, whichever instance it reaches; every store operation has a
+    /// deadline of 1 s. Default: `memory` (this process alone).
+    #[arg(
+        long,
+        value_name = "URL",
+        default_value = "memory",
+        hide_default_value = true
+    )]
+    pub state: String,
 }
 
 /// The TLS settings of the arguments, read and checked before anything is bound or started.
@@ -179,6 +209,9 @@ fn http_config(
         }
         config = config.authorization(authorization);
     }
+    if let Some(instance) = &args.instance_id {
+        config = config.instance_id(instance.clone());
+    }
     Ok(config)
 }
 
@@ -227,6 +260,18 @@ pub fn run(
         Some(addr) => Some(http_config(args, addr, policy.auth())?),
         None => None,
     };
+    if let Some(http) = &http {
+        http.check()
+            .map_err(|error| Failure::from_error("checking --http's settings", &error))?;
+    }
+    // A key file that does not read stops here; no key's text is ever shown.
+    let state_keys = match &args.state_key_file {
+        Some(file) => Some(
+            StateKeys::from_file(file)
+                .map_err(|error| Failure::from_error("reading --state-key-file", &error))?,
+        ),
+        None => None,
+    };
     // The metrics listener follows --http's rule: on the network only with the same
     // authorization (it shares --http's settings), or with --no-auth.
     if let Some(addr) = args.metrics {
@@ -253,6 +298,13 @@ pub fn run(
     if args.metrics.is_some() {
         options = options.metrics(toolwire::metrics::Metrics::new());
     }
+    if let Some(keys) = state_keys {
+        options = options.state_keys(keys);
+    }
+    // Shared state (issue 25).
+    let store = toolwire::server::open_state(&args.state)
+        .map_err(|error| Failure::usage(format!("bad --state: {error}")))?;
+    options = options.state_store(store);
     if let Some(http) = &http {
         options = options.http(http.clone());
     }
@@ -295,7 +347,10 @@ pub fn run(
         hangups: &hangups,
     };
     let (outcome, interrupted) = match args.http {
-        Some(addr) => (serve_http(&gateway, addr, &signals), true),
+        Some(addr) => (
+            serve_http(&gateway, addr, &signals, args.drain_timeout),
+            true,
+        ),
         None => serve_stdio(&gateway, &signals),
     };
     if !interrupted {
@@ -372,26 +427,48 @@ fn reload(gateway: &Gateway) {
     }
 }
 
-fn serve_http(gateway: &Gateway, addr: SocketAddr, signals: &Signals) -> Result<Exit, Failure> {
+/// Serves HTTP until Ctrl-C (stops at once) or SIGTERM (drains within `drain`, then stops);
+/// SIGHUP reads the pin file again meanwhile.
+fn serve_http(
+    gateway: &Gateway,
+    addr: SocketAddr,
+    signals: &Signals,
+    drain: std::time::Duration,
+) -> Result<Exit, Failure> {
+    let terminations = crate::interrupt::terminations();
     let http = gateway
         .serve_http(addr)
         .map_err(|error| Failure::from_error(&format!("serving HTTP at {addr}"), &error))?;
     errln!("toolwire: listening on {}", http.url());
+    let mut hangups = signals.hangups.clone();
     loop {
         select! {
-            recv(signals.interrupts) -> _ => break,
-            recv(signals.hangups) -> hangup => match hangup {
-                Ok(()) => reload(gateway),
-                // No SIGHUP watcher: wait for Ctrl-C alone.
-                Err(_) => {
-                    let _ = signals.interrupts.recv();
-                    break;
+            recv(signals.interrupts) -> _ => {
+                errln!("toolwire: interrupted; stopping");
+                drop(http);
+                break;
+            }
+            recv(terminations) -> _ => {
+                errln!(
+                    "toolwire: SIGTERM; draining: no new connections, up to {drain:?} for the \
+                     requests being served"
+                );
+                match http.drain(drain) {
+                    Ok(0) => errln!("toolwire: drained; every request was answered"),
+                    Ok(left) => errln!(
+                        "toolwire: drained; {left} connection(s) still serving were closed"
+                    ),
+                    Err(error) => errln!("toolwire: draining: {error}"),
                 }
+                break;
+            }
+            recv(hangups) -> hangup => match hangup {
+                Ok(()) => reload(gateway),
+                // No SIGHUP watcher: wait for Ctrl-C or SIGTERM alone.
+                Err(_) => hangups = crossbeam_channel::never(),
             },
         }
     }
-    errln!("toolwire: interrupted; stopping");
-    drop(http);
     Ok(Exit::Ok)
 }
 

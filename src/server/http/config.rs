@@ -7,6 +7,9 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::server::auth::Authorization;
 
+/// The longest [`HttpServerConfig::instance_id`], in characters.
+pub const MAX_INSTANCE_ID: usize = 32;
+
 /// Settings for an [`super::HttpServer`]. Every bound is finite; `Default` spells out each
 /// value, and each knob has a setter that says its default.
 #[derive(Debug, Clone)]
@@ -40,6 +43,9 @@ pub struct HttpServerConfig {
     pub(crate) tls: Option<super::ServerTls>,
     pub(crate) trusted_proxies: Vec<IpAddr>,
     pub(crate) loopback_plain_tokens: bool,
+    // Running several instances (issue 25): session routing and the load balancer's checks.
+    pub(crate) instance_id: Option<String>,
+    pub(crate) health_paths: Option<(String, String)>,
 }
 
 impl Default for HttpServerConfig {
@@ -77,6 +83,8 @@ impl Default for HttpServerConfig {
             tls: None,
             trusted_proxies: Vec::new(),
             loopback_plain_tokens: true,
+            instance_id: None,
+            health_paths: Some(("/healthz".into(), "/readyz".into())),
         }
     }
 }
@@ -343,12 +351,41 @@ impl HttpServerConfig {
         self
     }
 
+    /// The instance's name, when several serve behind one load balancer: every handshake-era
+    /// session id this instance mints is `NAME.` followed by 32 hex digits, so a balancer
+    /// that cannot learn sessions (nginx without `sticky`) routes a session back to its
+    /// instance with a `map` on the id's prefix. 1 to [`MAX_INSTANCE_ID`] characters of
+    /// `A-Z a-z 0-9 _ -`. An instance that never opened a session answers its id 404, and
+    /// the client starts a new one. Defaults to none: ids are the 32 hex digits alone.
+    pub fn instance_id(mut self, name: impl Into<String>) -> Self {
+        self.instance_id = Some(name.into());
+        self
+    }
+
+    /// The paths of a load balancer's checks, answered on the endpoint's listener before the
+    /// endpoint's Host, Origin and authorization checks (they reveal nothing: a status word
+    /// and, when not ready, the name of the check that failed): `alive` is 200 while the
+    /// process serves, `ready` is 200 when every [`crate::server::Server::add_readiness_check`]
+    /// passes and 503 otherwise, and while [`super::HttpServer::drain`] runs. GET and HEAD
+    /// only. `None` serves neither (a 404 as any other path). Defaults to `/healthz` and
+    /// `/readyz`.
+    pub fn health_paths(mut self, paths: Option<(&str, &str)>) -> Self {
+        self.health_paths = paths.map(|(alive, ready)| (alive.to_owned(), ready.to_owned()));
+        self
+    }
+
     /// True when [`HttpServerConfig::authorization`] was given.
     pub fn has_authorization(&self) -> bool {
         self.authorization.is_some()
     }
 
-    pub(crate) fn check(&self) -> Result<()> {
+    /// Checks every setting against its bounds, as [`super::HttpServer::bind`] does first (a
+    /// command line checks them before it starts anything else).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] naming the first setting out of its bounds.
+    pub fn check(&self) -> Result<()> {
         let bad = |text: String| Err(Error::Config(text));
         if let Some(authorization) = &self.authorization {
             authorization.check()?;
@@ -386,6 +423,35 @@ impl HttpServerConfig {
         }
         if self.max_sessions == 0 || self.replay_events == 0 || self.replay_bytes == 0 {
             return bad("max_sessions and the replay buffer must be positive".into());
+        }
+        self.check_instances()
+    }
+
+    /// The settings for running several instances.
+    fn check_instances(&self) -> Result<()> {
+        let bad = |text: String| Err(Error::Config(text));
+        if let Some(name) = &self.instance_id {
+            let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+            if name.is_empty() || name.len() > MAX_INSTANCE_ID || !name.chars().all(allowed) {
+                return bad(format!(
+                    "the instance id must be 1 to {MAX_INSTANCE_ID} characters of A-Z a-z 0-9 _ -, \
+                     not {name:?}"
+                ));
+            }
+        }
+        if let Some((alive, ready)) = &self.health_paths {
+            let metadata = self.authorization.as_ref().map(|a| a.metadata_path());
+            for path in [alive, ready] {
+                if !path.starts_with('/') || *path == self.path || Some(path) == metadata.as_ref() {
+                    return bad(format!(
+                        "a health path must start with '/' and be neither the endpoint nor the \
+                         metadata path, not {path:?}"
+                    ));
+                }
+            }
+            if alive == ready {
+                return bad("the alive and ready paths must differ".into());
+            }
         }
         Ok(())
     }

@@ -36,6 +36,7 @@ use crate::sys::{self, spawn_named};
 
 mod config;
 mod guard;
+mod health;
 pub(crate) mod request;
 mod response;
 mod route;
@@ -46,7 +47,7 @@ mod stream;
 #[cfg(feature = "rustls")]
 mod tls;
 
-pub use config::HttpServerConfig;
+pub use config::{HttpServerConfig, MAX_INSTANCE_ID};
 #[cfg(feature = "rustls")]
 pub use tls::ServerTls;
 
@@ -61,6 +62,8 @@ pub(crate) struct HttpInner {
     pub(crate) config: HttpServerConfig,
     pub(crate) sessions: Mutex<HashMap<String, Arc<Session>>>,
     pub(crate) stopping: AtomicBool,
+    /// [`HttpServer::drain`] runs: nothing new is accepted, `/readyz` says `draining`.
+    pub(crate) draining: AtomicBool,
     /// Set for a metrics listener ([`HttpServer::bind_metrics`]): it answers `GET` at its path
     /// with this recorder's text, and nothing else.
     metrics: Option<crate::metrics::Metrics>,
@@ -195,6 +198,7 @@ impl HttpServer {
             config,
             sessions: Mutex::new(HashMap::new()),
             stopping: AtomicBool::new(false),
+            draining: AtomicBool::new(false),
             metrics,
             slots,
             threads: Mutex::new(Vec::new()),
@@ -256,6 +260,40 @@ impl HttpServer {
         }
     }
 
+    /// Drains the server for a graceful stop (SIGTERM behind a load balancer): `/readyz`
+    /// answers 503 `draining`; the listener is closed, so new connections are refused; idle
+    /// kept-alive connections and the sessions' GET streams are closed; requests being
+    /// served go on, each connection closing once its answer is written. When they are all
+    /// answered, or `grace` has passed, it [`HttpServer::close`]s (what still runs is given
+    /// up as a closed connection's is). Returns how many connections were still open when
+    /// `grace` passed (0: every request was answered).
+    ///
+    /// # Errors
+    ///
+    /// None today; the signature leaves room.
+    pub fn drain(&self, grace: Duration) -> Result<usize> {
+        let deadline = Instant::now() + grace;
+        if !self.done.load(Ordering::SeqCst) && !self.inner.draining.swap(true, Ordering::SeqCst) {
+            // Wake the acceptor from `accept` with a connection of our own.
+            let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+            if let Some(acceptor) = self.acceptor.lock().take() {
+                sys::join_reporting(acceptor);
+            }
+            let sessions: Vec<Arc<Session>> =
+                self.inner.sessions.lock().values().cloned().collect();
+            for session in sessions {
+                session::end_standalone(&session.transport);
+            }
+            self.inner.slots.close_idle();
+        }
+        let left = self.inner.slots.wait_empty(deadline);
+        if left > 0 {
+            log::warn!(target: super::LOG_TARGET, "{left} HTTP connection(s) still serving when the drain's grace passed; closing them");
+        }
+        self.close()?;
+        Ok(left)
+    }
+
     /// Stops the server: no new connection; every session closed (its requests given up as
     /// a connection's are); every connection closed; the threads joined within the join
     /// grace (one stuck in a write to a client is left, logged). Idempotent.
@@ -268,9 +306,9 @@ impl HttpServer {
             return Ok(());
         }
         self.inner.stopping.store(true, Ordering::SeqCst);
-        // Wake the acceptor from `accept` with a connection of our own.
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
         if let Some(acceptor) = self.acceptor.lock().take() {
+            // Wake the acceptor from `accept` with a connection of our own.
+            let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
             sys::join_reporting(acceptor);
         }
         drop(self.janitor_stop.lock().take());
@@ -344,7 +382,8 @@ fn refuse_busy(mut socket: TcpStream, refusal: &Refusal, tls: bool) {
 
 fn accept(inner: &Arc<HttpInner>, listener: TcpListener) {
     for socket in listener.incoming() {
-        if inner.stopping.load(Ordering::SeqCst) {
+        if inner.stopping.load(Ordering::SeqCst) || inner.draining.load(Ordering::SeqCst) {
+            // The listener is dropped: connections from now on are refused.
             return;
         }
         let socket = match socket {
@@ -460,7 +499,7 @@ fn serve_connection(inner: &Arc<HttpInner>, mut socket: Socket, key: u64) {
     let mut buffer = Buffer::default();
     let mut first = true;
     loop {
-        if inner.stopping.load(Ordering::SeqCst) {
+        if inner.stopping.load(Ordering::SeqCst) || inner.draining.load(Ordering::SeqCst) {
             return;
         }
         if buffer.is_empty() {
@@ -551,6 +590,11 @@ fn handle(
     socket: &mut Socket,
 ) -> io::Result<bool> {
     let path = head.target.split('?').next().unwrap_or("");
+    if inner.metrics.is_none() {
+        if let Some(again) = health::route(inner, head, path, socket)? {
+            return Ok(again);
+        }
+    }
     let authorization = inner.config.authorization.as_ref();
     if let Some(authorization) = authorization.filter(|a| path == a.metadata_path()) {
         return metadata(authorization, head, socket);

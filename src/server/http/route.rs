@@ -275,7 +275,7 @@ fn open_session(
             ),
         ));
     }
-    let id = session::new_session_id()
+    let id = session::new_session_id(inner.config.instance_id.as_deref())
         .ok_or_else(|| (500, "no random source for a session id".to_owned()))?;
     let transport = Arc::new(SessionTransport::new(
         inner.config.replay_events,

@@ -347,12 +347,29 @@ impl Transport for SharedTransport {
     }
 }
 
-/// A new session id: 128 random bits as hex (visible ASCII, unguessable); `None` without a
-/// random source (a guessable id would let anyone take a session over).
-pub(crate) fn new_session_id() -> Option<String> {
+/// A new session id: 128 random bits as hex (visible ASCII, unguessable), after
+/// `INSTANCE.` when the server has an instance id (a load balancer routes on it); `None`
+/// without a random source (a guessable id would let anyone take a session over).
+pub(crate) fn new_session_id(instance: Option<&str>) -> Option<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).ok()?;
-    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    let random: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Some(match instance {
+        Some(instance) => format!("{instance}.{random}"),
+        None => random,
+    })
+}
+
+/// Ends the standalone (GET) stream of `transport`, if one is open: the server drains.
+pub(crate) fn end_standalone(transport: &SessionTransport) {
+    let mut streams = transport.streams.lock();
+    if let Some(stream) = streams.standalone.take() {
+        if let Some(state) = streams.streams.remove(&stream) {
+            if let Some(sink) = state.sink {
+                let _ = sink.try_send(StreamItem::End);
+            }
+        }
+    }
 }
 
 /// Reads `STREAM-SEQ` from a `Last-Event-ID`.

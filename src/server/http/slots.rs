@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Shutdown, TcpStream};
 use std::time::Instant;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 /// One open connection.
 struct Slot {
@@ -32,6 +32,8 @@ pub(crate) enum Refusal {
 /// The open connections and their bounds.
 pub(crate) struct Slots {
     open: Mutex<HashMap<u64, Slot>>,
+    /// Signalled when a slot is released (a drain waits for none left).
+    released: Condvar,
     next: Mutex<u64>,
     max: usize,
     per_address: usize,
@@ -48,6 +50,7 @@ impl Slots {
     pub(crate) fn new(max: usize, per_address: usize, exempt: &[IpAddr]) -> Slots {
         Slots {
             open: Mutex::new(HashMap::new()),
+            released: Condvar::new(),
             next: Mutex::new(0),
             max,
             per_address,
@@ -143,6 +146,32 @@ impl Slots {
     /// The connection ended (or was taken back already).
     pub(crate) fn release(&self, key: u64) {
         self.open.lock().remove(&key);
+        self.released.notify_all();
+    }
+
+    /// Closes the connections waiting for a request head (a drain: only requests being
+    /// served go on).
+    pub(crate) fn close_idle(&self) {
+        let mut open = self.open.lock();
+        let idle: Vec<u64> = open
+            .iter()
+            .filter(|(_, slot)| slot.waiting_since.is_some())
+            .map(|(key, _)| *key)
+            .collect();
+        for key in idle {
+            Self::evict(&mut open, key);
+        }
+    }
+
+    /// Waits until no connection is open, or `deadline`; returns how many are left.
+    pub(crate) fn wait_empty(&self, deadline: Instant) -> usize {
+        let mut open = self.open.lock();
+        while !open.is_empty() {
+            if self.released.wait_until(&mut open, deadline).timed_out() {
+                break;
+            }
+        }
+        open.len()
     }
 
     /// Closes every connection (the server stops).

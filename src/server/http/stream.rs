@@ -148,6 +148,9 @@ pub(crate) fn serve(
                 last,
                 status,
             }) => {
+                // A draining server closes the connection after this answer: it says so, so
+                // a proxy reuses it for nothing more.
+                let keep_alive = !inner.draining.load(Ordering::SeqCst);
                 if !streaming && last && mode.json {
                     write_full(
                         stream,
@@ -155,7 +158,7 @@ pub(crate) fn serve(
                         Some("application/json"),
                         mode.headers,
                         data.as_bytes(),
-                        true,
+                        keep_alive,
                     )?;
                     return Ok(Ended::Answered);
                 }
@@ -169,7 +172,7 @@ pub(crate) fn serve(
                                 Some("application/json"),
                                 mode.headers,
                                 data.as_bytes(),
-                                true,
+                                keep_alive,
                             )?;
                             return Ok(Ended::Answered);
                         }

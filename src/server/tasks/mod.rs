@@ -23,11 +23,22 @@
 //! wait for input, and each run's bound (the tool's own
 //! [`crate::harness::ToolOptions::timeout`]).
 //! Expired tasks are swept out whenever a task is created or a `tasks/*` request arrives.
+//!
+//! A task's record lives in the server's state store ([`super::StateStore`], changed only by
+//! compare-and-set); what only its process can hold (the handler, its cancel flag, the run's
+//! timer) stays with the instance that created it, which runs every round. With a shared
+//! store any instance answers `tasks/*` for it: `tasks/update` and `tasks/cancel` change the
+//! record and tell the owner (`lease`), and a task whose owner stopped renewing its lease
+//! ([`ServerConfig::task_lease`]) is failed by the first instance that reads it, never run
+//! again.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+mod lease;
+mod record;
 
 use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
@@ -68,60 +79,18 @@ pub(crate) fn missing_extension(what: &str) -> ErrorObject {
     .with_data(json!({"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Status {
-    Working,
-    InputRequired,
-    Completed,
-    Failed,
-    Cancelled,
-}
-
-impl Status {
-    fn as_str(self) -> &'static str {
-        match self {
-            Status::Working => "working",
-            Status::InputRequired => "input_required",
-            Status::Completed => "completed",
-            Status::Failed => "failed",
-            Status::Cancelled => "cancelled",
-        }
-    }
-
-    fn is_terminal(self) -> bool {
-        matches!(self, Status::Completed | Status::Failed | Status::Cancelled)
-    }
-}
+use record::{lease_key, now_ms, Record, Status};
 
 /// The work a task runs, once per round.
 type TaskWork =
     Arc<dyn Fn(&RequestContext) -> std::result::Result<Value, HandlerError> + Send + Sync>;
 
-struct TaskState {
-    status: Status,
-    updated: SystemTime,
-    message: Option<String>,
-    result: Option<Value>,
-    error: Option<Value>,
-    /// The input requests not answered yet, by key.
-    asked: Map<String, Value>,
-    /// Every answer given so far, by key: the next run gets them all.
-    answers: Map<String, Value>,
-    /// The state the handler gave with its last input requests.
-    state: Option<Value>,
-    /// Since when the task waits for input.
-    parked: Option<Instant>,
-    /// The current run; an outcome of an older one is dropped.
-    run: u64,
-    /// The current run's bound.
-    timer: Option<TimerKey>,
-}
-
-struct Task {
+/// A task this instance created and runs: what only its process can hold (the handler, the
+/// cancel flag, the creating request's peer and caller, the run's timer). Its status lives in
+/// the state store.
+pub(super) struct Owned {
     id: String,
-    created: SystemTime,
     expires: Instant,
-    ttl: Duration,
     /// The cancel flag every run of the handler sees, and the creating request's id.
     call: Arc<Call>,
     work: TaskWork,
@@ -132,52 +101,46 @@ struct Task {
     /// The creating request's [`RequestContext::caller`].
     caller: Option<Arc<Caller>>,
     bound: Duration,
-    state: Mutex<TaskState>,
+    run: Mutex<Run>,
 }
 
-/// The tasks a server holds.
+/// Where the owner's runs stand.
+#[derive(Default)]
+struct Run {
+    /// The last run started here.
+    started: u64,
+    /// The current run's bound.
+    timer: Option<TimerKey>,
+    /// The task is terminal in the store (or gone): nothing more to renew or run.
+    done: bool,
+    /// An outcome the store did not take (it was down), written again by the lease.
+    unwritten: Option<(u64, std::result::Result<Value, HandlerError>)>,
+}
+
+/// The tasks this instance runs.
 #[derive(Default)]
 pub(crate) struct Tasks {
-    live: Mutex<HashMap<String, Arc<Task>>>,
+    owned: Mutex<HashMap<String, Arc<Owned>>>,
+    /// True while the lease thread runs (a shared store only).
+    pub(super) leasing: Mutex<bool>,
 }
 
 impl Tasks {
-    /// Drops the tasks past their TTL (a handler still running is told to stop) and fails
-    /// those that waited for input past the bound.
-    fn sweep(&self, config: &ServerConfig) {
+    /// Drops the tasks past their TTL (a handler still running is told to stop).
+    fn sweep(&self) {
         let now = Instant::now();
         let mut expired = Vec::new();
-        {
-            let mut live = self.live.lock();
-            live.retain(|_, task| {
-                if task.expires <= now {
-                    expired.push(Arc::clone(task));
-                    false
-                } else {
-                    true
-                }
-            });
-            for task in live.values() {
-                let mut state = task.state.lock();
-                let waited = state
-                    .parked
-                    .is_some_and(|since| now.duration_since(since) >= config.task_input_timeout);
-                if state.status == Status::InputRequired && waited {
-                    state.asked.clear();
-                    state.parked = None;
-                    let text = format!(
-                        "no answer to the task's input requests came within {:?}",
-                        config.task_input_timeout
-                    );
-                    settle(&mut state, Status::Failed);
-                    state.error =
-                        Some(error_value(&ErrorObject::new(super::REQUEST_TIMEOUT, text)));
-                }
+        self.owned.lock().retain(|_, task| {
+            if task.expires <= now {
+                expired.push(Arc::clone(task));
+                false
+            } else {
+                true
             }
-        }
+        });
         for task in expired {
             task.call.cancel.cancel();
-            let timer = task.state.lock().timer.take();
+            let timer = task.run.lock().timer.take();
             if let Some(key) = timer {
                 TimerWheel::global().cancel(key);
             }
@@ -185,39 +148,31 @@ impl Tasks {
         }
     }
 
-    fn find(
-        &self,
-        config: &ServerConfig,
-        id: &str,
-    ) -> std::result::Result<Arc<Task>, HandlerError> {
-        self.sweep(config);
-        self.live.lock().get(id).cloned().ok_or_else(|| {
-            HandlerError::invalid_params(format!(
-                "unknown task {id:?}: it never existed here, or it passed its TTL"
-            ))
-        })
+    fn get(&self, id: &str) -> Option<Arc<Owned>> {
+        self.owned.lock().get(id).cloned()
     }
 
-    /// How many tasks are held right now (finished ones until their TTL included).
-    pub(crate) fn held(&self, config: &ServerConfig) -> usize {
-        self.sweep(config);
-        self.live.lock().len()
+    /// The tasks still running here (for the lease).
+    pub(super) fn running(&self) -> Vec<Arc<Owned>> {
+        self.sweep();
+        self.owned
+            .lock()
+            .values()
+            .filter(|task| !task.run.lock().done)
+            .cloned()
+            .collect()
     }
-}
 
-/// Moves the task to `status` now, its run's bound no longer armed (on the process's wheel,
-/// which is the server's).
-fn settle(state: &mut TaskState, status: Status) {
-    state.status = status;
-    state.updated = SystemTime::now();
-    if let Some(key) = state.timer.take() {
-        TimerWheel::global().cancel(key);
+    /// How many tasks this instance holds right now (finished ones until their TTL included).
+    pub(crate) fn held(&self, _config: &ServerConfig) -> usize {
+        self.sweep();
+        self.owned.lock().len()
     }
 }
 
-fn error_value(error: &ErrorObject) -> Value {
-    serde_json::to_value(error)
-        .unwrap_or_else(|_| json!({"code": error.code.0, "message": error.message}))
+/// Hears the pokes of other instances about the tasks this one runs (a shared store only).
+pub(crate) fn listen(server: &Arc<Shared>) -> std::result::Result<(), super::StoreError> {
+    lease::listen(server)
 }
 
 /// 128 random bits, in hex.
@@ -251,7 +206,7 @@ fn step_error(failure: &crate::harness::ToolFailure) -> HandlerError {
 /// [`crate::harness::LocalTool::before_task`] step (which may ask for input in rounds), then
 /// the task is stored, its first run admitted to the pool, and the `CreateTaskResult` returned.
 pub(crate) fn create(
-    server: &Shared,
+    server: &Arc<Shared>,
     context: &RequestContext,
     entry: Arc<ToolEntry>,
     arguments: Value,
@@ -273,12 +228,25 @@ pub(crate) fn create(
     let bound = entry.timeout();
     let work: TaskWork = Arc::new(move |context| tools::call(&entry, context, arguments.clone()));
     let id = new_id()?;
-    let now = SystemTime::now();
-    let task = Arc::new(Task {
-        id: id.clone(),
+    let now = now_ms();
+    let record = Record {
+        status: Status::Working,
         created: now,
+        updated: now,
+        ttl: u64::try_from(config.task_ttl.as_millis()).unwrap_or(u64::MAX),
+        message: None,
+        result: None,
+        error: None,
+        asked: Map::new(),
+        answers: Map::new(),
+        state: None,
+        parked: None,
+        run: 1,
+        owner: server.instance.clone(),
+    };
+    let task = Arc::new(Owned {
+        id: id.clone(),
         expires: Instant::now() + config.task_ttl,
-        ttl: config.task_ttl,
         call: Arc::new(Call::new(context.id().clone())),
         work,
         version,
@@ -286,23 +254,11 @@ pub(crate) fn create(
         peer_address: context.peer_address,
         caller: context.caller.clone(),
         bound,
-        state: Mutex::new(TaskState {
-            status: Status::Working,
-            updated: now,
-            message: None,
-            result: None,
-            error: None,
-            asked: Map::new(),
-            answers: Map::new(),
-            state: None,
-            parked: None,
-            run: 1,
-            timer: None,
-        }),
+        run: Mutex::new(Run::default()),
     });
-    server.tasks.sweep(config);
+    server.tasks.sweep();
     {
-        let mut live = server.tasks.live.lock();
+        let live = server.tasks.owned.lock();
         if live.len() >= config.max_tasks {
             return Err(HandlerError::new(
                 BUSY,
@@ -314,17 +270,42 @@ pub(crate) fn create(
                 ),
             ));
         }
-        live.insert(id.clone(), Arc::clone(&task));
+    }
+    record::create(server, &id, &record)?;
+    // Held before the lease thread is started, so that a thread about to end for want of
+    // tasks sees this one.
+    server
+        .tasks
+        .owned
+        .lock()
+        .insert(id.clone(), Arc::clone(&task));
+    if server.store.shared() {
+        let leased = server.store.put(
+            &lease_key(&id),
+            server.instance.as_bytes(),
+            config.task_lease,
+        );
+        if let Err(error) = leased {
+            // Nothing ran: the record goes with its TTL, or now if the store answers.
+            server.tasks.owned.lock().remove(&id);
+            let _ = server.store.delete(&record::task_key(&id));
+            return Err(record::store_failed(&error));
+        }
+        lease::start(server);
     }
     if !admit(server, &task, 1, None) {
-        server.tasks.live.lock().remove(&id);
+        server.tasks.owned.lock().remove(&id);
+        let _ = server.store.delete(&record::task_key(&id));
         return Err(busy(server));
     }
-    let state = task.state.lock();
-    let mut created = describe(&task, &state, config);
     // A quick handler may be done already: the answer then carries its outcome as
     // `tasks/get` would, so a client that reads a terminal status finds it here too.
-    inline_outcome(&mut created, &state);
+    let now = match record::load(server, &id) {
+        Ok(Some((_, now))) => now,
+        _ => record,
+    };
+    let mut created = now.describe(&id, config);
+    now.inline_outcome(&mut created);
     created.insert("resultType".into(), Value::from("task"));
     Ok(Value::Object(created))
 }
@@ -341,30 +322,58 @@ fn busy(server: &Shared) -> HandlerError {
 
 /// Hands run `run` of the task to the pool, with its bound armed; false when no worker is
 /// free.
-fn admit(server: &Shared, task: &Arc<Task>, run: u64, round: Option<InputRound>) -> bool {
-    let weak: Weak<Task> = Arc::downgrade(task);
+pub(super) fn admit(
+    server: &Arc<Shared>,
+    task: &Arc<Owned>,
+    run: u64,
+    round: Option<InputRound>,
+) -> bool {
+    {
+        let mut state = task.run.lock();
+        if state.started >= run {
+            // Started already (by the update that answered its input, or by the lease).
+            return true;
+        }
+        state.started = run;
+    }
+    let weak_task: Weak<Owned> = Arc::downgrade(task);
+    let weak_server: Weak<Shared> = Arc::downgrade(server);
     let bound = task.bound;
     let key = TimerWheel::global().schedule(
         Instant::now() + bound,
         Box::new(move || {
-            if let Some(task) = weak.upgrade() {
-                timed_out(&task, run, bound);
+            let (Some(task), Some(server)) = (weak_task.upgrade(), weak_server.upgrade()) else {
+                return;
+            };
+            if !server.store.shared() {
+                timed_out(&server, &task, run, bound);
+                return;
+            }
+            // A shared store's round trip does not hold the timer's thread.
+            let spawned = std::thread::Builder::new()
+                .name("toolwire-task-bound".into())
+                .spawn(move || timed_out(&server, &task, run, bound));
+            if let Err(error) = spawned {
+                log::warn!(target: super::LOG_TARGET, "a task's bound was not recorded: {error}");
             }
         }),
     );
-    task.state.lock().timer = Some(key);
+    if let Some(old) = task.run.lock().timer.replace(key) {
+        TimerWheel::global().cancel(old);
+    }
     let job_task = Arc::clone(task);
-    let max_result = server.config.max_task_result_bytes;
+    let job_server = Arc::clone(server);
     let client_request_timeout = server.config.client_request_timeout;
     let admitted = server.pool.try_admit(Box::new(move |slot| {
         let context = job_task.context(round, client_request_timeout);
         let outcome = super::conn::guarded("tools/call", || (job_task.work)(&context));
         drop(context);
-        finish(&job_task, run, outcome, max_result);
+        finish(&job_server, &job_task, run, outcome);
         drop(slot);
     }));
     if !admitted {
-        let mut state = task.state.lock();
+        let mut state = task.run.lock();
+        state.started = run.saturating_sub(1);
         if let Some(key) = state.timer.take() {
             TimerWheel::global().cancel(key);
         }
@@ -374,18 +383,22 @@ fn admit(server: &Shared, task: &Arc<Task>, run: u64, round: Option<InputRound>)
 
 /// The run's bound passed: the task ends with a tool error saying so (as a call past its
 /// bound does), and the handler is told to stop.
-fn timed_out(task: &Task, run: u64, bound: Duration) {
-    let mut state = task.state.lock();
-    if state.run != run || state.status != Status::Working {
-        return;
-    }
-    state.timer = None;
-    settle(&mut state, Status::Completed);
+fn timed_out(server: &Shared, task: &Owned, run: u64, bound: Duration) {
     let text = format!(
         "the tool did not finish within {bound:?}; it was told to stop, and a late result is discarded"
     );
-    state.result = Some(complete(CallToolResult::error(text).to_value()));
-    drop(state);
+    let written = record::modify(server, &task.id, |record| {
+        if record.run != run || record.status != Status::Working {
+            return false;
+        }
+        record.settle(Status::Completed);
+        record.result = Some(complete(CallToolResult::error(text.clone()).to_value()));
+        true
+    });
+    if let Err(error) = written {
+        log::warn!(target: super::LOG_TARGET, "task {} passed its bound, which was not recorded: {error:?}", task.id);
+    }
+    task.run.lock().timer = None;
     task.call.cancel.cancel();
     log::warn!(target: super::LOG_TARGET, "task {} passed its bound of {bound:?}", task.id);
 }
@@ -404,53 +417,79 @@ fn complete(result: Value) -> Value {
 }
 
 /// A run ended: its outcome becomes the task's, unless the task moved on without it
-/// (cancelled, past its bound, dropped).
-fn finish(
-    task: &Task,
+/// (cancelled, past its bound, failed by another instance, dropped). An outcome the store
+/// does not take now is kept for the lease to write again.
+pub(super) fn finish(
+    server: &Shared,
+    task: &Owned,
     run: u64,
     outcome: std::result::Result<Value, HandlerError>,
+) {
+    let max_result = server.config.max_task_result_bytes;
+    let written = record::modify(server, &task.id, |record| {
+        if record.run != run || record.status != Status::Working {
+            log::debug!(
+                target: super::LOG_TARGET,
+                "task {} is {} already; the handler's late outcome is dropped",
+                task.id,
+                record.status.as_str()
+            );
+            return false;
+        }
+        settle_outcome(record, task, &outcome, max_result);
+        true
+    });
+    let mut state = task.run.lock();
+    match written {
+        Ok(Some(record)) => {
+            if record.status.is_terminal() {
+                state.done = true;
+            }
+            if record.status != Status::Working || record.run != run {
+                if let Some(key) = state.timer.take() {
+                    TimerWheel::global().cancel(key);
+                }
+            }
+            state.unwritten = None;
+        }
+        Ok(None) => {
+            state.done = true;
+            state.unwritten = None;
+        }
+        Err(error) => {
+            log::warn!(target: super::LOG_TARGET, "the outcome of task {} was not stored yet: {error:?}", task.id);
+            state.unwritten = Some((run, outcome));
+        }
+    }
+}
+
+/// Writes a run's outcome into the task's record.
+fn settle_outcome(
+    record: &mut Record,
+    task: &Owned,
+    outcome: &std::result::Result<Value, HandlerError>,
     max_result: usize,
 ) {
-    let mut state = task.state.lock();
-    if state.run != run || state.status != Status::Working {
-        log::debug!(
-            target: super::LOG_TARGET,
-            "task {} is {} already; the handler's late outcome is dropped",
-            task.id,
-            state.status.as_str()
-        );
-        return;
-    }
-    let failed = |state: &mut TaskState, error: ErrorObject| {
-        settle(state, Status::Failed);
-        state.error = Some(error_value(&error));
-    };
     match outcome {
         Ok(result) => {
-            let size = serde_json::to_vec(&result).map_or(usize::MAX, |bytes| bytes.len());
+            let size = serde_json::to_vec(result).map_or(usize::MAX, |bytes| bytes.len());
             if size > max_result {
-                failed(
-                    &mut state,
-                    ErrorObject::new(
-                        ErrorCode::INTERNAL_ERROR,
-                        format!("the task's result is {size} bytes, past the server's limit of {max_result}; it was not kept"),
-                    ),
-                );
+                record.fail(&ErrorObject::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!("the task's result is {size} bytes, past the server's limit of {max_result}; it was not kept"),
+                ));
             } else {
-                settle(&mut state, Status::Completed);
-                state.result = Some(complete(result));
+                record.settle(Status::Completed);
+                record.result = Some(complete(result.clone()));
             }
         }
-        Err(HandlerError::Rpc(error)) => failed(&mut state, error),
+        Err(HandlerError::Rpc(error)) => record.fail(error),
         Err(HandlerError::InputRequired(input)) => {
             if input.requests.is_empty() {
-                failed(
-                    &mut state,
-                    ErrorObject::new(
-                        ErrorCode::INTERNAL_ERROR,
-                        "the task's handler asked for input without saying for what",
-                    ),
-                );
+                record.fail(&ErrorObject::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    "the task's handler asked for input without saying for what",
+                ));
                 return;
             }
             for capability in input.capabilities_needed() {
@@ -460,9 +499,8 @@ fn finish(
                     .get(capability)
                     .is_none_or(Value::is_null)
                 {
-                    failed(
-                        &mut state,
-                        ErrorObject::new(
+                    record.fail(
+                        &ErrorObject::new(
                             MISSING_CAPABILITY,
                             format!("the task needs the client capability `{capability}`, which its request did not declare"),
                         )
@@ -471,19 +509,19 @@ fn finish(
                     return;
                 }
             }
-            settle(&mut state, Status::InputRequired);
+            record.settle(Status::InputRequired);
             // A key asked again is asked anew: its old answer goes.
             for key in input.requests.keys() {
-                state.answers.remove(key);
+                record.answers.remove(key);
             }
-            state.asked = input.requests;
-            state.state = input.state;
-            state.parked = Some(Instant::now());
+            record.asked = input.requests.clone();
+            record.state = input.state.clone();
+            record.parked = Some(now_ms());
         }
     }
 }
 
-impl Task {
+impl Owned {
     /// What one run of the handler gets: the creating request's capabilities and id, the
     /// task's cancel flag, the answers gathered so far, and no way to the client but the
     /// task's own input requests.
@@ -529,44 +567,16 @@ impl Link for TaskLink {
     fn respond_batch(&self, _responses: Vec<Response>) {}
 }
 
-/// The task as `tasks/get` shows it (and, less its outcome, as it is created).
-fn describe(task: &Task, state: &TaskState, config: &ServerConfig) -> Map<String, Value> {
-    let mut object = Map::new();
-    object.insert("taskId".into(), Value::from(task.id.clone()));
-    object.insert("status".into(), Value::from(state.status.as_str()));
-    if let Some(message) = &state.message {
-        object.insert("statusMessage".into(), Value::from(message.clone()));
-    }
-    object.insert("createdAt".into(), Value::from(iso8601(task.created)));
-    object.insert("lastUpdatedAt".into(), Value::from(iso8601(state.updated)));
-    object.insert("ttlMs".into(), Value::from(task.ttl.as_millis() as u64));
-    if !state.status.is_terminal() {
-        let poll = config.task_poll_interval.as_millis().max(1) as u64;
-        object.insert("pollIntervalMs".into(), Value::from(poll));
-    }
-    object
+fn unknown(id: &str) -> HandlerError {
+    HandlerError::invalid_params(format!(
+        "unknown task {id:?}: it never existed here, or it passed its TTL"
+    ))
 }
 
-/// What a task's description inlines for its status: the result, the error, or the input
-/// requests it waits on.
-fn inline_outcome(object: &mut Map<String, Value>, state: &TaskState) {
-    match state.status {
-        Status::Completed => {
-            object.insert("result".into(), state.result.clone().unwrap_or_default());
-        }
-        Status::Failed => {
-            object.insert("error".into(), state.error.clone().unwrap_or_default());
-        }
-        Status::InputRequired => {
-            object.insert("inputRequests".into(), Value::Object(state.asked.clone()));
-        }
-        Status::Working | Status::Cancelled => {}
-    }
-}
-
-/// Answers `tasks/get`, `tasks/update` and `tasks/cancel` (the extension already checked).
+/// Answers `tasks/get`, `tasks/update` and `tasks/cancel` (the extension already checked),
+/// on whichever instance the request reached.
 pub(crate) fn answer(
-    server: &Shared,
+    server: &Arc<Shared>,
     method: &str,
     params: &Value,
 ) -> std::result::Result<Value, HandlerError> {
@@ -576,12 +586,25 @@ pub(crate) fn answer(
             "params.taskId must be a string",
         ));
     };
-    let task = server.tasks.find(config, id)?;
+    server.tasks.sweep();
+    let Some((_, stored)) = record::load(server, id)? else {
+        return Err(unknown(id));
+    };
+    // A task another instance runs: that instance must still hold its lease.
+    let lapsed = !stored.status.is_terminal()
+        && server.store.shared()
+        && stored.owner != server.instance
+        && server
+            .store
+            .get(&lease_key(id))
+            .map_err(|error| record::store_failed(&error))?
+            .is_none();
+    let record = record::modify(server, id, |record| record.overdue(config, lapsed))?
+        .ok_or_else(|| unknown(id))?;
     match method {
         methods::TASKS_GET => {
-            let state = task.state.lock();
-            let mut object = describe(&task, &state, config);
-            inline_outcome(&mut object, &state);
+            let mut object = record.describe(id, config);
+            record.inline_outcome(&mut object);
             Ok(Value::Object(object))
         }
         methods::TASKS_UPDATE => {
@@ -593,17 +616,21 @@ pub(crate) fn answer(
                     ))
                 }
             };
-            update(server, &task, responses)?;
+            update(server, id, responses)?;
             Ok(json!({}))
         }
         _ => {
-            let mut state = task.state.lock();
-            if !state.status.is_terminal() {
-                settle(&mut state, Status::Cancelled);
-                state.asked.clear();
-                state.parked = None;
-                drop(state);
-                task.call.cancel.cancel();
+            let record = record::modify(server, id, |record| {
+                if record.status.is_terminal() {
+                    return false;
+                }
+                record.settle(Status::Cancelled);
+                record.asked.clear();
+                record.parked = None;
+                true
+            })?;
+            if let Some(record) = record {
+                lease::poke(server, id, &record.owner);
             }
             Ok(json!({}))
         }
@@ -611,44 +638,62 @@ pub(crate) fn answer(
 }
 
 /// Takes the answers to the task's open input requests; once none is open, the handler runs
-/// again with every answer. A task not waiting for input takes nothing (the ack is the same).
+/// again with every answer (here when this instance owns the task, else on its owner, told
+/// through the store). A task not waiting for input takes nothing (the ack is the same).
 fn update(
-    server: &Shared,
-    task: &Arc<Task>,
+    server: &Arc<Shared>,
+    id: &str,
     responses: &Map<String, Value>,
 ) -> std::result::Result<(), HandlerError> {
-    let (run, round) = {
-        let mut state = task.state.lock();
-        if state.status != Status::InputRequired {
-            return Ok(());
+    let mut resumed = false;
+    let record = record::modify(server, id, |record| {
+        resumed = false;
+        if record.status != Status::InputRequired {
+            return false;
         }
         for (key, answer) in responses {
-            if state.asked.remove(key).is_some() {
-                state.answers.insert(key.clone(), answer.clone());
+            if record.asked.remove(key).is_some() {
+                record.answers.insert(key.clone(), answer.clone());
             }
         }
-        state.updated = SystemTime::now();
-        if !state.asked.is_empty() {
-            return Ok(());
+        record.updated = now_ms();
+        if record.asked.is_empty() {
+            record.status = Status::Working;
+            record.parked = None;
+            record.run += 1;
+            resumed = true;
         }
-        state.status = Status::Working;
-        state.parked = None;
-        state.run += 1;
-        let round = InputRound {
-            responses: state.answers.clone(),
-            state: state.state.clone(),
-        };
-        (state.run, round)
+        true
+    })?
+    .ok_or_else(|| unknown(id))?;
+    if !resumed {
+        return Ok(());
+    }
+    let Some(task) = server
+        .tasks
+        .get(id)
+        .filter(|_| record.owner == server.instance)
+    else {
+        lease::poke(server, id, &record.owner);
+        return Ok(());
     };
-    if admit(server, task, run, Some(round)) {
+    let round = InputRound {
+        responses: record.answers.clone(),
+        state: record.state.clone(),
+    };
+    if admit(server, &task, record.run, Some(round)) {
         return Ok(());
     }
     // No worker: the task goes on waiting, every answer kept; any later tasks/update starts it.
-    let mut state = task.state.lock();
-    if state.run == run && state.status == Status::Working {
-        state.status = Status::InputRequired;
-        state.parked = Some(Instant::now());
-    }
+    let run = record.run;
+    let _ = record::modify(server, id, |record| {
+        if record.run != run || record.status != Status::Working {
+            return false;
+        }
+        record.status = Status::InputRequired;
+        record.parked = Some(now_ms());
+        true
+    });
     Err(busy(server))
 }
 
