@@ -338,9 +338,11 @@ impl McpConfig {
         self
     }
 
-    /// See the field `on_log_in_order`. Defaults to none.
-    #[cfg(feature = "gateway")]
-    pub(crate) fn on_log_in_order(
+    /// Receives `notifications/message` like [`McpConfig::on_log`], but on the reader thread
+    /// before any later frame is handled, so a message a server sends during a call comes
+    /// before that call's response: for quick work only (a proxy passing the server's log
+    /// messages on to its own client in order). Defaults to none.
+    pub fn on_log_in_order(
         mut self,
         handler: impl Fn(&LogMessage) + Send + Sync + 'static,
     ) -> Self {

@@ -69,8 +69,7 @@ pub use skills::{
 };
 pub use tasks::{Task, TaskStatus, TASKS_EXTENSION};
 pub use tool_types::{TaskSupport, Tool, ToolAnnotations};
-#[cfg(feature = "gateway")]
-pub(crate) use tools::merge_params;
+pub use tools::merge_params;
 pub use types::{ElicitRequest, ElicitResult, Era, Implementation, LogMessage, Root, SessionInfo};
 
 /// The `_meta` key carrying the protocol version on every 2026-07-28 request.

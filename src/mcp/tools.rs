@@ -331,8 +331,10 @@ fn unprefixed(error: &Error) -> String {
     }
 }
 
-/// Adds `fields` to request params: a `_meta` object's entries join the params' own.
-pub(crate) fn merge_params(params: &mut Map<String, Value>, fields: Map<String, Value>) {
+/// Adds `fields` to request params: a `_meta` object's entries join the params' own, every
+/// other field replaces the params' field of its name. For a proxy that passes a retry's
+/// input-round fields (`inputResponses`, `requestState`) on with the params it forwards.
+pub fn merge_params(params: &mut Map<String, Value>, fields: Map<String, Value>) {
     for (key, value) in fields {
         match (key.as_str(), value, params.get_mut("_meta")) {
             ("_meta", Value::Object(entries), Some(Value::Object(meta))) => meta.extend(entries),
