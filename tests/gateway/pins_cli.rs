@@ -74,34 +74,69 @@ fn path(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
+/// A backend serving `read` over HTTP, a config naming it, and a pin file in a scratch
+/// folder of `name`, after a first `serve --http` that pinned `read` (served under its own
+/// name, `--namespace {tool}`).
+struct Pinned {
+    folder: std::path::PathBuf,
+    backend: Server,
+    _http: toolwire::server::HttpServer,
+    config: std::path::PathBuf,
+    pins: std::path::PathBuf,
+}
+
+impl Pinned {
+    fn start(name: &str) -> Pinned {
+        let folder = cli::scratch(name);
+        let backend = Server::new(ServerConfig::new("files", "1.0")).unwrap();
+        backend.add_tool(read_tool("Reads a file.")).unwrap();
+        let (http, url) = support::http_backend(&backend);
+        let config = folder.join("config.json");
+        std::fs::write(
+            &config,
+            json!({"mcpServers": {"files": {"url": url}}}).to_string(),
+        )
+        .unwrap();
+        let pins = folder.join("pins.json");
+        let pinned = Pinned {
+            folder,
+            backend,
+            _http: http,
+            config,
+            pins,
+        };
+        let (child, _lines, front, _) = serve_http(&pinned.folder, &pinned.args());
+        let client =
+            McpClient::connect_http(HttpConfig::new(&front), McpConfig::default()).unwrap();
+        assert_eq!(tool_names(&client), ["read"]);
+        client.close().unwrap();
+        stop(child);
+        pinned
+    }
+
+    /// `--config`, `--pins` and `--namespace {tool}`.
+    fn args(&self) -> [&str; 6] {
+        [
+            "--config",
+            path(&self.config),
+            "--pins",
+            path(&self.pins),
+            "--namespace",
+            "{tool}",
+        ]
+    }
+}
+
 #[test]
 fn a_description_changed_between_starts_is_held_reported_approved_and_served_after_sighup() {
-    let folder = cli::scratch("serve-pins");
-    let backend = Server::new(ServerConfig::new("files", "1.0")).unwrap();
-    backend.add_tool(read_tool("Reads a file.")).unwrap();
-    let (_http, url) = support::http_backend(&backend);
-    let config = folder.join("config.json");
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {"files": {"url": url}}}).to_string(),
-    )
-    .unwrap();
-    let pins = folder.join("pins.json");
-    let args = [
-        "--config",
-        path(&config),
-        "--pins",
-        path(&pins),
-        "--namespace",
-        "{tool}",
-    ];
-
     // The first start pins `read`, served under its own name (--namespace).
-    let (child, _lines, front, _) = serve_http(&folder, &args);
-    let client = McpClient::connect_http(HttpConfig::new(&front), McpConfig::default()).unwrap();
-    assert_eq!(tool_names(&client), ["read"]);
-    client.close().unwrap();
-    stop(child);
+    let pinned = Pinned::start("serve-pins");
+    let (folder, config, pins) = (
+        pinned.folder.clone(),
+        pinned.config.clone(),
+        pinned.pins.clone(),
+    );
+    let (backend, args) = (&pinned.backend, pinned.args());
     let pinned: Value = serde_json::from_str(&std::fs::read_to_string(&pins).unwrap()).unwrap();
     assert!(
         pinned["pinned"]["files"]["read"]["sha256"]
@@ -454,31 +489,10 @@ fn answer(lines: &std::sync::mpsc::Receiver<String>, id: u64) -> Value {
 fn over_stdio_sighup_serves_a_tool_approved_meanwhile() {
     use std::io::{BufRead, BufReader, Write};
 
-    let folder = cli::scratch("serve-pins-stdio");
-    let backend = Server::new(ServerConfig::new("files", "1.0")).unwrap();
-    backend.add_tool(read_tool("Reads a file.")).unwrap();
-    let (_http, url) = support::http_backend(&backend);
-    let config = folder.join("config.json");
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {"files": {"url": url}}}).to_string(),
-    )
-    .unwrap();
-    let pins = folder.join("pins.json");
-    let args = [
-        "--config",
-        path(&config),
-        "--pins",
-        path(&pins),
-        "--namespace",
-        "{tool}",
-    ];
     // The first start pins `read`; then its description changes.
-    let (child, _lines, front, _) = serve_http(&folder, &args);
-    let client = McpClient::connect_http(HttpConfig::new(&front), McpConfig::default()).unwrap();
-    assert_eq!(tool_names(&client), ["read"]);
-    client.close().unwrap();
-    stop(child);
+    let pinned = Pinned::start("serve-pins-stdio");
+    let (folder, pins) = (pinned.folder.clone(), pinned.pins.clone());
+    let (backend, args) = (&pinned.backend, pinned.args());
     backend.apply(
         CatalogChange::new()
             .remove_tool("read")
