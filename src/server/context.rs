@@ -269,22 +269,7 @@ impl RequestContext {
         if level < wanted || (self.is_cancelled() && !self.answer_cancelled) {
             return;
         }
-        let mut params = Map::new();
-        params.insert("level".into(), Value::from(level.as_str()));
-        if let Some(logger) = logger {
-            params.insert("logger".into(), Value::from(logger));
-        }
-        params.insert("data".into(), data);
-        if let Err(error) = self.link.notify(
-            Some(&self.call.id),
-            methods::LOG_MESSAGE,
-            Value::Object(params),
-        ) {
-            log::debug!(
-                "toolwire: a log message for {} was not sent: {error}",
-                self.call.id
-            );
-        }
+        send_log(&*self.link, &self.call, level, logger, data);
     }
 
     /// [`RequestContext::log`] at `info`, without a logger name.
@@ -504,22 +489,7 @@ impl BackChannel {
         if self.log_level.is_none_or(|wanted| level < wanted) {
             return;
         }
-        let mut params = Map::new();
-        params.insert("level".into(), Value::from(level.as_str()));
-        if let Some(logger) = logger {
-            params.insert("logger".into(), Value::from(logger));
-        }
-        params.insert("data".into(), data);
-        if let Err(error) = self.link.notify(
-            Some(&self.call.id),
-            methods::LOG_MESSAGE,
-            Value::Object(params),
-        ) {
-            log::debug!(
-                "toolwire: a log message for {} was not sent: {error}",
-                self.call.id
-            );
-        }
+        send_log(&*self.link, &self.call, level, logger, data);
     }
 }
 
@@ -746,5 +716,22 @@ impl RequestContext {
     pub(crate) fn enter_trace(&self) -> Option<crate::telemetry::Entered> {
         let trace = self.trace.as_ref()?;
         Some(crate::telemetry::enter(Some(trace.context().clone())))
+    }
+}
+
+/// Sends `notifications/message` about `call` on `link` (the level already checked by the
+/// caller); a link that cannot take it is logged at debug, as a notification is not answered.
+fn send_log(link: &dyn Link, call: &Call, level: LogLevel, logger: Option<&str>, data: Value) {
+    let mut params = Map::new();
+    params.insert("level".into(), Value::from(level.as_str()));
+    if let Some(logger) = logger {
+        params.insert("logger".into(), Value::from(logger));
+    }
+    params.insert("data".into(), data);
+    if let Err(error) = link.notify(Some(&call.id), methods::LOG_MESSAGE, Value::Object(params)) {
+        log::debug!(
+            "toolwire: a log message for {} was not sent: {error}",
+            call.id
+        );
     }
 }

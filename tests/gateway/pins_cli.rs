@@ -70,6 +70,22 @@ fn stop(mut child: cli::KillOnDrop) {
     assert_eq!(cli::wait_bounded(&mut child, cli::LIMIT), 0);
 }
 
+/// A config whose servers `beta` and `alpha` (the bundled tool server, both) give the same
+/// tool names, in `folder`; its path.
+fn two_servers_giving_the_same_names(folder: &Path) -> std::path::PathBuf {
+    let config = folder.join("config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {
+            "beta": support::tool_server_entry(),
+            "alpha": support::tool_server_entry(),
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    config
+}
+
 fn path(path: &Path) -> &str {
     path.to_str().unwrap()
 }
@@ -307,16 +323,7 @@ fn a_malformed_pin_file_or_a_bad_namespace_stops_serve_with_exit_2() {
 #[test]
 fn doctor_reports_a_name_two_servers_give_under_the_namespace() {
     let folder = cli::scratch("doctor-clash");
-    let config = folder.join("config.json");
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {
-            "beta": support::tool_server_entry(),
-            "alpha": support::tool_server_entry(),
-        }})
-        .to_string(),
-    )
-    .unwrap();
+    let config = two_servers_giving_the_same_names(&folder);
     let run = cli::run(cli::toolwire(&[
         "doctor",
         "--config",
@@ -385,16 +392,7 @@ fn without_a_pin_file_nothing_is_pinned_and_a_changed_tool_is_served() {
 #[test]
 fn serve_reports_a_name_two_servers_give_at_warn_and_in_stats() {
     let folder = cli::scratch("serve-clash");
-    let config = folder.join("config.json");
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {
-            "beta": support::tool_server_entry(),
-            "alpha": support::tool_server_entry(),
-        }})
-        .to_string(),
-    )
-    .unwrap();
+    let config = two_servers_giving_the_same_names(&folder);
     let (child, lines, front, mut seen) = serve_http(
         &folder,
         &["--config", path(&config), "--namespace", "{tool}"],
