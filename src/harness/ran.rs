@@ -27,6 +27,10 @@ pub(crate) const GENERIC_TRANSPORT: &str =
 pub(crate) enum Ran {
     Result(Value),
     NoResult,
+    /// An MCP tool's 2026-07-28 input round (`resultType: input_required`) with this many
+    /// requests, handed back for the caller to pass on ([`super::CallSettings::pass_input_rounds`]):
+    /// not the call's end, which comes with the retry that answers it.
+    InputRound(usize),
     /// The tool failed. `public` is for the model, `answer` the tool's own words for it (a
     /// safe message, an MCP `isError` text), `internal` for the operator only.
     Failed {
@@ -49,6 +53,10 @@ impl Ran {
         match self {
             Ran::Result(value) => format!("a result of {} bytes", value_text(value).len()),
             Ran::NoResult => "no result".into(),
+            Ran::InputRound(requests) => format!(
+                "an input round of {requests} request(s), passed to the caller; the call goes \
+                 on with its retry"
+            ),
             Ran::Failed {
                 internal: Some(internal),
                 ..
@@ -71,6 +79,8 @@ impl Ran {
         match self {
             Ran::Result(_) => Status::Ok,
             Ran::NoResult => Status::NotFound,
+            // The leg went as it should: the caller passes the round on.
+            Ran::InputRound(_) => Status::Ok,
             Ran::Failed { .. } | Ran::Transport(_) => Status::ToolError,
             Ran::Timeout { .. } => Status::Timeout,
         }
@@ -177,6 +187,13 @@ pub(crate) fn remote_result(result: &CallToolResult, error_text: RemoteErrorText
             },
         };
     }
+    if result.raw.get("resultType").and_then(Value::as_str) == Some("input_required") {
+        let requests = match result.raw.get("inputRequests") {
+            Some(Value::Object(requests)) => requests.len(),
+            _ => 0,
+        };
+        return Ran::InputRound(requests);
+    }
     if let Some(structured) = &result.structured_content {
         return Ran::Result(structured.clone());
     }
@@ -259,6 +276,15 @@ mod tests {
             RemoteErrorText::Pass,
         );
         assert!(matches!(image, Ran::Result(Value::Array(_))));
+        let round = remote_result(
+            &tool_result(
+                json!({"content": [], "resultType": "input_required", "inputRequests": {
+                "a": {"method": "roots/list"}, "b": {"method": "roots/list"}}}),
+            ),
+            RemoteErrorText::Pass,
+        );
+        assert!(matches!(round, Ran::InputRound(2)));
+        assert_eq!(round.status(), Status::Ok);
     }
 
     #[test]

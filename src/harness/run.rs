@@ -419,6 +419,9 @@ impl Inner {
                 outcome
             }
             Ran::NoResult => Outcome::new(Status::NotFound, "the tool ran and found no result"),
+            // One leg of a call that goes on with the retry: its audit says so, and its
+            // `finished` line is that leg's (the call id ties the legs together).
+            ran @ Ran::InputRound(_) => Outcome::new(Status::Ok, ran.summary()),
             Ran::Failed { public, answer, .. } => {
                 let mut outcome = Outcome::new(Status::ToolError, public);
                 outcome.result = answer;

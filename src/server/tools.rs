@@ -137,6 +137,12 @@ fn registry_result(
             }
         }
         Ran::NoResult => return CallToolResult::new(Vec::new()),
+        // Only an imported tool run with its rounds handed back has one; a served tool
+        // asks for input through its context instead.
+        Ran::InputRound(_) => {
+            log::warn!(target: super::LOG_TARGET, "tool {:?}: an input round it cannot pass on", tool.name);
+            return CallToolResult::error(GENERIC_FAILURE);
+        }
         Ran::Failed {
             public,
             answer,

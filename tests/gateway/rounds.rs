@@ -226,3 +226,77 @@ fn a_backends_log_messages_reach_the_front_client_of_the_call_at_its_level() {
         client.close().unwrap();
     }
 }
+
+#[test]
+fn a_round_and_its_retry_are_one_call_in_the_audit() {
+    use toolwire::harness::{AuditKind, Transcript};
+    let folder = std::env::temp_dir().join(format!(
+        "toolwire-gw-rounds-audit-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::create_dir_all(&folder).unwrap();
+    let path = folder.join("audit.jsonl");
+    let transcript = Arc::new(Transcript::create(&path).unwrap());
+    let backend = backend();
+    let (_backend_http, url) = http_backend(&backend);
+    let gateway = support::gateway_with(
+        &[("asker", url_entry(&url))],
+        r#"{"namespace": "{tool}"}"#,
+        toolwire::gateway::GatewayConfig::new().transcript(transcript),
+    );
+    let http = gateway.serve_http("127.0.0.1:0".parse().unwrap()).unwrap();
+    let (client, asked) = modern_front(&http);
+    let result = client.call_tool("greet", json!({})).unwrap();
+    assert_eq!(result.text(), "Hello, Ada!", "{:?}", result.raw);
+    assert_eq!(asked.lock().unwrap().len(), 1, "one round was asked");
+    client.close().unwrap();
+    drop(http);
+    gateway.close();
+    let events = Transcript::replay(&path).unwrap();
+    let greet: Vec<_> = events
+        .iter()
+        .filter(|event| event.tool.as_deref() == Some("greet"))
+        .collect();
+    // The first request (answered with the round) and its retry both ran through the
+    // pipeline: two requests to the backend, one call id for both.
+    let requests = greet
+        .iter()
+        .filter(|event| event.kind == AuditKind::Request)
+        .count();
+    assert_eq!(requests, 2, "the request and its retry: {greet:#?}");
+    let ids: std::collections::BTreeSet<_> =
+        greet.iter().map(|event| event.call_id.clone()).collect();
+    assert_eq!(
+        ids.len(),
+        1,
+        "one call id for the round and its retry: {ids:?}"
+    );
+    let id = ids.into_iter().next().unwrap().expect("a call id");
+    assert!(id.starts_with("round "), "{id}");
+    // The first leg ends as a round passed on (not as a tool that found nothing), the retry
+    // with the result.
+    let finished: Vec<_> = greet
+        .iter()
+        .filter(|event| event.kind == AuditKind::Finished)
+        .collect();
+    assert_eq!(finished.len(), 2, "{greet:#?}");
+    assert_eq!(
+        finished[0].status,
+        Some(toolwire::harness::Status::Ok),
+        "{greet:#?}"
+    );
+    assert!(
+        finished[0]
+            .detail
+            .contains("an input round of 1 request(s)"),
+        "{greet:#?}"
+    );
+    assert_eq!(
+        finished[1].status,
+        Some(toolwire::harness::Status::Ok),
+        "{greet:#?}"
+    );
+    assert_eq!(finished[1].size, Some("Hello, Ada!".len()), "{greet:#?}");
+    let _ = std::fs::remove_dir_all(&folder);
+}
