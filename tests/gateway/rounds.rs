@@ -211,9 +211,13 @@ fn a_backends_log_messages_reach_the_front_client_of_the_call_at_its_level() {
         let record = Arc::clone(&heard);
         let client = front(
             &http,
-            McpConfig::default().mode(mode).on_log(move |message| {
-                record.lock().unwrap().push(message.clone());
-            }),
+            // In order, on the reader thread: the message is recorded before the call's
+            // response is handled (`on_log` runs on the dispatch thread, which may come later).
+            McpConfig::default()
+                .mode(mode)
+                .on_log_in_order(move |message| {
+                    record.lock().unwrap().push(message.clone());
+                }),
         );
         client.set_logging_level("info").unwrap();
         let result = client.call_tool("chatty", json!({})).unwrap();
