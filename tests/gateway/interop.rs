@@ -435,3 +435,58 @@ fn the_toolwire_cli_accepts_a_result_over_the_limit() {
         "{answer}"
     );
 }
+
+/// The 2026-07-28 input-round tools of `examples/conformance_server` and what each answers
+/// once the host has answered its requests (tests/peers/py_rounds_host.py fills each
+/// elicited field with its own name and samples "Paris").
+const ROUND_TOOLS: [&str; 5] = [
+    "test_input_required_result_elicitation=Hello, name!",
+    "test_input_required_result_sampling=The model answered: Paris",
+    "test_input_required_result_list_roots=The client has 1 root(s)",
+    "test_input_required_result_multiple_inputs=All three inputs received",
+    "test_input_required_result_multi_round=name likes color",
+];
+
+#[test]
+#[ignore = "needs the MCP peers: set TOOLWIRE_PEERS_DIR (tests/peers/install.sh)"]
+fn a_modern_backends_input_rounds_reach_a_handshake_era_python_host_as_requests() {
+    let peers =
+        mcp::peers("a_modern_backends_input_rounds_reach_a_handshake_era_python_host_as_requests");
+    let backend = crate::support::server::HttpExample::start(
+        "conformance_server",
+        &["--port", "0", "--until-eof"],
+    );
+    let folder = cli::scratch("gateway-py-rounds");
+    let config = folder.join("config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"conformance": {"url": backend.url}},
+               "toolwire": {"namespace": "{tool}"}})
+        .to_string(),
+    )
+    .unwrap();
+    let (_gateway, _lines, url) = serve_http(&config);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_rounds_host.py");
+    let output = Command::new(peers.path("TOOLWIRE_PYTHON"))
+        .arg(script)
+        .args(["legacy", &url])
+        .args(ROUND_TOOLS)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the Python host");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("PYROUNDS PASSED"),
+        "the Python host failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // The host spoke the handshake protocol and was asked with ordinary requests, each kind.
+    assert!(stdout.contains("protocol 2025-11-25"), "{stdout}");
+    for asked in ["elicitation/create", "sampling/createMessage", "roots/list"] {
+        assert!(
+            stdout.contains(&format!("asked: {asked}")),
+            "{asked}: {stdout}"
+        );
+    }
+}
