@@ -50,16 +50,34 @@ impl fmt::Display for Refusal {
 
 /// Parses one JSON value strictly; see the module docs.
 pub(crate) fn parse(text: &str) -> Result<Value, Refusal> {
+    parse_recording(text, None)
+}
+
+/// [`parse`], and the keys of each object in the text's order (a `Value` keeps them
+/// sorted), by the object's JSON pointer: for a config whose order means something.
+pub(crate) fn parse_with_key_order(text: &str) -> Result<(Value, KeyOrders), Refusal> {
+    let mut orders = KeyOrders::new();
+    let value = parse_recording(text, Some(&mut orders))?;
+    Ok((value, orders))
+}
+
+/// The keys of each object of a text in their order, by the object's JSON pointer.
+pub(crate) type KeyOrders = std::collections::HashMap<String, Vec<String>>;
+
+fn parse_recording(text: &str, orders: Option<&mut KeyOrders>) -> Result<Value, Refusal> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let mut path = String::new();
-    let value = Strict { path: &mut path }
-        .deserialize(&mut deserializer)
-        .map_err(|error| match error.classify() {
-            // The visitor builds any value serde_json reads, so the only data error is its own
-            // refusal of a repeated key; everything else is the text's syntax.
-            serde_json::error::Category::Data => Refusal::RepeatedKey(error.to_string()),
-            _ => Refusal::Syntax(error.to_string()),
-        })?;
+    let value = Strict {
+        path: &mut path,
+        orders,
+    }
+    .deserialize(&mut deserializer)
+    .map_err(|error| match error.classify() {
+        // The visitor builds any value serde_json reads, so the only data error is its own
+        // refusal of a repeated key; everything else is the text's syntax.
+        serde_json::error::Category::Data => Refusal::RepeatedKey(error.to_string()),
+        _ => Refusal::Syntax(error.to_string()),
+    })?;
     deserializer.end().map_err(|error| {
         Refusal::Syntax(format!("unexpected data after the JSON value ({error})"))
     })?;
@@ -102,6 +120,8 @@ pub(crate) fn pointer_segment(key: &str) -> String {
 /// costs no allocation for it.
 struct Strict<'p> {
     path: &'p mut String,
+    /// Where each object's keys are recorded in order, when wanted.
+    orders: Option<&'p mut KeyOrders>,
 }
 
 impl Strict<'_> {
@@ -187,6 +207,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
             let len = self.enter_index(items.len());
             let item = access.next_element_seed(Strict {
                 path: &mut *self.path,
+                orders: self.orders.as_deref_mut(),
             })?;
             self.path.truncate(len);
             match item {
@@ -202,6 +223,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
         A: MapAccess<'de>,
     {
         let mut object = Map::new();
+        let mut keys = Vec::new();
         while let Some(key) = access.next_key::<String>()? {
             if object.contains_key(&key) {
                 return Err(A::Error::custom(format!(
@@ -213,9 +235,16 @@ impl<'de> Visitor<'de> for Strict<'_> {
             let len = self.enter_key(&key);
             let value = access.next_value_seed(Strict {
                 path: &mut *self.path,
+                orders: self.orders.as_deref_mut(),
             })?;
             self.path.truncate(len);
+            if self.orders.is_some() {
+                keys.push(key.clone());
+            }
             object.insert(key, value);
+        }
+        if let Some(orders) = self.orders {
+            orders.insert(self.path.clone(), keys);
         }
         Ok(Value::Object(object))
     }
@@ -233,6 +262,19 @@ mod tests {
             parse(text).unwrap(),
             serde_json::from_str::<Value>(text).unwrap()
         );
+    }
+
+    #[test]
+    fn key_orders_are_the_texts_by_pointer() {
+        let (value, orders) =
+            parse_with_key_order(r#"{"z": {"b": 1, "a": [{"y": 0, "x": 0}]}, "m": 2}"#).unwrap();
+        assert_eq!(
+            value,
+            parse(r#"{"m": 2, "z": {"a": [{"x": 0, "y": 0}], "b": 1}}"#).unwrap()
+        );
+        assert_eq!(orders[""], ["z", "m"]);
+        assert_eq!(orders["/z"], ["b", "a"]);
+        assert_eq!(orders["/z/a/0"], ["y", "x"]);
     }
 
     #[test]

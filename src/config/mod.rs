@@ -297,6 +297,8 @@ pub struct ServerConfigs {
     source: String,
     format: ConfigFormat,
     servers: BTreeMap<String, ServerEntry>,
+    /// The names of `servers` in the file's order.
+    order: Vec<String>,
     /// The OAuth fields of HTTP entries that have them.
     oauth: BTreeMap<String, OAuthSettings>,
     /// The entries left out ([`LoadOptions::skip_bad_entries`]), with why.
@@ -333,11 +335,16 @@ impl ServerConfigs {
         if options.workspace_folder.is_none() {
             options.workspace_folder = Some(workspace_of(path));
         }
-        let document = read_document(&path.display().to_string(), &text)?;
+        let (document, orders) = read_document(&path.display().to_string(), &text)?;
         let format = options
             .format
             .unwrap_or_else(|| detect_format(Some(path), &document));
-        ServerConfigs::read(path.display().to_string(), format, &document, &options)
+        ServerConfigs::read(
+            path.display().to_string(),
+            format,
+            (&document, &orders),
+            &options,
+        )
     }
 
     /// Reads config text in a given format (relative paths resolve against
@@ -347,17 +354,17 @@ impl ServerConfigs {
     ///
     /// [`Error::Config`] for JSON that does not parse or a bad entry.
     pub fn parse(text: &str, options: &LoadOptions) -> Result<ServerConfigs> {
-        let document = read_document("config text", text)?;
+        let (document, orders) = read_document("config text", text)?;
         let format = options
             .format
             .unwrap_or_else(|| detect_format(None, &document));
-        ServerConfigs::read("config text".into(), format, &document, options)
+        ServerConfigs::read("config text".into(), format, (&document, &orders), options)
     }
 
     fn read(
         source: String,
         format: ConfigFormat,
-        document: &Value,
+        (document, orders): (&Value, &crate::json::KeyOrders),
         options: &LoadOptions,
     ) -> Result<ServerConfigs> {
         let key = match format {
@@ -373,6 +380,11 @@ impl ServerConfigs {
             Some(pointer) => (document.pointer(pointer), pointer.as_str()),
             None => (object.get(key), key),
         };
+        let pointer = match &options.servers_at {
+            Some(pointer) => pointer.clone(),
+            None => format!("/{key}"),
+        };
+        let file_order = orders.get(&pointer).cloned().unwrap_or_default();
         let servers = match found {
             None => Map::new(),
             Some(Value::Object(servers)) => servers.clone(),
@@ -416,9 +428,14 @@ impl ServerConfigs {
                 Err(error) => return Err(error),
             }
         }
+        let order = file_order
+            .into_iter()
+            .filter(|name| entries.contains_key(name))
+            .collect();
         Ok(ServerConfigs {
             source,
             format,
+            order,
             servers: entries,
             oauth,
             rejected,
@@ -430,9 +447,15 @@ impl ServerConfigs {
         self.format
     }
 
-    /// The server names, in order.
+    /// The server names, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.servers.keys().map(String::as_str)
+    }
+
+    /// The server names in the order the file gives them (the gateway's order when two
+    /// servers give the same tool name: the first serves it).
+    pub fn names_in_file_order(&self) -> impl Iterator<Item = &str> {
+        self.order.iter().map(String::as_str)
     }
 
     /// One server's entry.
@@ -587,8 +610,8 @@ fn http_connector(url: &str, _headers: &[(String, String)], _legacy: bool) -> Re
 
 /// Reads the document strictly: serde_json alone would keep the last of two equal keys, so a
 /// server written twice, or `command` twice in one entry, would silently be the second one.
-fn read_document(source: &str, text: &str) -> Result<Value> {
-    crate::json::parse(text).map_err(|refusal| {
+fn read_document(source: &str, text: &str) -> Result<(Value, crate::json::KeyOrders)> {
+    crate::json::parse_with_key_order(text).map_err(|refusal| {
         Error::Config(match refusal {
             Refusal::Syntax(message) => format!("{source}: not valid JSON: {message}"),
             Refusal::RepeatedKey(message) => format!("{source}: {message}"),

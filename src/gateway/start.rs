@@ -275,7 +275,7 @@ pub(super) fn start_backends(
     }
     let (sender, receiver) = crossbeam_channel::unbounded::<Started>();
     let mut starting = Vec::new();
-    for name in configs.names() {
+    for name in configs.names_in_file_order() {
         let backend = Backend::new(name, core.policy.concurrency(name));
         core.stats.add_backend(name);
         let connector = match connector(configs, name, options) {

@@ -114,28 +114,50 @@ fn a_name_two_backends_give_is_served_by_the_first_in_the_config_whenever_it_joi
 }
 
 #[test]
-fn started_together_the_first_in_the_config_serves_a_shared_name() {
-    // The config's order is `ServerConfigs::names`'s: by name, whatever the file's order.
+fn the_config_files_order_decides_a_clash_not_the_names_sorted() {
+    // `zulu` comes first in the file and last in name order: it serves the name.
     let configs = support::configs(&[
-        ("zeta", support::tool_server_entry()),
+        ("zulu", support::tool_server_entry()),
         ("alpha", support::tool_server_entry()),
     ]);
+    assert_eq!(
+        configs.names_in_file_order().collect::<Vec<_>>(),
+        ["zulu", "alpha"]
+    );
+    assert_eq!(configs.names().collect::<Vec<_>>(), ["alpha", "zulu"]);
     let policy = Policy::parse(r#"{"namespace": "{tool}"}"#).unwrap();
-    let gateway = Gateway::start(&configs, policy, GatewayConfig::new()).unwrap();
+    let gateway =
+        Gateway::launch(&configs, policy, GatewayConfig::new().start_timeout(LONG)).unwrap();
+    assert!(gateway.wait_started());
+    let (client, connection) = support::front_with(
+        &gateway,
+        toolwire::McpConfig::default().mode(ProtocolMode::Legacy),
+    );
+    let echoed = client.call_tool("echo", json!({"message": "hi"})).unwrap();
+    assert_eq!(echoed.text(), "hi");
+    assert_eq!(
+        (forwarded(&gateway, "zulu"), forwarded(&gateway, "alpha")),
+        (1, 0)
+    );
     let clashes = gateway.stats()["clashes"].clone();
+    let echo = clashes
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|clash| clash["name"] == json!("echo"))
+        .unwrap_or_else(|| panic!("{clashes}"));
+    assert_eq!(echo["server"], json!("alpha"), "{clashes}");
+    assert_eq!(echo["served_by"], json!("zulu"), "{clashes}");
     assert!(
         clashes
             .as_array()
             .unwrap()
             .iter()
-            .all(|clash| clash["server"] == "zeta" && clash["served_by"] == "alpha"),
+            .all(|clash| clash["server"] == "alpha" && clash["served_by"] == "zulu"),
         "{clashes}"
     );
-    assert!(clashes
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|clash| clash["name"] == "echo"));
-    assert_eq!(gateway.stats()["backends"]["zeta"]["tools"], json!(0));
+    assert_eq!(gateway.stats()["backends"]["alpha"]["tools"], json!(0));
+    client.close().unwrap();
+    drop(connection);
     gateway.close();
 }

@@ -55,11 +55,13 @@ pub fn url_entry(url: &str) -> Value {
 
 /// A Claude Desktop-style config of these entries.
 pub fn configs(entries: &[(&str, Value)]) -> ServerConfigs {
-    let mut servers = Map::new();
-    for (name, entry) in entries {
-        servers.insert((*name).to_owned(), entry.clone());
-    }
-    let text = json!({"mcpServers": servers}).to_string();
+    // Written in the order given (a JSON map would sort them): the config's order is the
+    // gateway's order for a name two servers give.
+    let servers: Vec<String> = entries
+        .iter()
+        .map(|(name, entry)| format!("{}: {entry}", Value::from(*name)))
+        .collect();
+    let text = format!("{{\"mcpServers\": {{{}}}}}", servers.join(", "));
     ServerConfigs::parse(&text, &LoadOptions::new().skip_bad_entries(true)).expect("config")
 }
 

@@ -166,7 +166,12 @@ pub fn run(cli: &Cli, jobs: usize, json_out: bool, checks: &Checks) -> Result<Ex
             check_pins(report, pins, &namer);
         }
     }
-    let clashes = clashes(&names, &reports, &namer);
+    let file_order: Vec<String> = loaded
+        .configs
+        .names_in_file_order()
+        .map(str::to_owned)
+        .collect();
+    let clashes = clashes(&file_order, &reports, &namer);
     reports.sort_by(|a, b| a.name.cmp(&b.name));
     let bad = reports
         .iter()
@@ -403,7 +408,7 @@ fn check_pins(report: &mut Report, pins: &PinFile, policy: &Policy) {
     }
 }
 
-/// The front tool names two ready servers give, in the config's order: the first serves it.
+/// The front tool names two ready servers give, in the config file's order: the first serves it.
 fn clashes(order: &[String], reports: &[Report], policy: &Policy) -> Vec<Value> {
     let mut owners: std::collections::BTreeMap<String, &str> = Default::default();
     let mut found = Vec::new();
