@@ -5,6 +5,7 @@
 mod support;
 
 mod auth;
+mod bridge;
 mod budget;
 mod busy;
 mod caller_policy;
