@@ -6,6 +6,7 @@ mod support;
 
 mod auth;
 mod bridge;
+mod bridge_peers;
 mod budget;
 mod busy;
 mod caller_policy;
