@@ -11,6 +11,7 @@ use crate::support::gateway as support;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::{eventually, LONG};
 use serde_json::{json, Value};
 use support::{gateway_with, http_backend, url_entry};
 use toolwire::gateway::{Gateway, GatewayConfig, STATS_METHOD};
@@ -113,12 +114,18 @@ struct Bridged {
 }
 
 fn bridged(names: &[&str], policy: &str, config: GatewayConfig) -> Bridged {
+    let servers = names.iter().map(|name| (*name, asking_backend())).collect();
+    bridged_with(servers, policy, config)
+}
+
+/// [`bridged`] in front of `servers`.
+fn bridged_with(servers: Vec<(&str, Server)>, policy: &str, config: GatewayConfig) -> Bridged {
     let mut backends = Vec::new();
     let mut entries = Vec::new();
-    for name in names {
-        let (http, url) = http_backend(&asking_backend());
+    for (name, server) in servers {
+        let (http, url) = http_backend(&server);
         backends.push(http);
-        entries.push((*name, url_entry(&url)));
+        entries.push((name, url_entry(&url)));
     }
     let gateway = gateway_with(&entries, policy, config);
     let http = gateway.serve_http("127.0.0.1:0".parse().unwrap()).unwrap();
@@ -345,15 +352,6 @@ fn a_round_on_the_wire_names_the_backends_request_and_a_spent_state_is_refused()
     client.close().unwrap();
 }
 
-/// Waits (at most 10 s) until the gateway holds `count` rounds.
-fn until_held(client: &McpClient, count: u64) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while held_rounds(client) != count {
-        assert!(Instant::now() < deadline, "the gateway still holds rounds");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn a_round_past_its_bound_is_dropped_and_its_retry_told_to_start_again() {
     let setup = bridged(
@@ -369,7 +367,10 @@ fn a_round_past_its_bound_is_dropped_and_its_retry_told_to_start_again() {
         .unwrap();
     assert_eq!(round["resultType"], json!("input_required"), "{round}");
     // The held call is dropped when its bound passes, not before.
-    until_held(&client, 0);
+    assert!(
+        eventually(LONG, || held_rounds(&client) == 0),
+        "the round is still held"
+    );
     assert!(started.elapsed() >= Duration::from_millis(200));
     let answer = json!({"elicitation-1": {"action": "accept", "content": {"name": "Late"}}});
     let message = invalid_params(client.request_passing(
@@ -435,5 +436,58 @@ fn held_calls_are_bounded_and_closing_the_gateway_drops_them() {
         CallOptions::new(),
     ));
     assert!(message.contains("no longer held"), "{message}");
+    client.close().unwrap();
+}
+
+#[test]
+fn a_cancelled_front_request_cancels_the_bridged_call() {
+    // `gated` waits for the test's word, then asks: the front request is cancelled first.
+    let (open, gate) = crossbeam_channel::bounded::<()>(1);
+    let server = asking_backend();
+    server
+        .add_tool(LocalTool::with_context(
+            "gated",
+            "Waits, then asks.",
+            json!({"type": "object", "properties": {}}),
+            move |context, _| {
+                let _ = gate.recv();
+                let asked = context.request_input("name", "elicitation/create", json!({}));
+                Ok(CallToolResult::from_text(format!("{:?}", asked.is_ok())))
+            },
+        ))
+        .unwrap();
+    let setup = bridged_with(
+        vec![("asker", server)],
+        r#"{"namespace": "{tool}"}"#,
+        GatewayConfig::new(),
+    );
+    let (client, _) = modern_front(&setup.http);
+    let in_flight = || setup.gateway.stats()["backends"]["asker"]["in_flight"].clone();
+    let call = client
+        .start_tool("gated", json!({}), CallOptions::new())
+        .unwrap();
+    assert!(
+        eventually(LONG, || in_flight() == json!(1)),
+        "{}",
+        setup.gateway.stats()
+    );
+    assert!(call.cancel());
+    // The call ends while the backend's tool still waits: nothing is held, the slot is free.
+    assert!(
+        eventually(LONG, || setup.gateway.stats()["backends"]["asker"]
+            ["cancelled"]
+            == json!(1)),
+        "{}",
+        setup.gateway.stats()
+    );
+    assert!(
+        eventually(LONG, || in_flight() == json!(0)),
+        "{}",
+        setup.gateway.stats()
+    );
+    assert_eq!(held_rounds(&client), 0);
+    open.send(()).unwrap();
+    let again = client.call_tool("greet", json!({})).unwrap();
+    assert_eq!(again.text(), "Hello, Ada!", "{:?}", again.raw);
     client.close().unwrap();
 }
