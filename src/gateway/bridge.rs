@@ -41,7 +41,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{never, select, unbounded, Receiver, Sender};
@@ -197,7 +197,9 @@ pub(crate) struct Asker {
     events: Sender<Event>,
     cancel: CancelFlag,
     deadline: Instant,
-    held: Arc<Held>,
+    round_timeout: Duration,
+    /// Weak: a gateway dropped without closing drops its held calls, which answers this.
+    held: Weak<Held>,
 }
 
 impl Asker {
@@ -215,7 +217,7 @@ impl Asker {
                 "`{method}` cannot be bridged: the 2026-07-28 client's call has ended"
             ));
         }
-        let timeout = self.held.bounds.round_timeout;
+        let timeout = self.round_timeout;
         let until = (Instant::now() + timeout).min(self.deadline);
         let cancelled = self.cancel.signal();
         let failed = select! {
@@ -236,7 +238,9 @@ impl Asker {
         // Raised before the entry is removed: a front request that holds the call after
         // this sees the flag and lets it go (see `hold`).
         self.cancel.cancel();
-        self.held.remove(self.number);
+        if let Some(held) = self.held.upgrade() {
+            held.remove(self.number);
+        }
         Err(failed)
     }
 }
@@ -288,7 +292,8 @@ pub(super) fn start(
         events: sender.clone(),
         cancel: cancel.clone(),
         deadline: context.deadline().min(Instant::now() + bound),
-        held: Arc::clone(&core.held),
+        round_timeout: core.held.bounds.round_timeout,
+        held: Arc::downgrade(&core.held),
     };
     let front = context.back_channel();
     let (harness, owner, imported) = (
@@ -330,17 +335,28 @@ pub(super) fn resume(
     held: HeldRound,
 ) -> Result<CallToolResult, HandlerError> {
     let number = held.number;
-    let entry = {
+    let taken = {
         let mut table = core.held.table.lock();
         // A state of an earlier round of the same call finds the call at a later round.
-        let current = table
-            .get(&number)
-            .is_some_and(|entry| u64::from(entry.call.rounds) == held.round);
-        (current && held.nonce == core.held.nonce)
-            .then(|| table.remove(&number))
-            .flatten()
+        let current = table.get(&number).filter(|entry| {
+            u64::from(entry.call.rounds) == held.round && held.nonce == core.held.nonce
+        });
+        match current.map(|entry| (context.input_response(&entry.key), &entry.key)) {
+            // Without the answer, the round stays held for a retry that has it.
+            Some((None, key)) => {
+                return Err(invalid(format!(
+                    "the retry carries no answer to the input request {key:?} (in \
+                     inputResponses)"
+                )))
+            }
+            Some((Some(answer), _)) => {
+                let answer = answer.clone();
+                table.remove(&number).map(|entry| (entry, answer))
+            }
+            None => None,
+        }
     };
-    let Some(entry) = entry else {
+    let Some((entry, answer)) = taken else {
         return Err(invalid(format!(
             "the input round this retry answers is no longer held by the gateway (it was \
              answered already, or waited past its bound of {} s, or the gateway restarted); \
@@ -354,13 +370,6 @@ pub(super) fn resume(
             "requestState was given for a call of another tool; call the tool again".into(),
         ));
     }
-    let Some(answer) = context.input_response(&entry.key).cloned() else {
-        let key = entry.key.clone();
-        core.held.table.lock().insert(number, entry);
-        return Err(invalid(format!(
-            "the retry carries no answer to the input request {key:?} (in inputResponses)"
-        )));
-    };
     if entry.reply.send(Ok(answer)).is_err() {
         entry.call.cancel.cancel();
         return Err(invalid(
