@@ -33,6 +33,8 @@ pub(crate) enum Event<'a> {
 struct InFlight {
     ticket: u64,
     front: FrontLink,
+    /// For a 2026-07-28 front client's call: its requests become input rounds.
+    bridge: Option<Arc<super::bridge::Asker>>,
 }
 
 /// One server of the config, as the gateway holds it.
@@ -121,10 +123,20 @@ impl Backend {
 
     /// Notes a front call about to run on this backend, so that the backend's requests to
     /// the client meanwhile can go to its front client. Admission is the harness's (a call
-    /// it refuses `BUSY` is here for that moment only).
-    pub(crate) fn enter(&self, front: FrontLink) -> Entered<'_> {
+    /// it refuses `BUSY` is here for that moment only). With `bridge`, the backend's requests
+    /// go to the front client as input rounds ([`super::bridge`]).
+    pub(crate) fn enter(
+        &self,
+        front: FrontLink,
+        bridge: Option<super::bridge::Asker>,
+    ) -> Entered<'_> {
         let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
-        self.in_flight.lock().push(InFlight { ticket, front });
+        let bridge = bridge.map(Arc::new);
+        self.in_flight.lock().push(InFlight {
+            ticket,
+            front,
+            bridge,
+        });
         Entered {
             backend: self,
             ticket,
@@ -134,10 +146,10 @@ impl Backend {
     /// The front client a request from this backend belongs to: the one call in flight on
     /// it. With none, or several (the request does not say which call it serves), there is
     /// no way to tell, and the request is declined.
-    fn front(&self) -> Result<FrontLink, String> {
+    fn front(&self) -> Result<(FrontLink, Option<Arc<super::bridge::Asker>>), String> {
         let in_flight = self.in_flight.lock();
         match in_flight.as_slice() {
-            [one] => Ok(one.front.clone()),
+            [one] => Ok((one.front.clone(), one.bridge.clone())),
             [] => Err(format!(
                 "the gateway has no call in flight on server {:?} to ask its client for",
                 self.name
@@ -153,12 +165,20 @@ impl Backend {
 
     /// Forwards a request of the backend to the front client of its call.
     fn forward(&self, capability: &str, method: &str, params: Value) -> Result<Value, String> {
-        let front = self.front()?;
+        let (front, bridge) = self.front()?;
         if !front.supports(capability) {
             return Err(format!(
                 "the gateway's client did not declare `{capability}`, so `{method}` cannot be \
                  forwarded to it"
             ));
+        }
+        if let Some(bridge) = bridge {
+            log::debug!(
+                target: super::LOG_TARGET,
+                "bridging {method} from server {:?} into an input round",
+                self.name
+            );
+            return bridge.ask(method, params);
         }
         log::debug!(
             target: super::LOG_TARGET,
@@ -229,7 +249,7 @@ impl Backend {
             let Some(backend) = logged.upgrade() else {
                 return;
             };
-            let (Ok(front), Some(level)) = (backend.front(), LogLevel::parse(&message.level))
+            let (Ok((front, _)), Some(level)) = (backend.front(), LogLevel::parse(&message.level))
             else {
                 return;
             };

@@ -608,3 +608,48 @@ pub(crate) fn subscribed_by(core: &Core, backend: &Backend) -> Vec<String> {
         .filter(|uri| owner_of_uri(core, uri).is_some_and(|owner| std::ptr::eq(&*owner, backend)))
         .collect()
 }
+
+/// Declares the kinds the started backends offer (or, with `every`, every kind: backends
+/// that join later may offer any), and passes subscriptions and completion on to them.
+pub(super) fn serve_catalog(core: &Arc<Core>, every: bool) {
+    let (mut resources, mut subscribe, mut prompts) = (every, every, every);
+    let mut completions = every;
+    for backend in core.backends.read().values() {
+        let Some(info) = backend
+            .client()
+            .and_then(|client| client.session_info().ok())
+        else {
+            continue;
+        };
+        resources |= info.has_capability("resources");
+        subscribe |= info.capabilities["resources"]["subscribe"] == Value::Bool(true);
+        prompts |= info.has_capability("prompts");
+        completions |= info.has_capability("completions");
+    }
+    core.server.declare(
+        crate::server::Declared::new()
+            .resources(resources)
+            .resource_subscriptions(subscribe)
+            .prompts(prompts),
+    );
+    if subscribe {
+        let weak = Arc::downgrade(core);
+        core.server
+            .set_subscribe(move |context, uri, on| match weak.upgrade() {
+                Some(core) => self::subscribe(&core, context, uri, on),
+                None => Err(crate::server::HandlerError::internal(
+                    "the gateway is closing",
+                )),
+            });
+    }
+    if completions {
+        let weak = Arc::downgrade(core);
+        core.server
+            .set_completion(move |context, request| match weak.upgrade() {
+                Some(core) => complete(&core, context, request),
+                None => Err(crate::server::HandlerError::internal(
+                    "the gateway is closing",
+                )),
+            });
+    }
+}

@@ -4,7 +4,8 @@
 //! admission handle (`BUSY`), the retries of an idempotent tool, the result limit (text,
 //! blocks and `structuredContent` together) and the audit are the harness's
 //! ([`crate::harness::Harness::call_imported`]). The gateway adds the front request's
-//! cancellation, progress and deadline, and routes the backend's requests to the client.
+//! cancellation, progress and deadline, and routes the backend's requests to the client
+//! (for a 2026-07-28 front client, through bridged input rounds: [`super::bridge`]).
 
 use std::net::{IpAddr, Ipv6Addr};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::backend::Backend;
-use super::{rounds, Core};
+use super::{bridge, rounds, Core};
 use crate::harness::{BudgetScope, BudgetScopes, CallSettings, ImportedTool, Outcome, Status};
 use crate::mcp::CallToolResult;
 use crate::server::{HandlerError, RequestContext, ToolAccess};
@@ -101,7 +102,7 @@ pub(crate) struct FrontTool {
 }
 
 /// Runs one front call: its result, or (for a 2026-07-28 front client) the backend's input
-/// round passed on ([`super::rounds`]).
+/// round passed on ([`super::rounds`]), or its request bridged into one ([`super::bridge`]).
 pub(crate) fn call(
     core: &Core,
     backend: &Arc<Backend>,
@@ -109,6 +110,11 @@ pub(crate) fn call(
     context: &RequestContext,
     arguments: &Value,
 ) -> Result<CallToolResult, HandlerError> {
+    let round = rounds::round_of(context, &backend.name)?;
+    // The retry of a bridged round: the call is running already, held for this answer.
+    if let (Some(round), Some(held)) = (&round, bridge::held_of(context)) {
+        return bridge::resume(core, backend, tool, context, round, held);
+    }
     let mut settings = CallSettings::new()
         .budget(caller_scope(core, context))
         .cancel(context.cancel_flag().clone())
@@ -119,7 +125,6 @@ pub(crate) fn call(
     if let Some(parent) = context.trace_context() {
         settings = settings.trace_parent(parent.clone());
     }
-    let round = rounds::round_of(context, &backend.name)?;
     if let Some(round) = &round {
         settings = settings
             .call_id(round.call_id.clone())
@@ -134,12 +139,32 @@ pub(crate) fn call(
             progress.report(done, total, message);
         });
     }
+    // A handshake-era backend asks a 2026-07-28 front client through bridged rounds.
+    if let Some(round) = round.as_ref().filter(|round| !round.continuing) {
+        if bridge::bridges(backend) {
+            let arguments = arguments.clone();
+            return bridge::start(core, backend, tool, context, arguments, settings, round);
+        }
+    }
     // While it runs, the backend's requests to the client go to this call's front client.
-    let entered = backend.enter(context.back_channel());
+    let entered = backend.enter(context.back_channel(), None);
     let outcome = core
         .harness
         .call_imported(&tool.imported, arguments.clone(), &settings);
     drop(entered);
+    finish(core, backend, round.as_ref(), context, outcome)
+}
+
+/// The front answer of a call's outcome (the one place for both a call run here and a
+/// bridged one): the backend's JSON-RPC error, its input round passed on, or its result, with
+/// the stats counted.
+pub(super) fn finish(
+    core: &Core,
+    backend: &Backend,
+    round: Option<&rounds::Round>,
+    context: &RequestContext,
+    outcome: Outcome,
+) -> Result<CallToolResult, HandlerError> {
     // A refusal by the harness (no result from the backend) is recorded by its status word,
     // though the front client reads it as a tool's error result.
     if outcome.mcp_result.is_none() && outcome.status != Status::Ok {
@@ -154,7 +179,7 @@ pub(crate) fn call(
         core.stats.status(&backend.name, outcome.status);
         return Err(HandlerError::Rpc(error));
     }
-    if let (Some(round), Some(result)) = (&round, &outcome.mcp_result) {
+    if let (Some(round), Some(result)) = (round, &outcome.mcp_result) {
         if let Some(input) = rounds::passed_on(&backend.name, round, &result.raw) {
             // Counted in the stats when the call ends, with its last round.
             return Err(HandlerError::InputRequired(input));

@@ -189,9 +189,12 @@
 //! requests to the client (`sampling/createMessage`, `elicitation/create`, `roots/list`) go
 //! to the front client whose call is in flight on that backend, when there is exactly one
 //! such call and that client declared the capability; otherwise they are declined with an
-//! error saying why (roots: an empty list; elicitation: declined). Only a handshake-era
-//! front client can be asked: a 2026-07-28 request carries no requests back to its client,
-//! so its backends' requests are declined too. Likewise a backend's list changes reach the
+//! error saying why (roots: an empty list; elicitation: declined). A 2026-07-28 front client
+//! cannot be sent requests: a handshake-era backend's requests during its tool call are
+//! bridged into input rounds, the call held open between a round and its retry (at most
+//! [`GatewayConfig::bridge_round_timeout`], 60 s by default, and
+//! [`GatewayConfig::max_bridged_rounds`] calls, 1,024 by default), one call for the budget
+//! and the audit. Likewise a backend's list changes reach the
 //! gateway on a handshake-era session (stdio, or an HTTP session); the backends' client does
 //! not follow 2026-07-28 `subscriptions/listen`. A backend that dies is
 //! started again on its next call under [`GatewayConfig::restart`] (by default at most 5
@@ -248,7 +251,9 @@
 //! The front [`Server`]'s workers (each forwarded call holds one while its backend works:
 //! the harness admits a backend's calls by its own handle and runs them there), one idle
 //! harness worker, a starting thread per backend (ended by its deadline), the backends'
-//! clients' threads, and a short-lived thread per re-listing. [`Gateway::close`] (or
+//! clients' threads, a short-lived thread per re-listing, and a thread per bridged call (a
+//! 2026-07-28 front client's call of a handshake-era backend) while it runs or is held.
+//! [`Gateway::close`] (or
 //! dropping the last clone) closes every backend.
 
 use std::collections::BTreeMap;
@@ -267,6 +272,7 @@ use crate::mcp::{ProtocolMode, RestartPolicy};
 use crate::server::{HttpServer, HttpServerConfig, Method, Server, ServerConfig};
 
 mod backend;
+mod bridge;
 mod catalog;
 mod forward;
 mod lists;
@@ -314,6 +320,7 @@ pub struct GatewayConfig {
     token_store: Option<Arc<dyn crate::auth::TokenStore>>,
     // Shared state (issue 25).
     state_store: Option<Arc<dyn crate::server::StateStore>>,
+    bridge: bridge::Bounds,
 }
 
 /// The name [`GatewayConfig`] had before every configuration was a `*Config`; kept for one
@@ -360,6 +367,7 @@ impl Default for GatewayConfig {
             token_store: None,
             // Shared state (issue 25).
             state_store: None,
+            bridge: bridge::Bounds::default(),
         }
     }
 }
@@ -487,6 +495,8 @@ pub(crate) struct Core {
     names: names::Names,
     /// The pinned tool definitions (off without a pin file).
     pins: pinning::Pinning,
+    /// The calls held between a bridged input round and its retry.
+    held: Arc<bridge::Held>,
 }
 
 impl Core {
@@ -567,6 +577,7 @@ impl Gateway {
     ) -> Result<Gateway> {
         crate::harness::check_bound("the gateway's start timeout", options.start_timeout)?;
         crate::harness::check_bound("the gateway's connect timeout", options.connect_timeout)?;
+        options.bridge.check()?;
         if !(1..=1024).contains(&options.workers) {
             return Err(Error::Config(format!(
                 "the gateway's workers must be 1 to 1024, not {}",
@@ -630,6 +641,7 @@ impl Gateway {
             roster: start::Roster::default(),
             names: names::Names::default(),
             pins,
+            held: bridge::Held::new(options.bridge),
         });
         forward::decide_access(&core);
         let weak = Arc::downgrade(&core);
@@ -654,7 +666,7 @@ impl Gateway {
         if !hold {
             // Declared before any backend is ready: a front client initializing now learns
             // of the kinds a backend that joins later offers.
-            serve_catalog(&core, true);
+            catalog::serve_catalog(&core, true);
         }
         start::start_backends(&core, configs, &options, hold)?;
         Ok(Gateway {
@@ -726,6 +738,7 @@ impl Gateway {
     /// are `BUSY`). Idempotent.
     pub fn close(&self) {
         self.core.roster.close();
+        self.core.held.clear();
         for backend in self.core.backends.read().values() {
             backend.close();
         }
@@ -743,49 +756,4 @@ impl Drop for Core {
 
 fn masked(error: &Error) -> String {
     crate::mask::mask_urls_in(&error.to_string()).into_owned()
-}
-
-/// Declares the kinds the started backends offer (or, with `every`, every kind: backends
-/// that join later may offer any), and passes subscriptions and completion on to them.
-pub(super) fn serve_catalog(core: &Arc<Core>, every: bool) {
-    let (mut resources, mut subscribe, mut prompts) = (every, every, every);
-    let mut completions = every;
-    for backend in core.backends.read().values() {
-        let Some(info) = backend
-            .client()
-            .and_then(|client| client.session_info().ok())
-        else {
-            continue;
-        };
-        resources |= info.has_capability("resources");
-        subscribe |= info.capabilities["resources"]["subscribe"] == Value::Bool(true);
-        prompts |= info.has_capability("prompts");
-        completions |= info.has_capability("completions");
-    }
-    core.server.declare(
-        crate::server::Declared::new()
-            .resources(resources)
-            .resource_subscriptions(subscribe)
-            .prompts(prompts),
-    );
-    if subscribe {
-        let weak = Arc::downgrade(core);
-        core.server
-            .set_subscribe(move |context, uri, on| match weak.upgrade() {
-                Some(core) => catalog::subscribe(&core, context, uri, on),
-                None => Err(crate::server::HandlerError::internal(
-                    "the gateway is closing",
-                )),
-            });
-    }
-    if completions {
-        let weak = Arc::downgrade(core);
-        core.server
-            .set_completion(move |context, request| match weak.upgrade() {
-                Some(core) => catalog::complete(&core, context, request),
-                None => Err(crate::server::HandlerError::internal(
-                    "the gateway is closing",
-                )),
-            });
-    }
 }

@@ -394,7 +394,7 @@ impl Joining {
             return;
         };
         if self.hold {
-            super::serve_catalog(&core, false);
+            super::catalog::serve_catalog(&core, false);
         }
         match super::skills::serve(&core, core.roster.started_names()) {
             Ok(clashes) => {

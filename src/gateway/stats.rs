@@ -115,6 +115,7 @@ impl super::Core {
         });
         drop(backends);
         value["calls"] = json!(self.harness.calls_numbered());
+        value["held_rounds"] = json!(self.held.len());
         let mut clashes = self.names.to_json();
         for started in self.roster.report().started {
             for clash in started.clashes {

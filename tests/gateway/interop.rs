@@ -56,13 +56,18 @@ fn py_host(python: &Path, args: &[&str]) -> (String, String) {
 
 /// `toolwire serve --http 127.0.0.1:0` on `config`; the child, its stderr and its URL.
 fn serve_http(config: &Path) -> (cli::KillOnDrop, std::sync::mpsc::Receiver<String>, String) {
-    let mut command = cli::toolwire(&[
-        "serve",
-        "--config",
-        config.to_str().unwrap(),
-        "--http",
-        "127.0.0.1:0",
-    ]);
+    serve_http_with(config, &[])
+}
+
+/// [`serve_http`] with more options (`--protocol legacy`).
+pub(crate) fn serve_http_with(
+    config: &Path,
+    options: &[&str],
+) -> (cli::KillOnDrop, std::sync::mpsc::Receiver<String>, String) {
+    let mut args = options.to_vec();
+    args.extend(["serve", "--config", config.to_str().unwrap()]);
+    args.extend(["--http", "127.0.0.1:0"]);
+    let mut command = cli::toolwire(&args);
     command.stdin(Stdio::null());
     let (child, lines) = cli::spawn_with_stderr_lines(command);
     // The servers join as they start: once all have, the gateway says what it serves.
@@ -83,7 +88,7 @@ fn serve_http(config: &Path) -> (cli::KillOnDrop, std::sync::mpsc::Receiver<Stri
     (child, lines, url)
 }
 
-fn stats_over_http(url: &str) -> Value {
+pub(crate) fn stats_over_http(url: &str) -> Value {
     let client = McpClient::connect_http(
         HttpConfig::new(url),
         McpConfig::default().mode(ProtocolMode::Legacy),

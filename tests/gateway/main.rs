@@ -5,6 +5,8 @@
 mod support;
 
 mod auth;
+mod bridge;
+mod bridge_peers;
 mod budget;
 mod busy;
 mod caller_policy;
