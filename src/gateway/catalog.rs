@@ -543,6 +543,8 @@ pub(crate) fn complete(
 #[derive(Default)]
 pub(crate) struct Subscriptions {
     counts: Mutex<BTreeMap<String, usize>>,
+    /// The `subscriptions/listen` held open to each 2026-07-28 backend.
+    pub(crate) listens: super::listen::Listens,
 }
 
 /// `resources/subscribe` (or `unsubscribe`), passed on to the backend that owns the URI.

@@ -77,10 +77,14 @@ impl Listens {
 /// `until`, waits (until then) for the backend to acknowledge the new listen, so that a
 /// subscription answered is one the backend sends updates for.
 pub(crate) fn refresh(core: &Arc<Core>, backend: &Arc<Backend>, until: Option<Instant>) {
-    let seen = core.listens.acknowledgements(&backend.name);
+    let seen = core.subscriptions.listens.acknowledgements(&backend.name);
     if start_or_tell(core, backend) {
         if let Some(until) = until {
-            if !core.listens.wait_acknowledged(&backend.name, seen, until) {
+            if !core
+                .subscriptions
+                .listens
+                .wait_acknowledged(&backend.name, seen, until)
+            {
                 log::warn!(
                     target: LOG_TARGET,
                     "server {:?} did not acknowledge the subscriptions in time",
@@ -94,7 +98,7 @@ pub(crate) fn refresh(core: &Arc<Core>, backend: &Arc<Backend>, until: Option<In
 /// Tells the backend's thread its set changed, or starts one; false when there is nothing
 /// to listen for.
 fn start_or_tell(core: &Arc<Core>, backend: &Arc<Backend>) -> bool {
-    let mut running = core.listens.running.lock();
+    let mut running = core.subscriptions.listens.running.lock();
     if let Some(changed) = running.get(&backend.name) {
         // A full channel already holds a change the thread has not seen.
         let _ = changed.try_send(());
@@ -133,7 +137,7 @@ fn follow(core: &Weak<Core>, backend: &Weak<Backend>, changed: &Receiver<()>) {
         let uris = {
             // The set is read under the threads' lock, so a change is never sent to a
             // thread that has decided to end.
-            let mut running = core.listens.running.lock();
+            let mut running = core.subscriptions.listens.running.lock();
             let uris = catalog::subscribed_by(&core, &backend);
             if uris.is_empty() {
                 running.remove(&backend.name);

@@ -30,7 +30,7 @@ pub(super) fn events(core: &Arc<Core>) -> Events {
             Event::ListChanged(kinds) => relist_soon(&weak, backend, kinds),
             Event::Listening => {
                 if let Some(core) = weak.upgrade() {
-                    core.listens.acknowledged(&backend.name);
+                    core.subscriptions.listens.acknowledged(&backend.name);
                 }
             }
             // Its new process may offer other lists, and knows nothing of the subscriptions.

@@ -80,13 +80,11 @@
 //! * `completion/complete` goes to the backend that owns the prompt or template;
 //!   `resources/subscribe` and `unsubscribe` to the backend that owns the URI (asked on the
 //!   first front subscription and told on the last unsubscription), and its
-//!   `notifications/resources/updated` come back to the front clients subscribed. A backend
-//!   that speaks 2026-07-28 (which has no `resources/subscribe`) is held one
-//!   `subscriptions/listen` naming its subscribed URIs, opened again when they change; a
-//!   subscription is answered once the backend acknowledged it (within the request's
-//!   deadline, at most 10 s). A 2026-07-28 front client's `subscriptions/listen` hears the
-//!   updates of URIs a handshake-era client subscribed to, but does not itself subscribe at
-//!   the backend.
+//!   `notifications/resources/updated` come back to the front clients subscribed (a
+//!   2026-07-28 backend, which has no `resources/subscribe`, is held one
+//!   `subscriptions/listen`: see `listen.rs`). A 2026-07-28 front client's
+//!   `subscriptions/listen` hears the updates of URIs a handshake-era client subscribed to,
+//!   but does not itself subscribe at the backend.
 //! * A backend's `notifications/resources/list_changed` or `prompts/list_changed` lists that
 //!   kind again, as its tools are. The gateway declares resources, subscriptions, prompts
 //!   and completion when a backend did at start.
@@ -196,10 +194,11 @@
 //! error saying why (roots: an empty list; elicitation: declined). Only a handshake-era
 //! front client can be asked: a 2026-07-28 request carries no requests back to its client,
 //! so its backends' requests are declined too. Likewise a backend's list changes reach the
-//! gateway on a handshake-era session (stdio, or an HTTP session); from a 2026-07-28
-//! backend only the resource updates of subscribed URIs come (its listen asks for no list
-//! changes). A backend that dies is
-//! started again on its next call under [`GatewayConfig::restart`] (by default at most 5
+//! gateway on a handshake-era session (stdio, or an HTTP session); a 2026-07-28 backend
+//! sends only the updates of subscribed URIs (its listen asks for no list changes). The
+//! tasks extension passes through to a backend that offers it, for a front client that
+//! declares it (the task's id sealed: `tasks.rs`). A backend that dies is started again on
+//! its next call under [`GatewayConfig::restart`] (by default at most 5
 //! restarts in 60 s, waiting 100 ms, doubling to 5 s, between them), while the others
 //! serve; an idempotent tool's call that met the death is sent once more. The new process's
 //! tools, resources and prompts are then listed again and served in place of the old ones
@@ -488,8 +487,6 @@ pub(crate) struct Core {
     next_connection: AtomicU64,
     /// Front subscriptions to resources, by URI.
     subscriptions: catalog::Subscriptions,
-    /// The `subscriptions/listen` requests held open to 2026-07-28 backends.
-    listens: listen::Listens,
     /// Where each backend is.
     roster: start::Roster,
     /// Who serves a front tool name two backends list.
@@ -636,7 +633,6 @@ impl Gateway {
             harness,
             next_connection: AtomicU64::new(0),
             subscriptions: catalog::Subscriptions::default(),
-            listens: listen::Listens::default(),
             roster: start::Roster::default(),
             names: names::Names::default(),
             pins,
@@ -788,20 +784,7 @@ pub(super) fn serve_catalog(core: &Arc<Core>, every: bool) {
                 )),
             });
     }
-    // The tasks extension passes through to the backends that offer it (declared to
-    // 2026-07-28 front clients).
-    let offers_tasks = every
-        || core.backends.read().values().any(|backend| {
-            backend
-                .client()
-                .and_then(|client| client.session_info().ok())
-                .is_some_and(|info| {
-                    !info.capabilities["extensions"][crate::mcp::TASKS_EXTENSION].is_null()
-                })
-        });
-    if offers_tasks {
-        tasks::serve(core);
-    }
+    tasks::serve(core, every);
     if completions {
         let weak = Arc::downgrade(core);
         core.server

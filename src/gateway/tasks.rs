@@ -56,8 +56,22 @@ fn seal(core: &Core, server: &str, context: &RequestContext, task: &str, raw: &V
     core.server.seal_task(context, server, task, ttl)
 }
 
-/// Has the front server send `tasks/*` requests with a sealed id to their backends.
-pub(super) fn serve(core: &Arc<Core>) {
+/// Has the front server send `tasks/*` requests with a sealed id to their backends (and
+/// declare the extension to 2026-07-28 front clients), when a started backend offers the
+/// extension, or with `every` (backends that join later may).
+pub(super) fn serve(core: &Arc<Core>, every: bool) {
+    let offered = every
+        || core.backends.read().values().any(|backend| {
+            backend
+                .client()
+                .and_then(|client| client.session_info().ok())
+                .is_some_and(|info| {
+                    !info.capabilities["extensions"][crate::mcp::TASKS_EXTENSION].is_null()
+                })
+        });
+    if !offered {
+        return;
+    }
     let weak = Arc::downgrade(core);
     core.server
         .set_forwarded_tasks(move |context, method, params| {

@@ -29,5 +29,6 @@ mod serve_tls;
 mod shared_budget;
 mod skills;
 mod start;
+mod tasks;
 mod traces;
 mod transcript;

@@ -27,10 +27,12 @@ impl Server {
 const SEALED_FOR: &str = "tasks";
 
 impl Server {
-    /// A task of the server `owner` behind this one, as this server's clients name it: `task`
-    /// and `owner` signed with the server's state keys, for the request's caller, valid for
+    /// A task of the server `owner` behind this one (a proxy's), as this server's clients
+    /// name it: `task` and `owner` signed with the server's state keys
+    /// ([`crate::server::ServerConfig::state_keys`]), for the request's caller, valid for
     /// `ttl` (so it names no other server's task, and no one but its caller can use it).
-    pub(crate) fn seal_task(
+    /// [`Server::open_task`] reads it back.
+    pub fn seal_task(
         &self,
         context: &RequestContext,
         owner: &str,
@@ -47,13 +49,9 @@ impl Server {
         )
     }
 
-    /// The server and its task id a sealed id names, when it is one this server sealed for
-    /// the request's caller and it has not expired.
-    pub(crate) fn open_task(
-        &self,
-        context: &RequestContext,
-        sealed: &str,
-    ) -> Option<(String, String)> {
+    /// The server and its task id a sealed id ([`Server::seal_task`]) names, when it is one
+    /// this server sealed for the request's caller and it has not expired; `None` otherwise.
+    pub fn open_task(&self, context: &RequestContext, sealed: &str) -> Option<(String, String)> {
         let state = super::super::state::verify(
             self.shared.config.keys(),
             sealed,
