@@ -1,7 +1,8 @@
 //! The 2026-07-28 tasks extension through the gateway: a front client that declares it gets
 //! the backend's task (its id sealed by the gateway), polls it with `tasks/get` to its
-//! result, and cancels one (the backend's handler sees it), all through the gateway; the
-//! creating call is the one call the budget counts (polls and cancels spend nothing); an id
+//! result, answers one's input requests with `tasks/update`, and cancels one (the backend's
+//! handler sees it), all through the gateway; the creating call is the one call the budget
+//! counts (polls, updates and cancels spend nothing); an id
 //! the gateway did not seal reaches no backend; a client of the toolwire library follows a
 //! task through the gateway as it follows a server's own.
 #![cfg(feature = "gateway")]
@@ -53,12 +54,31 @@ fn backend() -> (Server, Sender<()>, Receiver<()>) {
             .task(TaskSupport::Optional),
         )
         .unwrap();
+    server
+        .add_tool(
+            LocalTool::with_context(
+                "asks",
+                "Asks a name.",
+                json!({"type": "object"}),
+                |context, _| {
+                    let answer = context.request_input(
+                        "name",
+                        "elicitation/create",
+                        json!({"message": "Your name?", "requestedSchema": {"type": "object"}}),
+                    )?;
+                    let name = answer["content"]["name"].as_str().unwrap_or("?").to_owned();
+                    Ok(CallToolResult::from_text(format!("Hello, {name}!")))
+                },
+            )
+            .task(TaskSupport::Optional),
+        )
+        .unwrap();
     (server, release, cancels)
 }
 
 /// A 2026-07-28 request that declares the tasks extension.
 fn request(client: &Client, method: &str, mut params: Value) -> toolwire::Result<Value> {
-    params["_meta"] = meta(json!({"extensions": {EXTENSION: {}}}));
+    params["_meta"] = meta(json!({"elicitation": {}, "extensions": {EXTENSION: {}}}));
     client.call(method, params)
 }
 
@@ -96,7 +116,7 @@ fn a_backends_task_is_created_polled_fetched_and_cancelled_through_the_gateway()
     let (_http, url) = http_backend(&backend);
     let gateway = gateway(
         &[("worker", url_entry(&url))],
-        r#"{"namespace": "{tool}", "calls_per_caller": 2}"#,
+        r#"{"namespace": "{tool}", "calls_per_caller": 3}"#,
     );
     let (client, _connection) = memory_client(gateway.server());
 
@@ -127,8 +147,30 @@ fn a_backends_task_is_created_polled_fetched_and_cancelled_through_the_gateway()
         .expect("the backend saw the cancel");
     until_status(&client, &id, "cancelled");
 
-    // Two calls created the two tasks; the polls and the cancel spent nothing, and the
-    // budget of two is now spent.
+    // A task that asks for input: its requests come through `tasks/get`, and `tasks/update`
+    // answers them at the backend.
+    let id = create(&client, "asks");
+    let asking = until_status(&client, &id, "input_required");
+    assert_eq!(
+        asking["inputRequests"]["name"]["params"]["message"], "Your name?",
+        "{asking}"
+    );
+    let answers = json!({"name": {"action": "accept", "content": {"name": "Ada"}}});
+    let ack = request(
+        &client,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": answers}),
+    )
+    .unwrap();
+    assert_eq!(ack["resultType"], "complete", "{ack}");
+    let done = until_status(&client, &id, "completed");
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Hello, Ada!",
+        "{done}"
+    );
+
+    // Three calls created the three tasks; the polls, the update and the cancel spent
+    // nothing, and the budget of three is now spent.
     let third = request(&client, "tools/call", json!({"name": "quick"})).unwrap();
     assert_eq!(third["isError"], true, "{third}");
     assert!(
