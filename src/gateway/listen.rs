@@ -6,8 +6,9 @@
 //! handshake-era backend's do, and go on to the subscribed front clients.
 //!
 //! One thread per such backend while any of its URIs is subscribed (it ends with the last
-//! unsubscription, or when the gateway goes); a listen that ends by itself (the backend's
-//! bound, a restart, an error) is opened again after [`REOPEN_PAUSE`], each one asked for at
+//! unsubscription, when the gateway goes, or when the backend cannot be asked: its restart
+//! or the next change of the set starts another); a listen that ends by itself (the
+//! backend's bound, its death) is opened again after [`REOPEN_PAUSE`], each one asked for at
 //! most [`LISTEN_BOUND`].
 
 use std::collections::HashMap;
@@ -166,13 +167,20 @@ fn follow(core: &Weak<Core>, backend: &Weak<Backend>, changed: &Receiver<()>) {
                 }
             }
             Err(error) => {
+                // Closed, or not to be started again now: the thread ends (a restart or the
+                // next change of the set starts another).
                 log::warn!(
                     target: LOG_TARGET,
                     "server {:?} could not be asked for the subscriptions: {}",
                     backend.name,
                     masked(&error)
                 );
-                drop((core, backend));
+                core.subscriptions
+                    .listens
+                    .running
+                    .lock()
+                    .remove(&backend.name);
+                return;
             }
         }
         if pause {
