@@ -27,6 +27,8 @@ pub(crate) enum Event<'a> {
     ResourceUpdated(&'a str),
     /// It died and was started again: a new process, whose lists may differ.
     Restarted,
+    /// It acknowledged a 2026-07-28 `subscriptions/listen` (see `super::listen`).
+    Listening,
 }
 
 /// A call in flight on a backend.
@@ -270,6 +272,7 @@ impl Backend {
                     Some(uri) => Event::ResourceUpdated(uri),
                     None => return,
                 },
+                "notifications/subscriptions/acknowledged" => Event::Listening,
                 _ => return,
             };
             if let Some(backend) = notified.upgrade() {

@@ -279,7 +279,7 @@ fn options(context: &RequestContext) -> CallOptions {
 
 /// A backend's failure as a front client reads it: the backend's own JSON-RPC error as it
 /// sent it (its message bounded), anything else in general words (the details are logged).
-fn passed_on(backend: &Backend, method: &str, error: Error) -> HandlerError {
+pub(crate) fn passed_on(backend: &Backend, method: &str, error: Error) -> HandlerError {
     match error {
         Error::Rpc(object) => {
             let mut object = *object;
@@ -543,11 +543,13 @@ pub(crate) fn complete(
 #[derive(Default)]
 pub(crate) struct Subscriptions {
     counts: Mutex<BTreeMap<String, usize>>,
+    /// The `subscriptions/listen` held open to each 2026-07-28 backend.
+    pub(crate) listens: super::listen::Listens,
 }
 
 /// `resources/subscribe` (or `unsubscribe`), passed on to the backend that owns the URI.
 pub(crate) fn subscribe(
-    core: &Core,
+    core: &Arc<Core>,
     context: &RequestContext,
     uri: &str,
     on: bool,
@@ -580,12 +582,17 @@ pub(crate) fn subscribe(
             ),
         ));
     }
+    // A 2026-07-28 backend has no `resources/subscribe`: its subscriptions are one
+    // `subscriptions/listen`, opened again with each new set of URIs.
+    let listens = client
+        .session_info()
+        .is_ok_and(|info| info.era == crate::mcp::Era::Stateless);
     // The count is held while the backend is asked, so two front clients never race a
     // subscription and an unsubscription of the same URI.
     let mut counts = core.subscriptions.counts.lock();
     let count = counts.entry(uri.to_owned()).or_insert(0);
     let ask = if on { *count == 0 } else { *count == 1 };
-    if ask {
+    if ask && !listens {
         client
             .request(method, json!({"uri": uri}), options(context))
             .map_err(|error| passed_on(&backend, method, error))?;
@@ -597,6 +604,15 @@ pub(crate) fn subscribe(
         if *count == 0 {
             counts.remove(uri);
         }
+    }
+    drop(counts);
+    if ask && listens {
+        // A subscription is answered once the backend listens for it (within the request's
+        // deadline, at most the start timeout's default of 10 s).
+        let until = context
+            .deadline()
+            .min(Instant::now() + std::time::Duration::from_secs(10));
+        super::listen::refresh(core, &backend, on.then_some(until));
     }
     Ok(())
 }
@@ -642,6 +658,7 @@ pub(super) fn serve_catalog(core: &Arc<Core>, every: bool) {
                 )),
             });
     }
+    super::tasks::serve(core, every);
     if completions {
         let weak = Arc::downgrade(core);
         core.server

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::backend::Backend;
-use super::{bridge, rounds, Core};
+use super::{bridge, rounds, tasks, Core};
 use crate::harness::{BudgetScope, BudgetScopes, CallSettings, ImportedTool, Outcome, Status};
 use crate::mcp::CallToolResult;
 use crate::server::{HandlerError, RequestContext, ToolAccess};
@@ -183,6 +183,11 @@ pub(super) fn finish(
         if let Some(input) = rounds::passed_on(&backend.name, round, &result.raw) {
             // Counted in the stats when the call ends, with its last round.
             return Err(HandlerError::InputRequired(input));
+        }
+        // A task the backend runs the call as: its id sealed for this front client.
+        if let Some(task) = tasks::passed_on(core, &backend.name, context, result) {
+            core.stats.status(&backend.name, outcome.status);
+            return Ok(task);
         }
     }
     if outcome.status == Status::Timeout && context.is_cancelled() {

@@ -28,6 +28,11 @@ pub(super) fn events(core: &Arc<Core>) -> Events {
                 }
             }
             Event::ListChanged(kinds) => relist_soon(&weak, backend, kinds),
+            Event::Listening => {
+                if let Some(core) = weak.upgrade() {
+                    core.subscriptions.listens.acknowledged(&backend.name);
+                }
+            }
             // Its new process may offer other lists, and knows nothing of the subscriptions.
             Event::Restarted => {
                 log::info!(
@@ -169,7 +174,15 @@ fn relist(core: &Arc<Core>, backend: &Arc<Backend>, mut kinds: u8) {
 }
 
 /// Asks a restarted backend for the front clients' subscriptions to its resources again.
-fn resubscribe(core: &Core, backend: &Backend, client: &crate::mcp::McpClient) {
+fn resubscribe(core: &Arc<Core>, backend: &Arc<Backend>, client: &crate::mcp::McpClient) {
+    if client
+        .session_info()
+        .is_ok_and(|info| info.era == crate::mcp::Era::Stateless)
+    {
+        // Its listen follows the restart by itself; nudged so it does at once.
+        super::listen::refresh(core, backend, None);
+        return;
+    }
     for uri in catalog::subscribed_by(core, backend) {
         if let Err(error) = client.subscribe_resource(&uri) {
             log::warn!(

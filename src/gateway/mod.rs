@@ -80,9 +80,11 @@
 //! * `completion/complete` goes to the backend that owns the prompt or template;
 //!   `resources/subscribe` and `unsubscribe` to the backend that owns the URI (asked on the
 //!   first front subscription and told on the last unsubscription), and its
-//!   `notifications/resources/updated` come back to the front clients subscribed. A
-//!   2026-07-28 front client's `subscriptions/listen` hears the updates of URIs a
-//!   handshake-era client subscribed to, but does not itself subscribe at the backend.
+//!   `notifications/resources/updated` come back to the front clients subscribed (a
+//!   2026-07-28 backend, which has no `resources/subscribe`, is held one
+//!   `subscriptions/listen`: see `listen.rs`). A 2026-07-28 front client's
+//!   `subscriptions/listen` hears the updates of URIs a handshake-era client subscribed to,
+//!   but does not itself subscribe at the backend.
 //! * A backend's `notifications/resources/list_changed` or `prompts/list_changed` lists that
 //!   kind again, as its tools are. The gateway declares resources, subscriptions, prompts
 //!   and completion when a backend did at start.
@@ -195,8 +197,10 @@
 //! [`GatewayConfig::bridge_round_timeout`], 60 s by default, and
 //! [`GatewayConfig::max_bridged_rounds`] calls, 1,024 by default), one call for the budget
 //! and the audit. Likewise a backend's list changes reach the
-//! gateway on a handshake-era session (stdio, or an HTTP session); the backends' client does
-//! not follow 2026-07-28 `subscriptions/listen`. A backend that dies is
+//! gateway on a handshake-era session (stdio, or an HTTP session); a 2026-07-28 backend
+//! sends only the updates of subscribed URIs (its listen asks for no list changes). The
+//! tasks extension passes through to a backend that offers it, for a front client that
+//! declares it (the task's id sealed: `tasks.rs`). A backend that dies is
 //! started again on its next call under [`GatewayConfig::restart`] (by default at most 5
 //! restarts in 60 s, waiting 100 ms, doubling to 5 s, between them), while the others
 //! serve; an idempotent tool's call that met the death is sent once more. The new process's
@@ -275,6 +279,7 @@ mod backend;
 mod bridge;
 mod catalog;
 mod forward;
+mod listen;
 mod lists;
 mod names;
 mod pinning;
@@ -284,6 +289,7 @@ mod rounds;
 mod skills;
 mod start;
 mod stats;
+mod tasks;
 
 pub use pins::{NewTools, PinFile, MAX_PIN_FILE_BYTES};
 pub use policy::{AuthSection, Policy, PolicyMismatch, UnknownName, MAX_POLICY_BYTES};

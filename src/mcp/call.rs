@@ -239,6 +239,15 @@ impl ToolCall {
         };
         match created_task(self.session.info.era, &value) {
             Err(error) => Some(Err(error)),
+            Ok(Some(task)) if self.pass_rounds && self.session.is_stateless() => {
+                // Handed back as the server sent it: whoever passes rounds on passes the
+                // task on too (its client follows it).
+                Some(Ok(CallToolResult {
+                    raw: value,
+                    task_id: Some(task.task_id),
+                    ..CallToolResult::default()
+                }))
+            }
             Ok(Some(task)) => {
                 self.task = Some(TaskWait::new(
                     &self.client,

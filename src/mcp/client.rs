@@ -247,6 +247,27 @@ impl McpClient {
         self.inner.request_passing(method, params, options)
     }
 
+    /// Starts one request stamped for the session's era and returns its handle at once,
+    /// without following input rounds or a task: for a long-lived request such as
+    /// 2026-07-28's `subscriptions/listen`, whose notifications reach
+    /// [`McpConfig::on_notification`] while it is open. Dropping the handle cancels it.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::Client::start`].
+    pub fn start_request(
+        &self,
+        method: &str,
+        params: Value,
+        options: CallOptions,
+    ) -> Result<crate::client::CallHandle> {
+        let session = self.inner.session()?;
+        let (stamped, options, _rounds) =
+            self.inner
+                .prepare(&session, method, params, options, Vec::new());
+        session.rpc.start(method, stamped, options)
+    }
+
     /// Reads a raw `tools/call` result and checks it as [`McpClient::call_tool`] does (shape,
     /// then `structuredContent` against the tool's `outputSchema`); for results obtained
     /// through [`ToolCall::handle`] or [`McpClient::request`].

@@ -358,8 +358,12 @@ impl CallToolResult {
 
     /// The result as the wire carries it: `content`, `structuredContent` when set, and
     /// `isError`, written over the fields [`CallToolResult::raw`] holds. A block that is still
-    /// what was read is sent as it was read.
+    /// what was read is sent as it was read. A `raw` that is a 2026-07-28 `CreateTaskResult`
+    /// (`resultType: "task"`, a task passed on by a proxy) is sent as it is.
     pub fn to_value(&self) -> Value {
+        if self.raw.get("resultType").and_then(Value::as_str) == Some("task") {
+            return self.raw.clone();
+        }
         let mut object = match &self.raw {
             Value::Object(object) => object.clone(),
             _ => Map::new(),

@@ -124,6 +124,13 @@ impl Session {
             _ => Map::new(),
         };
         let meta = params.entry("_meta").or_insert_with(|| json!({}));
+        // Capabilities the params declare already are a caller's own, passed on for its
+        // client (a gateway's front client): kept as they are, the tasks extension declared
+        // only when that client did (so a task comes back only to a client that follows it).
+        let passed_on = meta
+            .get(META_CLIENT_CAPABILITIES)
+            .is_some_and(Value::is_object);
+        let tasks = tasks && !passed_on;
         if let Some(meta) = meta.as_object_mut() {
             for (key, value) in stamp {
                 // Capabilities the params declare already are a caller's own, passed on for

@@ -408,6 +408,9 @@ pub(crate) struct Catalog {
     /// Runs a client's `resources/subscribe` (true) or `unsubscribe` (false) on a worker
     /// before it is recorded (a gateway passes it on); an error is the client's answer.
     pub(crate) subscribe: Option<SubscribeFn>,
+    /// Answers `tasks/get`, `tasks/update` and `tasks/cancel` for tasks the server does not
+    /// run itself (a gateway's backends'): see [`super::Server::set_forwarded_tasks`].
+    pub(crate) forwarded_tasks: Option<ForwardedTasksFn>,
 }
 
 /// The kinds a server declares even while it serves none of them ([`super::Server::declare`]).
@@ -449,6 +452,13 @@ impl Declared {
 pub(crate) type SubscribeFn =
     Arc<dyn Fn(&RequestContext, &str, bool) -> std::result::Result<(), HandlerError> + Send + Sync>;
 
+/// See [`Catalog::forwarded_tasks`]: `None` for a task id that is not the hook's.
+pub(crate) type ForwardedTasksFn = Arc<
+    dyn Fn(&RequestContext, &str, &Value) -> Option<std::result::Result<Value, HandlerError>>
+        + Send
+        + Sync,
+>;
+
 /// What one list method lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Listing {
@@ -462,9 +472,11 @@ impl Catalog {
     /// True when tools are declared: some are served, or (a gateway) they come and go.
     /// True when some tool may run as a task.
     pub(crate) fn offers_tasks(&self) -> bool {
-        self.tools
-            .values()
-            .any(|tool| tool.task_support() != TaskSupport::Forbidden)
+        self.forwarded_tasks.is_some()
+            || self
+                .tools
+                .values()
+                .any(|tool| tool.task_support() != TaskSupport::Forbidden)
     }
 
     pub(crate) fn offers_tools(&self) -> bool {

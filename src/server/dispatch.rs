@@ -382,10 +382,23 @@ fn routed(
             let server = Arc::clone(&server);
             let method = method.to_owned();
             let params = params.clone();
-            inline(
-                Box::new(move |_| tasks::answer(&server, &method, &params)),
-                bound,
-            )
+            match catalog.forwarded_tasks.clone() {
+                // A proxy's backends' tasks: forwarded on a worker, the server's own answered
+                // here.
+                Some(forward) => Route {
+                    work: Box::new(move |context| {
+                        forward(context, &method, &params)
+                            .unwrap_or_else(|| tasks::answer(&server, &method, &params))
+                    }),
+                    inline: false,
+                    timeout: TimeoutAnswer::Rpc(bound),
+                    target: None,
+                },
+                None => inline(
+                    Box::new(move |_| tasks::answer(&server, &method, &params)),
+                    bound,
+                ),
+            }
         }
         methods::SERVER_DISCOVER if era == Era::Stateless => {
             let server = Arc::clone(&server);

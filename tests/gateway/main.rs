@@ -31,5 +31,6 @@ mod serve_tls;
 mod shared_budget;
 mod skills;
 mod start;
+mod tasks;
 mod traces;
 mod transcript;

@@ -260,6 +260,41 @@ fn resources_templates_and_prompts_of_two_backends_are_served() {
 }
 
 #[test]
+fn subscriptions_at_a_2026_backend_are_one_listen_and_its_updates_come_through() {
+    // The gateway speaks 2026-07-28 to the backend, which has no `resources/subscribe`: the
+    // front client's subscriptions become the backend's `subscriptions/listen`.
+    let backend = catalog_backend("modern");
+    let (_http, url) = http_backend(&backend);
+    let gateway = gateway_with(
+        &[("modern", url_entry(&url))],
+        "{}",
+        GatewayConfig::new().protocol(ProtocolMode::Modern),
+    );
+    let (client, connection, notifications) = watched_front(&gateway);
+    // Answered once the backend listens: an update sent right after it comes through.
+    client.subscribe_resource("modern://own").unwrap();
+    backend.notify_resource_updated("modern://own");
+    let updated = wait_for(&notifications, "notifications/resources/updated");
+    assert_eq!(updated["uri"], "modern://own");
+
+    // Unsubscribed, its updates stop; another URI's subscription is listened for instead.
+    client.unsubscribe_resource("modern://own").unwrap();
+    client.subscribe_resource("shared://readme").unwrap();
+    backend.notify_resource_updated("modern://own");
+    backend.notify_resource_updated("shared://readme");
+    let updated = wait_for(&notifications, "notifications/resources/updated");
+    assert_eq!(updated["uri"], "shared://readme");
+
+    // A URI no backend serves is refused.
+    let unknown = client.subscribe_resource("nowhere://x").unwrap_err();
+    assert_eq!(unknown.rpc().map(|e| e.code.0), Some(-32002), "{unknown}");
+
+    client.close().unwrap();
+    connection.wait();
+    gateway.close();
+}
+
+#[test]
 fn a_backends_resource_and_prompt_list_changes_are_listed_again() {
     let backend = catalog_backend("moving");
     let (_http, url) = http_backend(&backend);

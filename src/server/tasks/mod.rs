@@ -37,6 +37,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+mod forwarded;
 mod lease;
 mod record;
 
