@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! cargo run --example tool_server -- [--ignore-eof] [--banner] [--hostile] [--catalog]
-//!     [--skills DIR]
+//!     [--pooled] [--skills DIR]
 //! ```
 //!
 //! * `--ignore-eof` keeps the process running (sleeping forever) after stdin reaches end of file.
@@ -17,6 +17,8 @@
 //! * `--catalog` adds resources, a template, a prompt, completion and the tools `log` and
 //!   `ask` (see `examples/support/tool_server_catalog.rs`), for the tests of the `toolwire`
 //!   command's catalog and client-capability commands.
+//! * `--pooled` runs the tools on the server's worker pool instead of inline on the reading
+//!   thread (what a tool not marked inline gets), for the benchmarks of that path.
 //! * `--skills DIR` serves the skills of the directory tree `DIR` (every directory holding a
 //!   `SKILL.md`; the Skills extension, `toolwire::server::SkillSet::add_tree`).
 //!
@@ -156,6 +158,7 @@ fn main() {
     let mut hostile = false;
     let mut catalog = false;
     let mut skills = None;
+    let mut pooled = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -163,12 +166,13 @@ fn main() {
             "--banner" => banner = true,
             "--hostile" => hostile = true,
             "--catalog" => catalog = true,
+            "--pooled" => pooled = true,
             "--skills" if skills.is_none() => skills = args.next(),
             _ => {
                 eprintln!("tool_server: unknown argument {arg:?}");
                 eprintln!(
                     "usage: tool_server [--ignore-eof] [--banner] [--hostile] [--catalog] \
-                     [--skills DIR]"
+                     [--pooled] [--skills DIR]"
                 );
                 std::process::exit(2);
             }
@@ -178,7 +182,7 @@ fn main() {
         write_stdout(|out| out.write_all(b"tool_server ready\n"));
     }
     let state = Arc::new(State::default());
-    let server = build(&state, hostile).unwrap_or_else(|error| {
+    let server = build(&state, hostile, pooled).unwrap_or_else(|error| {
         eprintln!("tool_server: {error}");
         std::process::exit(1);
     });
@@ -210,7 +214,7 @@ fn main() {
 }
 
 /// The server with every method and tool.
-fn build(state: &Arc<State>, hostile: bool) -> toolwire::Result<Server> {
+fn build(state: &Arc<State>, hostile: bool, pooled: bool) -> toolwire::Result<Server> {
     let config = ServerConfig::new("toolwire-tool-server", "0.1.0")
         .instructions("A small server for toolwire's demo and tests.")
         .stateless(false)
@@ -230,7 +234,7 @@ fn build(state: &Arc<State>, hostile: bool) -> toolwire::Result<Server> {
         }
     });
     add_methods(&server, state)?;
-    add_tools(&server, state, hostile)?;
+    add_tools(&server, state, hostile, pooled)?;
     Ok(server)
 }
 
@@ -517,7 +521,12 @@ fn options(timeout: Option<Duration>) -> ToolOptions {
     }
 }
 
-fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Result<()> {
+fn add_tools(
+    server: &Server,
+    state: &Arc<State>,
+    hostile: bool,
+    pooled: bool,
+) -> toolwire::Result<()> {
     let none = json!({"type": "object", "properties": {}});
     let tool =
         |name: &str,
@@ -528,7 +537,7 @@ fn add_tools(server: &Server, state: &Arc<State>, hostile: bool) -> toolwire::Re
                 handler(served(context), args).map_err(HandlerError::into_failure)
             })
             .options(options(None))
-            .inline(true)
+            .inline(!pooled)
         };
     server.add_tool(
         tool(

@@ -75,6 +75,27 @@ pub(crate) fn at_exit(hook: extern "C" fn()) {
 #[cfg(not(unix))]
 pub(crate) fn at_exit(_hook: extern "C" fn()) {}
 
+/// Whether a write of at most `PIPE_BUF` (4,096) bytes to `fd` would not block now (`poll`
+/// with no wait says it has room); false when it cannot be asked. Never on other systems.
+#[cfg(unix)]
+pub(crate) fn writable_now(fd: i32) -> bool {
+    let mut entry = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: poll reads and writes the one pollfd it is given, and waits for nothing.
+    let ready = unsafe { libc::poll(&mut entry, 1, 0) };
+    ready == 1
+        && entry.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) == 0
+        && entry.revents & libc::POLLOUT != 0
+}
+
+#[cfg(not(unix))]
+pub(crate) fn writable_now(_fd: i32) -> bool {
+    false
+}
+
 #[cfg(unix)]
 pub(crate) fn wait_for_exit(pid: u32) -> io::Result<()> {
     let id = libc::id_t::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;

@@ -2,8 +2,20 @@
 //! (or any reader), and written to its stdout (or any writer) by a thread of their own from a
 //! bounded queue, so a client that stops reading makes the server's answers wait, never its
 //! reader.
+//!
+//! On the process's stdout a line sent from the reading thread (an inline answer) may skip the
+//! queue: when nothing is queued or being written and the descriptor has room now (`poll`, no
+//! wait), the reading thread writes it itself, under the writer's lock, which saves the writer
+//! thread's wake-up (most of a sequential inline call's cost). It never waits for that lock or
+//! for room: either is taken by the queue as before, so the reader never blocks on a client
+//! that stops reading, and lines keep their order (a line is written directly only once every
+//! queued line has been written). Answers from the worker pool always take the queue: written
+//! directly by each worker they cost more CPU with many calls in flight (one `poll` and one
+//! `write` each, where the writer joins the queued lines into one write) and saved nothing
+//! measurable one at a time (BENCHMARKS.md, "Server").
 
 use std::io::{self, Read, Write};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,6 +26,69 @@ use crate::error::{Closed, Error, Result};
 use crate::sys::{self, spawn_named};
 use crate::transport::lines::{self, LineEvent};
 use crate::transport::{Inbound, Outgoing, Transport, TransportEvent};
+
+/// How many bytes of queued lines the writer joins into one write (a line longer than this is
+/// written alone).
+const WRITE_BATCH: usize = 64 * 1024;
+
+/// The longest line written directly: a pipe with room takes a write of at most `PIPE_BUF`
+/// bytes at once.
+const DIRECT_MAX: usize = 4096;
+
+/// The writing end, shared by the writer thread and the threads that write directly.
+struct Out {
+    writer: Mutex<Writer>,
+    /// Lines handed to the queue and not yet written (counted before they enter it).
+    queued: AtomicUsize,
+    /// The descriptor behind `writer` that may be asked for room (the process's stdout);
+    /// `None`: every line goes through the queue.
+    fd: Option<i32>,
+    /// A write failed: nothing more is written directly.
+    broken: AtomicBool,
+}
+
+thread_local! {
+    /// The `Out` (its address) whose reading thread this is; 0 on any other thread.
+    static READER_OF: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+impl Out {
+    /// Writes `line` now when that cannot wait (see the module's documentation); gives it back
+    /// when it must be queued.
+    fn try_direct(&self, line: String) -> Result<Option<String>> {
+        let Some(fd) = self.fd else {
+            return Ok(Some(line));
+        };
+        if READER_OF.with(|of| of.get()) != self as *const Out as usize {
+            return Ok(Some(line));
+        }
+        if line.len() > DIRECT_MAX || self.queued.load(Ordering::SeqCst) != 0 {
+            return Ok(Some(line));
+        }
+        let Some(mut writer) = self.writer.try_lock() else {
+            return Ok(Some(line));
+        };
+        // Under the lock the writer thread is not writing, so `queued` at 0 means every line
+        // queued before this one is written.
+        if self.queued.load(Ordering::SeqCst) != 0
+            || self.broken.load(Ordering::SeqCst)
+            || !sys::writable_now(fd)
+        {
+            return Ok(Some(line));
+        }
+        match writer
+            .write_all(line.as_bytes())
+            .and_then(|()| writer.flush())
+        {
+            Ok(()) => Ok(None),
+            Err(error) => {
+                self.broken.store(true, Ordering::SeqCst);
+                log::debug!("toolwire: stdout closed ({error}); the server stops writing");
+                Err(Error::closed_because("stdout is closed"))
+            }
+        }
+    }
+}
 
 type Reader = Box<dyn Read + Send>;
 type Writer = Box<dyn Write + Send>;
@@ -29,7 +104,9 @@ type Writer = Box<dyn Write + Send>;
 pub struct StdioServer {
     reader: Mutex<Option<Reader>>,
     writer: Mutex<Option<Writer>>,
-    queue: Mutex<Option<Sender<String>>>,
+    /// The descriptor of `writer` when it is the process's stdout.
+    fd: Option<i32>,
+    queue: Mutex<Option<(Sender<String>, Arc<Out>)>>,
     queue_size: usize,
     max_line_bytes: usize,
     threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
@@ -46,10 +123,14 @@ impl std::fmt::Debug for StdioServer {
 }
 
 impl StdioServer {
-    /// The process's stdin and stdout. Writes go through `std::io::stdout()`, one whole line
-    /// under its lock, so a handler that writes to stdout itself never splits a frame.
+    /// The process's stdin and stdout. Writes go through `std::io::stdout()`, whole lines
+    /// under its lock (the lines queued together in one write), so a handler that writes to
+    /// stdout itself never splits a frame.
     pub fn process() -> StdioServer {
-        StdioServer::new(io::stdin(), io::stdout())
+        StdioServer {
+            fd: cfg!(unix).then_some(1),
+            ..StdioServer::new(io::stdin(), io::stdout())
+        }
     }
 
     /// Any reader and writer.
@@ -60,6 +141,7 @@ impl StdioServer {
         StdioServer {
             reader: Mutex::new(Some(Box::new(reader))),
             writer: Mutex::new(Some(Box::new(writer))),
+            fd: None,
             queue: Mutex::new(None),
             queue_size: 1024,
             max_line_bytes: 16 * 1024 * 1024,
@@ -84,8 +166,7 @@ impl StdioServer {
 
 impl Transport for StdioServer {
     fn start(&self, inbound: Arc<dyn Inbound>) -> Result<()> {
-        let (Some(reader), Some(mut writer)) =
-            (self.reader.lock().take(), self.writer.lock().take())
+        let (Some(reader), Some(writer)) = (self.reader.lock().take(), self.writer.lock().take())
         else {
             return Err(Error::Config(
                 "the stdio server transport was already started".into(),
@@ -93,13 +174,36 @@ impl Transport for StdioServer {
         };
         let (tx, rx) = bounded::<String>(self.queue_size);
         let (done_tx, done_rx) = bounded::<()>(0);
-        let out = spawn_named("toolwire-srv-out", move || {
+        let shared = Arc::new(Out {
+            writer: Mutex::new(writer),
+            queued: AtomicUsize::new(0),
+            fd: self.fd,
+            broken: AtomicBool::new(false),
+        });
+        let out = Arc::clone(&shared);
+        let thread = spawn_named("toolwire-srv-out", move || {
             let _done = done_tx;
-            for line in rx {
-                if let Err(error) = writer
-                    .write_all(line.as_bytes())
-                    .and_then(|()| writer.flush())
-                {
+            // The lines queued while one is written go out together: one write and one flush
+            // for all of them (up to WRITE_BATCH bytes), not one system call each.
+            for mut batch in rx.iter() {
+                let mut lines = 1;
+                while batch.len() < WRITE_BATCH {
+                    match rx.try_recv() {
+                        Ok(line) => {
+                            batch.push_str(&line);
+                            lines += 1;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                let mut writer = out.writer.lock();
+                let written = writer
+                    .write_all(batch.as_bytes())
+                    .and_then(|()| writer.flush());
+                out.queued.fetch_sub(lines, Ordering::SeqCst);
+                drop(writer);
+                if let Err(error) = written {
+                    out.broken.store(true, Ordering::SeqCst);
                     log::debug!("toolwire: stdout closed ({error}); the server stops writing");
                     return;
                 }
@@ -107,10 +211,14 @@ impl Transport for StdioServer {
         })?;
         // The queue is in place before the first line is read: an inline answer to it is
         // sent from the reading thread at once.
-        *self.queue.lock() = Some(tx);
+        // The reading thread keeps its `Out`'s memory (not its writer, which closes when the
+        // writer thread ends) so that no other `Out` takes its address meanwhile.
+        let reader_out = Arc::downgrade(&shared);
+        *self.queue.lock() = Some((tx, shared));
         *self.writer_done.lock() = Some(done_rx);
         let max = self.max_line_bytes;
         let input = spawn_named("toolwire-srv-in", move || {
+            READER_OF.with(|of| of.set(reader_out.as_ptr() as usize));
             let ended = lines::read_lines(reader, max, |event| match event {
                 LineEvent::Line(line) => crate::transport::deliver(&*inbound, line),
                 LineEvent::Oversized(bytes) => {
@@ -124,22 +232,30 @@ impl Transport for StdioServer {
             inbound.closed(Closed::new(reason));
         })?;
         let mut threads = self.threads.lock();
-        threads.push(out);
+        threads.push(thread);
         threads.push(input);
         Ok(())
     }
 
     fn send(&self, message: Outgoing, deadline: Option<Instant>) -> Result<()> {
-        let Some(queue) = self.queue.lock().clone() else {
+        let Some((queue, out)) = self.queue.lock().clone() else {
             return Err(Error::closed_because(
                 "the stdio server transport is closed",
             ));
         };
         let mut line = message.to_line();
         line.push('\n');
-        crate::transport::enqueue(&queue, line, deadline, self.queue_size, || {
+        let Some(line) = out.try_direct(line)? else {
+            return Ok(());
+        };
+        out.queued.fetch_add(1, Ordering::SeqCst);
+        let sent = crate::transport::enqueue(&queue, line, deadline, self.queue_size, || {
             Error::closed_because("stdout is closed")
-        })
+        });
+        if sent.is_err() {
+            out.queued.fetch_sub(1, Ordering::SeqCst);
+        }
+        sent
     }
 
     fn close(&self) -> Result<()> {

@@ -31,6 +31,7 @@ mod scaleout;
 mod shared_state;
 mod skills_tree;
 mod slots;
+mod stdout_direct;
 mod subscriptions;
 mod tasks;
 mod tasks_across;
