@@ -24,7 +24,10 @@
 //!   never answers;
 //! * `memory-channels`: the same with each handle asked for its `receiver()`, so every call
 //!   owns a channel, as every call did before completion moved into the pending table's
-//!   slots (the baseline of that change, in this run).
+//!   slots (the baseline of that change, in this run);
+//! * `mcp`: N `hang` tool calls through `McpClient::start_tool` to tool_server over stdio (a
+//!   handshake session: tool_server does not serve 2026-07-28), the `ToolCall`s kept: what
+//!   `McpClient` adds per call over the bare `Client` of `stdio`.
 
 #[path = "support/mod.rs"]
 mod support;
@@ -43,7 +46,9 @@ use serde_json::json;
 use support::scale;
 use toolwire::jsonrpc::{CallEvent, RequestId};
 use toolwire::transport::{MemoryTransport, StdioTransport};
-use toolwire::{CallHandle, CallOptions, Client, StdioConfig};
+use toolwire::{
+    CallHandle, CallOptions, Client, McpClient, McpConfig, ProtocolMode, StdioConfig, ToolCall,
+};
 
 const HOUR: Duration = Duration::from_secs(3600);
 
@@ -188,6 +193,53 @@ fn child_memory(n: usize, channel: bool) -> Sample {
     sample
 }
 
+/// `n` never-answered tool calls through `McpClient` over stdio (see the module docs).
+fn child_mcp(n: usize, server: &Path) -> Sample {
+    let config = McpConfig::default().mode(ProtocolMode::Legacy);
+    let client =
+        McpClient::connect_stdio(StdioConfig::new(server), config).expect("connect to tool_server");
+    // tool_server reads in order: once an echo sent last is back, it has read everything.
+    let settle = || {
+        client
+            .call_tool("echo", json!({"sync": true}))
+            .expect("echo");
+    };
+    let warm: Vec<ToolCall> = (0..100)
+        .map(|_| {
+            client
+                .start_tool(
+                    "hang",
+                    json!({}),
+                    CallOptions::new().timeout(Duration::from_millis(5)),
+                )
+                .expect("start")
+        })
+        .collect();
+    for call in warm {
+        assert!(call.wait().is_err());
+    }
+    settle();
+    let before_kib = status_kib("VmRSS");
+    let calls: Vec<ToolCall> = (0..n)
+        .map(|_| {
+            client
+                .start_tool("hang", json!({}), CallOptions::new().timeout(HOUR))
+                .expect("start")
+        })
+        .collect();
+    settle();
+    let after_kib = status_kib("VmRSS");
+    let sample = Sample {
+        before_kib,
+        after_kib,
+        peak_kib: status_kib("VmHWM"),
+    };
+    black_box(&calls);
+    client.close().expect("close");
+    drop(calls);
+    sample
+}
+
 // ---- parent ----
 
 fn tool_server() -> PathBuf {
@@ -255,6 +307,7 @@ fn main() {
             "stdio" => child_stdio(n, Path::new(&args[at + 3])),
             "memory" => child_memory(n, false),
             "memory-channels" => child_memory(n, true),
+            "mcp" => child_mcp(n, Path::new(&args[at + 3])),
             other => panic!("unknown mode {other}"),
         };
         report(&sample);
@@ -269,6 +322,7 @@ fn main() {
     let stdio = median_child("stdio", n, &server);
     let memory = median_child("memory", n, &server);
     let channels = median_child("memory-channels", n, &server);
+    let mcp = median_child("mcp", n, &server);
     let cpus = thread::available_parallelism().map_or(1, |n| n.get());
 
     println!(
@@ -309,9 +363,17 @@ fn main() {
         &channels,
         "—",
     );
+    row(
+        &format!("toolwire `McpClient`: {n} `hang` tool calls over stdio (`ToolCall`s kept)"),
+        &mcp,
+        &target,
+    );
     println!();
     println!("Growth is VmRSS after the N entries exist minus just before; the peak is the whole process's.");
-    let worst = stdio.growth_kib().max(memory.growth_kib());
+    let worst = stdio
+        .growth_kib()
+        .max(memory.growth_kib())
+        .max(mcp.growth_kib());
     if worst > target_kib {
         println!("TARGET MISSED: {} > {}", mb(worst), mb(target_kib));
     }

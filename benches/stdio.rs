@@ -11,6 +11,9 @@
 //!   channel, as toolwire's stdin was written before callers wrote their own frames: the
 //!   cost of that hop, in this run;
 //! * toolwire: `Client::call` (sequential), one thread keeping 64 handles in flight;
+//! * toolwire, 64 blocking callers: 64 threads sharing one `Client`, each making its calls
+//!   one at a time with `Client::call` (the shape of a blocking program), beside the minimal
+//!   shape's 64 callers in the same round;
 //! * toolwire, channel per call: the same, each handle asked for its `receiver()` before the
 //!   wait, so every call gets a channel as every call did before completion moved into the
 //!   pending table's slots.
@@ -215,6 +218,31 @@ fn toolwire_sequential(server: &PathBuf, count: usize, channel: bool) -> Duratio
     elapsed
 }
 
+/// `callers` threads share one client, each making `count / callers` blocking calls.
+fn toolwire_callers(server: &PathBuf, count: usize, callers: usize) -> Duration {
+    let client = client(server);
+    let per_caller = count / callers;
+    let started = Instant::now();
+    let threads: Vec<_> = (0..callers)
+        .map(|caller| {
+            let client = client.clone();
+            thread::spawn(move || {
+                for n in 0..per_caller {
+                    let id = caller * per_caller + n;
+                    let result = client.call("echo", json!({ "n": id })).unwrap();
+                    debug_assert_eq!(result["n"], json!(id));
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    let elapsed = started.elapsed();
+    client.close().unwrap();
+    elapsed
+}
+
 /// One thread keeps `WINDOW` call handles in flight.
 fn toolwire_pipelined(server: &PathBuf, count: usize, channel: bool) -> Duration {
     let client = client(server);
@@ -258,6 +286,7 @@ fn main() {
     let rounds = 3;
     let mut seq: [Vec<Duration>; 5] = Default::default();
     let mut pipe: [Vec<Duration>; 5] = Default::default();
+    let mut callers: Vec<Duration> = Vec::new();
     for _ in 0..rounds {
         seq[0].push(raw_loop(&server, sequential, 1));
         seq[1].push(minimal_threads(&server, sequential, 1, false));
@@ -269,7 +298,9 @@ fn main() {
         pipe[2].push(minimal_threads(&server, pipelined, WINDOW, true));
         pipe[3].push(toolwire_pipelined(&server, pipelined, false));
         pipe[4].push(toolwire_pipelined(&server, pipelined, true));
+        callers.push(toolwire_callers(&server, pipelined, WINDOW));
     }
+    let callers = median(callers);
     let seq = seq.map(median);
     let pipe = pipe.map(median);
     let us = |total: Duration| per_call(total, sequential);
@@ -300,6 +331,16 @@ fn main() {
         rate(pipe[3]) / rate(pipe[1]),
         rate(pipe[3]) / rate(pipe[0]),
     );
+    println!(
+        "| {WINDOW} blocking callers, {pipelined} calls (calls/s) | — | {:.0} | {:.0} | {:.0} | — | {:.2}× the rate | {:.2}× the rate | ≥ 1.0× minimal |",
+        rate(pipe[1]),
+        rate(pipe[2]),
+        rate(callers),
+        rate(callers) / rate(pipe[1]),
+        rate(callers) / rate(pipe[0]),
+    );
+    println!();
+    println!("The minimal threads' column of both \"{WINDOW}\" rows is the same measurement: its {WINDOW} callers each block on one call at a time.");
 }
 
 /// The median of a round's samples.

@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::answer::Answerer;
-use super::audit::{Audit, AuditKind};
+use super::audit::{level_of, Audit, AuditKind};
 use super::context::LocalContext;
+use super::outcome::{json_len, Status};
 use super::ran::{remote_error, remote_result, run_local, Ran};
 use super::registry::{Backend, RegisteredTool};
 use super::remote::{RemoteBinding, RemoteErrorText, RemoteTimeoutSlot};
@@ -117,22 +118,29 @@ impl AttemptJob {
             }
             RemoteTimeoutSlot::HoldUntilAnswered { limit } => (limit, false),
         };
-        let mut request = self.context.event(AuditKind::Request).detail(format!(
-            "tools/call {:?} with a deadline of {bound:?}",
-            binding.remote_name
-        ));
-        request.attempt = self.attempt;
-        request.size = Some(self.arguments.to_string().len());
-        self.audit.emit(request);
+        // The request and response events are made only for whoever would read them (see
+        // `Audit::sees`): their sizes take writing the arguments and the result out.
+        if self.audit.sees(level_of(AuditKind::Request, None)) {
+            let mut request = self.context.event(AuditKind::Request).detail(format!(
+                "tools/call {:?} with a deadline of {bound:?}",
+                binding.remote_name
+            ));
+            request.attempt = self.attempt;
+            request.size = Some(json_len(&self.arguments));
+            self.audit.emit(request);
+        }
         let started = Instant::now();
         let answer = self.call_remote(binding, bound);
-        let mut response = self.context.event(AuditKind::Response);
-        response.attempt = self.attempt;
-        response.duration = Some(started.elapsed());
+        let waited = started.elapsed();
+        let mut size = None;
         let mut mcp = None;
         let ran = match answer {
             Ok(result) => {
-                response.size = Some(result.raw.to_string().len());
+                // A tool error's response is a warning, any other a debug line.
+                let status = result.is_error.then_some(Status::ToolError);
+                if self.audit.sees(level_of(AuditKind::Response, status)) {
+                    size = Some(json_len(&result.raw));
+                }
                 let ran = remote_result(&result, binding.error_text);
                 // A withheld error text is not passed on either.
                 let withheld = result.is_error && binding.error_text == RemoteErrorText::Withhold;
@@ -158,13 +166,20 @@ impl AttemptJob {
                 ran => ran,
             },
         };
-        response = response.detail(if self.context.cancelled_by_caller() {
-            "the caller cancelled the call; the server was told".to_owned()
-        } else {
-            ran.summary()
-        });
-        response.status = Some(ran.status());
-        self.audit.emit(response);
+        let status = ran.status();
+        if self.audit.sees(level_of(AuditKind::Response, Some(status))) {
+            let mut response = self.context.event(AuditKind::Response);
+            response.attempt = self.attempt;
+            response.duration = Some(waited);
+            response.size = size;
+            response = response.detail(if self.context.cancelled_by_caller() {
+                "the caller cancelled the call; the server was told".to_owned()
+            } else {
+                ran.summary()
+            });
+            response.status = Some(status);
+            self.audit.emit(response);
+        }
         Attempted { ran, mcp }
     }
 

@@ -235,16 +235,21 @@ impl AuditEvent {
         })
     }
 
-    fn level(&self) -> log::Level {
-        match (self.kind, self.status) {
-            (AuditKind::Late, _) => log::Level::Warn,
-            (
-                AuditKind::Finished | AuditKind::Returned | AuditKind::Response,
-                Some(Status::Timeout | Status::ToolError),
-            ) => log::Level::Warn,
-            (AuditKind::Finished | AuditKind::Busy | AuditKind::Retry, _) => log::Level::Info,
-            _ => log::Level::Debug,
-        }
+    pub(crate) fn level(&self) -> log::Level {
+        level_of(self.kind, self.status)
+    }
+}
+
+/// The log level of an event of this kind and status: what [`AuditEvent::level`] says.
+pub(crate) fn level_of(kind: AuditKind, status: Option<Status>) -> log::Level {
+    match (kind, status) {
+        (AuditKind::Late, _) => log::Level::Warn,
+        (
+            AuditKind::Finished | AuditKind::Returned | AuditKind::Response,
+            Some(Status::Timeout | Status::ToolError),
+        ) => log::Level::Warn,
+        (AuditKind::Finished | AuditKind::Busy | AuditKind::Retry, _) => log::Level::Info,
+        _ => log::Level::Debug,
     }
 }
 
@@ -393,6 +398,17 @@ impl Audit {
             || self.observer.is_some()
             || self.metrics.is_some()
             || log::log_enabled!(target: HARNESS_LOG_TARGET, log::Level::Warn)
+    }
+
+    /// Whether an event at `level` is seen by anyone who reads its every field: the
+    /// transcript, the observer, or the log at that level. The metrics count only finished
+    /// calls, refusals and retries: a remote attempt's request and response events, and their
+    /// sizes (which take writing the arguments and the result out), are made only when this
+    /// holds.
+    pub(crate) fn sees(&self, level: log::Level) -> bool {
+        self.transcript.is_some()
+            || self.observer.is_some()
+            || log::log_enabled!(target: HARNESS_LOG_TARGET, level)
     }
 
     pub(crate) fn emit(&self, event: AuditEvent) {

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::admission::Admission;
 use super::budget::BudgetScope;
 use super::checks::check_arguments;
-use super::outcome::{value_text, Outcome};
+use super::outcome::{value_len, Outcome};
 use super::registry::{Backend, OutputSchema, RegisteredTool, ToolSchema};
 use super::remote::{RemoteBinding, RemoteErrorText, RemoteTimeoutSlot};
 use super::run::{OpenCall, Stage};
@@ -240,9 +240,7 @@ impl Harness {
         settings: &CallSettings,
     ) -> Outcome {
         let inner = &self.inner;
-        let context = inner.open_call(settings, Some(&tool.0.name), || {
-            value_text(&arguments).len()
-        });
+        let context = inner.open_call(settings, Some(&tool.0.name), || value_len(&arguments));
         let started = Instant::now();
         let stage = match check_arguments(
             &tool.0.name,

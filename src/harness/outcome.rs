@@ -179,6 +179,34 @@ pub(crate) fn value_text(value: &Value) -> String {
     }
 }
 
+/// The length of [`value_text`], without making it: a string's own length, or the compact
+/// JSON's (see [`json_len`]).
+pub(crate) fn value_len(value: &Value) -> usize {
+    match value {
+        Value::String(text) => text.len(),
+        other => json_len(other),
+    }
+}
+
+/// The length in bytes of a value's compact JSON (`value.to_string().len()`), counted as the
+/// text is produced rather than kept: an audit event's size needs no copy of the result.
+pub(crate) fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // A `Value` always serializes, and the counter never fails a write.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
 /// What happens to a result longer than its [`ResultLimit`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Overflow {

@@ -8,7 +8,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use serde_json::Value;
 
 use super::context::{ToolContext, ToolFunction};
-use super::outcome::{value_text, Status};
+use super::outcome::{value_len, value_text, Status};
 use super::remote::RemoteErrorText;
 use super::tool::{FailureKind, LocalCode, ToolFailure};
 use crate::error::Error;
@@ -51,7 +51,7 @@ impl Ran {
     /// For the operator: what the attempt produced, internal text included.
     pub(crate) fn summary(&self) -> String {
         match self {
-            Ran::Result(value) => format!("a result of {} bytes", value_text(value).len()),
+            Ran::Result(value) => format!("a result of {} bytes", value_len(value)),
             Ran::NoResult => "no result".into(),
             Ran::InputRound(requests) => format!(
                 "an input round of {requests} request(s), passed to the caller; the call goes \
@@ -88,7 +88,7 @@ impl Ran {
 
     pub(crate) fn size(&self) -> Option<usize> {
         match self {
-            Ran::Result(value) => Some(value_text(value).len()),
+            Ran::Result(value) => Some(value_len(value)),
             _ => None,
         }
     }

@@ -18,7 +18,7 @@ use super::audit::{AuditEvent, AuditKind};
 use super::budget::{Budget, Refusal};
 use super::checks::check_call;
 use super::imported::CallSettings;
-use super::outcome::{limit_mcp_result, value_text, Limited, Outcome, Status};
+use super::outcome::{limit_mcp_result, value_len, Limited, Outcome, Status};
 use super::ran::{Ran, GENERIC_FAILURE, GENERIC_TRANSPORT};
 use super::registry::{Backend, RegisteredTool};
 use super::remote::{RemoteBinding, RemoteTimeoutSlot};
@@ -139,7 +139,7 @@ impl Inner {
     }
 
     pub(crate) fn call(&self, name: &str, arguments: Value, settings: &CallSettings) -> Outcome {
-        let context = self.open_call(settings, Some(name), || value_text(&arguments).len());
+        let context = self.open_call(settings, Some(name), || value_len(&arguments));
         let started = Instant::now();
         let stage = self.check(name, arguments);
         self.complete(
@@ -240,7 +240,7 @@ impl Inner {
         event.size = Some(if outcome.result.is_null() {
             0
         } else {
-            value_text(&outcome.result).len()
+            value_len(&outcome.result)
         });
         self.audit.emit(event);
         outcome
