@@ -251,11 +251,17 @@ impl Backend {
             let Some(backend) = logged.upgrade() else {
                 return;
             };
-            let (Ok((front, _)), Some(level)) = (backend.front(), LogLevel::parse(&message.level))
+            let (Ok((front, bridge)), Some(level)) =
+                (backend.front(), LogLevel::parse(&message.level))
             else {
                 return;
             };
-            front.log(level, message.logger.as_deref(), message.data.clone());
+            let (logger, data) = (message.logger.as_deref(), message.data.clone());
+            match bridge {
+                // A bridged call's: to its front request waiting now ([`super::bridge`]).
+                Some(bridge) => bridge.log(level, logger, data),
+                None => front.log(level, logger, data),
+            }
         })
         .on_notification(move |notification: &Notification| {
             use super::catalog::{PROMPTS, RESOURCES, TOOLS};

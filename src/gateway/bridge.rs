@@ -20,6 +20,14 @@
 //! roots), and waits again: for the outcome, or for the backend's next request, which is the
 //! next round. A round and its retries are one call: one budget unit, one audit `call_id`.
 //!
+//! The backend's progress and log messages during the call go to the front request that is
+//! waiting on it *now*: the first request until it is answered, then the retry the call was
+//! resumed by, until that is answered. Progress goes only when that request asked for it (sent
+//! a progress token; the backend is always asked for progress, since a later retry may want
+//! it), and log messages at its log level, as for any call. Between a round and its retry no
+//! front request waits, so what the backend sends then has nowhere to go: it is dropped, with
+//! a debug line (target `toolwire::gateway`).
+//!
 //! Bounds:
 //!
 //! * A held backend request waits at most [`GatewayConfig::bridge_round_timeout`] (defaults
@@ -54,7 +62,10 @@ use super::rounds::Round;
 use super::{Core, GatewayConfig};
 use crate::harness::{CallSettings, CancelFlag, Outcome, Status};
 use crate::mcp::{methods, Era};
-use crate::server::{CallToolResult, HandlerError, InputRequired, RequestContext};
+use crate::server::{
+    BackChannel, CallToolResult, HandlerError, InputRequired, LogLevel, ProgressReporter,
+    RequestContext,
+};
 use crate::wire::{ErrorCode, ErrorObject};
 
 /// [`GatewayConfig::bridge_round_timeout`]'s default.
@@ -125,6 +136,63 @@ enum Event {
     },
 }
 
+/// The front request a bridged call's progress and log messages go to: the one waiting on
+/// the call now, if any.
+struct Front {
+    channel: BackChannel,
+    /// When that request asked for progress.
+    progress: Option<ProgressReporter>,
+}
+
+/// A bridged call's [`Front`], swapped as its front requests come and are answered.
+type Current = Arc<Mutex<Option<Arc<Front>>>>;
+
+/// A front request waiting on a bridged call: its [`Front`] is the call's current one until
+/// this is dropped (when the request is answered).
+struct Answering {
+    current: Current,
+    front: Arc<Front>,
+}
+
+impl Answering {
+    fn start(current: &Current, context: &RequestContext) -> Answering {
+        let front = Arc::new(Front {
+            channel: context.back_channel(),
+            progress: context.progress().cloned(),
+        });
+        *current.lock() = Some(Arc::clone(&front));
+        Answering {
+            current: Arc::clone(current),
+            front,
+        }
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        let mut current = self.current.lock();
+        // Only its own: a later request's is not this one's to clear.
+        if current
+            .as_ref()
+            .is_some_and(|front| Arc::ptr_eq(front, &self.front))
+        {
+            *current = None;
+        }
+    }
+}
+
+/// The front request waiting on a call now, or a debug line saying what was dropped.
+fn waiting(current: &Current, what: &str) -> Option<Arc<Front>> {
+    let front = current.lock().clone();
+    if front.is_none() {
+        log::debug!(
+            target: super::LOG_TARGET,
+            "a bridged call's {what} came between an input round and its retry: dropped"
+        );
+    }
+    front
+}
+
 /// A bridged call between its front requests.
 struct Call {
     number: u64,
@@ -133,6 +201,7 @@ struct Call {
     cancel: CancelFlag,
     events: Receiver<Event>,
     rounds: u32,
+    current: Current,
 }
 
 /// A held call: the call, the key of its round, and where its backend request's answer goes.
@@ -200,9 +269,18 @@ pub(crate) struct Asker {
     round_timeout: Duration,
     /// Weak: a gateway dropped without closing drops its held calls, which answers this.
     held: Weak<Held>,
+    current: Current,
 }
 
 impl Asker {
+    /// Passes a log message of the backend on to the front request waiting on the call now
+    /// (at its level), or drops it when none is.
+    pub(crate) fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        if let Some(front) = waiting(&self.current, "log message") {
+            front.channel.log(level, logger, data);
+        }
+    }
+
     /// Asks the front client through an input round, and waits for the answer within the
     /// round timeout and the call's bound.
     pub(crate) fn ask(&self, method: &str, params: Value) -> Result<Value, String> {
@@ -286,6 +364,16 @@ pub(super) fn start(
     let cancel = CancelFlag::new();
     let settings = settings.cancel(cancel.clone());
     let (sender, events) = unbounded();
+    let current = Current::default();
+    let answering = Answering::start(&current, context);
+    // Progress goes to the front request waiting now (this one's sink is replaced).
+    let progressed = Arc::clone(&current);
+    let settings = settings.on_progress(move |done, total, message| {
+        let front = waiting(&progressed, "progress");
+        if let Some(progress) = front.as_ref().and_then(|front| front.progress.as_ref()) {
+            progress.report(done, total, message);
+        }
+    });
     let bound = tool.imported.options().timeout.duration();
     let asker = Asker {
         number,
@@ -294,6 +382,7 @@ pub(super) fn start(
         deadline: context.deadline().min(Instant::now() + bound),
         round_timeout: core.held.bounds.round_timeout,
         held: Arc::downgrade(&core.held),
+        current: Arc::clone(&current),
     };
     let front = context.back_channel();
     let (harness, owner, imported) = (
@@ -320,8 +409,11 @@ pub(super) fn start(
         cancel,
         events,
         rounds: 0,
+        current,
     };
-    wait(core, backend, context, round, call)
+    let answer = wait(core, backend, context, round, call);
+    drop(answering);
+    answer
 }
 
 /// The retry of a bridged round: the answer goes to the backend's waiting request, and the
@@ -370,6 +462,9 @@ pub(super) fn resume(
             "requestState was given for a call of another tool; call the tool again".into(),
         ));
     }
+    // This request is the one waiting from before the backend has the answer: what the
+    // backend sends after it comes here.
+    let answering = Answering::start(&entry.call.current, context);
     if entry.reply.send(Ok(answer)).is_err() {
         entry.call.cancel.cancel();
         return Err(invalid(
@@ -378,7 +473,9 @@ pub(super) fn resume(
                 .into(),
         ));
     }
-    wait(core, backend, context, round, entry.call)
+    let answer = wait(core, backend, context, round, entry.call);
+    drop(answering);
+    answer
 }
 
 /// Waits for a bridged call's next event: its outcome (the front answer), or a backend

@@ -3,7 +3,8 @@
 //! completed with the answers; two rounds in one call; a round and its retries are one call
 //! for the budget and the audit; a retry whose held call is gone is refused (-32602) with
 //! the advice to start again, whether it was answered already, waited past its bound, or the
-//! gateway closed; and the held calls are bounded.
+//! gateway closed; the held calls are bounded; and the backend's log messages and progress
+//! after a round reach the retry waiting on the call then.
 #![cfg(feature = "gateway")]
 
 use crate::support::gateway as support;
@@ -489,5 +490,83 @@ fn a_cancelled_front_request_cancels_the_bridged_call() {
     open.send(()).unwrap();
     let again = client.call_tool("greet", json!({})).unwrap();
     assert_eq!(again.text(), "Hello, Ada!", "{:?}", again.raw);
+    client.close().unwrap();
+}
+
+#[test]
+fn log_messages_and_progress_after_a_round_reach_the_retry_waiting_then() {
+    // `careful` logs a warning, elicits, then logs a warning and reports progress.
+    let server = asking_backend();
+    server
+        .add_tool(LocalTool::with_context(
+            "careful",
+            "Logs, asks, logs and reports.",
+            json!({"type": "object", "properties": {}}),
+            |context, _| {
+                context.log_message(log::Level::Warn, "before the question");
+                let asked = context.request_input("name", "elicitation/create", json!({}));
+                context.log_message(log::Level::Warn, "after the answer");
+                context.report_progress(1.0, Some(2.0), Some("half"));
+                Ok(CallToolResult::from_text(format!(
+                    "asked: {}",
+                    asked.is_ok()
+                )))
+            },
+        ))
+        .unwrap();
+    let setup = bridged_with(
+        vec![("asker", server)],
+        r#"{"namespace": "{tool}"}"#,
+        GatewayConfig::new(),
+    );
+    // What the front client heard, in order: log messages on the reader thread (before the
+    // response that follows them), progress on the thread waiting for the call.
+    let heard: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (logged, elicited) = (Arc::clone(&heard), Arc::clone(&heard));
+    let config = McpConfig::default()
+        .mode(ProtocolMode::Modern)
+        .on_log_in_order(move |message| {
+            let text = message.data.as_str().unwrap_or("?");
+            logged
+                .lock()
+                .unwrap()
+                .push(format!("{} {text}", message.level));
+        })
+        .elicitation(move |_| {
+            elicited.lock().unwrap().push("asked".into());
+            ElicitResult::Accept(json!({"name": "Ada"}))
+        });
+    let client = McpClient::connect_http(HttpConfig::new(setup.http.url()), config).unwrap();
+    client.set_logging_level("warning").unwrap();
+    let progressed = Arc::clone(&heard);
+    let options = CallOptions::new().on_progress(move |report| {
+        progressed.lock().unwrap().push(format!(
+            "progress {}/{} {}",
+            report.progress,
+            report.total.unwrap_or(0.0),
+            report.message.as_deref().unwrap_or("")
+        ));
+    });
+    let result = client
+        .call_tool_with("careful", json!({}), options)
+        .unwrap();
+    assert_eq!(result.text(), "asked: true", "{:?}", result.raw);
+    // The first warning reached the first request; the round was asked; what came after the
+    // answer reached the retry, before its result.
+    let heard = heard.lock().unwrap().clone();
+    assert_eq!(heard.len(), 4, "{heard:?}");
+    assert_eq!(
+        heard[..2],
+        ["warning before the question", "asked"],
+        "{heard:?}"
+    );
+    let mut after = heard[2..].to_vec();
+    after.sort();
+    assert_eq!(
+        after,
+        ["progress 1/2 half", "warning after the answer"],
+        "{heard:?}"
+    );
+    assert_eq!(held_rounds(&client), 0);
     client.close().unwrap();
 }
