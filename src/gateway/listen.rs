@@ -10,9 +10,9 @@
 //! One thread per such backend, from when it joins (when it declares a list change) or while
 //! any of its URIs is subscribed; it ends when there is nothing left to listen for, when the
 //! gateway goes, or when the backend cannot be asked (its restart or the next change of the
-//! set starts another). The join waits (at most [`ACK_WAIT`]) for the first listen's
-//! acknowledgement and lists the backend again after it, so a change made while the listen
-//! was being opened is served. A listen opened again for a new set is acknowledged (at most
+//! set starts another). The join waits (at most [`ACK_WAIT`], 10 s, and the start timeout)
+//! for the first listen's acknowledgement and lists the backend again after it, so a change
+//! made while the listen was being opened is served. A listen opened again for a new set is acknowledged (at most
 //! [`ACK_WAIT`]) before the old one is cancelled, so no change falls between them (one that
 //! comes while both are open may be heard twice); a listen that ends by itself (the
 //! backend's bound, its death) is opened again after [`REOPEN_PAUSE`] and the lists it
@@ -220,10 +220,11 @@ fn start_or_tell(core: &Arc<Core>, backend: &Arc<Backend>) -> Option<u64> {
     }
 }
 
-/// How a listen came to be opened (again).
+/// How a listen came to be opened (again); each is waited for (at most [`ACK_WAIT`]) and
+/// numbered as acknowledged once the backend acknowledges it.
 #[derive(PartialEq)]
 enum Opening {
-    /// The first of the thread.
+    /// The first of the thread (a joining backend is listed again by the join).
     First,
     /// The set changed: the old listen (held) is cancelled once this one is acknowledged.
     Changed,
