@@ -82,7 +82,7 @@
 //!   first front subscription and told on the last unsubscription), and its
 //!   `notifications/resources/updated` come back to the front clients subscribed (a
 //!   2026-07-28 backend, which has no `resources/subscribe`, is held one
-//!   `subscriptions/listen`: see `listen.rs`). A 2026-07-28 front client's
+//!   `subscriptions/listen`, which also carries its list changes: see `listen.rs`). A 2026-07-28 front client's
 //!   `subscriptions/listen` hears the updates of URIs a handshake-era client subscribed to,
 //!   but does not itself subscribe at the backend.
 //! * A backend's `notifications/resources/list_changed` or `prompts/list_changed` lists that
@@ -196,9 +196,10 @@
 //! bridged into input rounds, the call held open between a round and its retry (at most
 //! [`GatewayConfig::bridge_round_timeout`], 60 s by default, and
 //! [`GatewayConfig::max_bridged_rounds`] calls, 1,024 by default), one call for the budget
-//! and the audit. Likewise a backend's list changes reach the
-//! gateway on a handshake-era session (stdio, or an HTTP session); a 2026-07-28 backend
-//! sends only the updates of subscribed URIs (its listen asks for no list changes). The
+//! and the audit. A backend's list changes reach the gateway on a handshake-era session
+//! (stdio, or an HTTP session), and a 2026-07-28 backend's on the one `subscriptions/listen`
+//! it is held from when it joins (asking for the list changes it declares and the updates of
+//! the subscribed URIs: `listen.rs`); both re-list the same way. The
 //! tasks extension passes through to a backend that offers it, for a front client that
 //! declares it (the task's id sealed: `tasks.rs`). A backend that dies is
 //! started again on its next call under [`GatewayConfig::restart`] (by default at most 5

@@ -442,9 +442,45 @@ impl Joining {
             backend.close();
             return;
         }
+        let (tools, listed) = listening(&core, backend, self.timeout, tools, listed);
         let joined = lists::serve_started(&core, backend, &tools, &listed);
         core.roster.place(&backend.name, joined);
         lists::after_start(&core, backend);
+    }
+}
+
+/// A 2026-07-28 backend tells its list changes only on a `subscriptions/listen`: one is
+/// opened before it is served (waited for at most the start timeout, and
+/// [`super::listen::ACK_WAIT`]), and its lists are listed again once the backend listens, so
+/// that a change it made since they were listed is served too.
+fn listening(
+    core: &Arc<Core>,
+    backend: &Arc<Backend>,
+    timeout: Duration,
+    tools: Arc<Vec<Tool>>,
+    listed: Listed,
+) -> (Arc<Vec<Tool>>, Listed) {
+    let until = Instant::now() + timeout.min(super::listen::ACK_WAIT);
+    if !super::listen::join(core, backend, until) {
+        return (tools, listed);
+    }
+    let Some(client) = backend.client() else {
+        return (tools, listed);
+    };
+    match catalog::list_tools(client) {
+        Ok(tools) => (
+            tools,
+            catalog::list(client, catalog::RESOURCES | catalog::PROMPTS),
+        ),
+        Err(error) => {
+            log::warn!(
+                target: LOG_TARGET,
+                "server {:?} cannot be listed again: {}",
+                backend.name,
+                masked(&error)
+            );
+            (tools, listed)
+        }
     }
 }
 

@@ -150,3 +150,84 @@ fn apply_changes_several_items_with_one_notification_per_kind() {
     client.close().unwrap();
     connection.wait();
 }
+
+/// The front names of the tools `client` lists now.
+fn tool_names(client: &McpClient) -> Vec<String> {
+    let mut names: Vec<String> = client
+        .refresh_tools()
+        .unwrap()
+        .iter()
+        .map(|tool| tool.name.clone())
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+/// Waits for `method` among the notifications, skipping others.
+fn wait_for(notifications: &mpsc::Receiver<String>, method: &str) {
+    before(notifications, method);
+}
+
+#[test]
+fn a_2026_backends_tool_list_changes_reach_front_clients_of_both_eras() {
+    let backend = Server::new(ServerConfig::new("modern", "1.0")).unwrap();
+    backend.add_tool(tool("one")).unwrap();
+    let (_http, url) = http_backend(&backend);
+    // 2026-07-28 to the backend (as `--protocol auto` reaches a toolwire HTTP server): it
+    // sends its list changes only on the gateway's `subscriptions/listen`.
+    let gateway = gateway_with(
+        &[("modern", url_entry(&url))],
+        "{}",
+        GatewayConfig::new().protocol(ProtocolMode::Modern),
+    );
+    let (config, legacy_notes) = watching();
+    let (legacy, legacy_connection) = front_with(&gateway, config);
+    // A 2026-07-28 front client hears list changes on a listen of its own.
+    let (sender, modern_notes) = mpsc::channel();
+    let sender = Mutex::new(sender);
+    let config = McpConfig::default()
+        .mode(ProtocolMode::Modern)
+        .on_notification(move |notification| {
+            let _ = sender.lock().unwrap().send(notification.method.clone());
+        });
+    let (modern, modern_connection) = front_with(&gateway, config);
+    let listen = modern
+        .start_request(
+            "subscriptions/listen",
+            json!({"notifications": {"toolsListChanged": true}}),
+            toolwire::CallOptions::new().timeout(LONG),
+        )
+        .unwrap();
+    wait_for(&modern_notes, "notifications/subscriptions/acknowledged");
+    assert_eq!(tool_names(&legacy), ["mcp__modern__one"]);
+
+    // A tool added after the start: both front clients are told, see it and can call it.
+    backend.add_tool(tool("two")).unwrap();
+    wait_for(&legacy_notes, "notifications/tools/list_changed");
+    wait_for(&modern_notes, "notifications/tools/list_changed");
+    for client in [&legacy, &modern] {
+        assert_eq!(tool_names(client), ["mcp__modern__one", "mcp__modern__two"]);
+        let result = client.call_tool("mcp__modern__two", json!({})).unwrap();
+        assert_eq!(result.text(), "two");
+    }
+
+    // A tool removed: both are told, and it is gone.
+    assert!(backend.remove_tool("one"));
+    wait_for(&legacy_notes, "notifications/tools/list_changed");
+    wait_for(&modern_notes, "notifications/tools/list_changed");
+    for client in [&legacy, &modern] {
+        assert_eq!(tool_names(client), ["mcp__modern__two"]);
+        let gone = client.call_tool("mcp__modern__one", json!({}));
+        assert!(
+            gone.as_ref().map_or(true, |result| result.is_error),
+            "{gone:?}"
+        );
+    }
+
+    drop(listen);
+    legacy.close().unwrap();
+    modern.close().unwrap();
+    legacy_connection.wait();
+    modern_connection.wait();
+    gateway.close();
+}
