@@ -151,18 +151,6 @@ fn apply_changes_several_items_with_one_notification_per_kind() {
     connection.wait();
 }
 
-/// The front names of the tools `client` lists now.
-fn tool_names(client: &McpClient) -> Vec<String> {
-    let mut names: Vec<String> = client
-        .refresh_tools()
-        .unwrap()
-        .iter()
-        .map(|tool| tool.name.clone())
-        .collect();
-    names.sort_unstable();
-    names
-}
-
 /// Waits for `method` among the notifications, skipping others.
 fn wait_for(notifications: &mpsc::Receiver<String>, method: &str) {
     before(notifications, method);
@@ -199,14 +187,17 @@ fn a_2026_backends_tool_list_changes_reach_front_clients_of_both_eras() {
         )
         .unwrap();
     wait_for(&modern_notes, "notifications/subscriptions/acknowledged");
-    assert_eq!(tool_names(&legacy), ["mcp__modern__one"]);
+    assert_eq!(support::tool_names(&legacy), ["mcp__modern__one"]);
 
     // A tool added after the start: both front clients are told, see it and can call it.
     backend.add_tool(tool("two")).unwrap();
     wait_for(&legacy_notes, "notifications/tools/list_changed");
     wait_for(&modern_notes, "notifications/tools/list_changed");
     for client in [&legacy, &modern] {
-        assert_eq!(tool_names(client), ["mcp__modern__one", "mcp__modern__two"]);
+        assert_eq!(
+            support::tool_names(client),
+            ["mcp__modern__one", "mcp__modern__two"]
+        );
         let result = client.call_tool("mcp__modern__two", json!({})).unwrap();
         assert_eq!(result.text(), "two");
     }
@@ -216,7 +207,7 @@ fn a_2026_backends_tool_list_changes_reach_front_clients_of_both_eras() {
     wait_for(&legacy_notes, "notifications/tools/list_changed");
     wait_for(&modern_notes, "notifications/tools/list_changed");
     for client in [&legacy, &modern] {
-        assert_eq!(tool_names(client), ["mcp__modern__two"]);
+        assert_eq!(support::tool_names(client), ["mcp__modern__two"]);
         let gone = client.call_tool("mcp__modern__one", json!({}));
         assert!(
             gone.as_ref().map_or(true, |result| result.is_error),

@@ -66,18 +66,6 @@ fn watching(
     (client, connection, receiver)
 }
 
-/// The front tool names, sorted.
-fn names(client: &McpClient) -> Vec<String> {
-    let mut names: Vec<String> = client
-        .refresh_tools()
-        .unwrap()
-        .iter()
-        .map(|tool| tool.name.clone())
-        .collect();
-    names.sort_unstable();
-    names
-}
-
 fn policy(pins: &std::path::Path, extra: &str) -> String {
     format!(
         r#"{{"namespace": "{{tool}}", "pins": {}{extra}}}"#,
@@ -97,7 +85,7 @@ fn a_description_changed_after_a_list_change_is_held_until_approved() {
     let (_http, url) = http_backend(&server);
     let gateway = gateway_with(&[("files", url_entry(&url))], &policy(&pins, ""), legacy());
     let (client, connection, changes) = watching(&gateway);
-    assert_eq!(names(&client), ["list", "read"]);
+    assert_eq!(support::tool_names(&client), ["list", "read"]);
     let file = PinFile::load(&pins).unwrap();
     assert!(
         file.pinned("files", "read").is_some(),
@@ -115,7 +103,7 @@ fn a_description_changed_after_a_list_change_is_held_until_approved() {
     changes
         .recv_timeout(LONG)
         .expect("the front client was told");
-    assert_eq!(names(&client), ["list"]);
+    assert_eq!(support::tool_names(&client), ["list"]);
     let refused = support::call(&client, "read", json!({}));
     assert!(refused.is_error);
     let said = support::text(&refused);
@@ -178,7 +166,7 @@ fn a_schema_changed_across_a_restart_is_held_and_served_once_approved() {
     let (http, url) = http_backend(&first);
     let gateway = gateway_with(&[("files", url_entry(&url))], &policy(&pins, ""), legacy());
     let (client, connection) = support::front(&gateway);
-    assert_eq!(names(&client), ["list", "read"]);
+    assert_eq!(support::tool_names(&client), ["list", "read"]);
     client.close().unwrap();
     connection.wait();
     gateway.close();
@@ -190,7 +178,7 @@ fn a_schema_changed_across_a_restart_is_held_and_served_once_approved() {
     let (_http, url) = http_backend(&second);
     let gateway = gateway_with(&[("files", url_entry(&url))], &policy(&pins, ""), legacy());
     let (client, connection) = support::front(&gateway);
-    assert_eq!(names(&client), ["list"]);
+    assert_eq!(support::tool_names(&client), ["list"]);
     assert_eq!(
         gateway.stats()["held"][0]["changed"],
         json!(["inputSchema"])
@@ -205,7 +193,7 @@ fn a_schema_changed_across_a_restart_is_held_and_served_once_approved() {
     // Started once more: the approved definition is served.
     let gateway = gateway_with(&[("files", url_entry(&url))], &policy(&pins, ""), legacy());
     let (client, connection) = support::front(&gateway);
-    assert_eq!(names(&client), ["list", "read"]);
+    assert_eq!(support::tool_names(&client), ["list", "read"]);
     assert_eq!(gateway.stats()["held"], json!([]));
     client.close().unwrap();
     connection.wait();
@@ -221,7 +209,7 @@ fn new_tools_are_held_under_hold_until_approved() {
     let text = policy(&pins, r#", "new_tools": "hold""#);
     let gateway = gateway_with(&[("files", url_entry(&url))], &text, legacy());
     let (client, connection, changes) = watching(&gateway);
-    assert!(names(&client).is_empty());
+    assert!(support::tool_names(&client).is_empty());
     let held = gateway.stats()["held"].clone();
     assert_eq!(held.as_array().unwrap().len(), 2, "{held}");
     assert_eq!(held[0]["reason"], json!("new"));
@@ -233,7 +221,7 @@ fn new_tools_are_held_under_hold_until_approved() {
     changes
         .recv_timeout(LONG)
         .expect("the front client was told");
-    assert_eq!(names(&client), ["list"]);
+    assert_eq!(support::tool_names(&client), ["list"]);
     // A tool the backend adds later is held too.
     server
         .add_tool(tool("write", "Writes a file.", empty_schema()))
@@ -247,7 +235,7 @@ fn new_tools_are_held_under_hold_until_approved() {
             .is_some_and(|held| held.iter().any(|entry| entry["tool"] == "write")),
         "{held}"
     );
-    assert_eq!(names(&client), ["list"]);
+    assert_eq!(support::tool_names(&client), ["list"]);
     client.close().unwrap();
     connection.wait();
     gateway.close();

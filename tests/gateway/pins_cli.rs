@@ -54,17 +54,6 @@ fn serve_http(
     (child, lines, url, seen)
 }
 
-fn tool_names(client: &McpClient) -> Vec<String> {
-    let mut names: Vec<String> = client
-        .refresh_tools()
-        .unwrap()
-        .iter()
-        .map(|tool| tool.name.clone())
-        .collect();
-    names.sort_unstable();
-    names
-}
-
 fn stop(mut child: cli::KillOnDrop) {
     cli::sigint(child.id());
     assert_eq!(cli::wait_bounded(&mut child, cli::LIMIT), 0);
@@ -124,7 +113,7 @@ impl Pinned {
         let (child, _lines, front, _) = serve_http(&pinned.folder, &pinned.args());
         let client =
             McpClient::connect_http(HttpConfig::new(&front), McpConfig::default()).unwrap();
-        assert_eq!(tool_names(&client), ["read"]);
+        assert_eq!(support::tool_names(&client), ["read"]);
         client.close().unwrap();
         stop(child);
         pinned
@@ -184,7 +173,7 @@ fn a_description_changed_between_starts_is_held_reported_approved_and_served_aft
     );
     assert!(stderr.contains("toolwire pins approve --pins"), "{stderr}");
     let client = McpClient::connect_http(HttpConfig::new(&front), watching).unwrap();
-    assert!(tool_names(&client).is_empty());
+    assert!(support::tool_names(&client).is_empty());
     let stats = client
         .request("toolwire/stats", json!({}), CallOptions::new())
         .unwrap();
@@ -358,7 +347,7 @@ fn without_a_pin_file_nothing_is_pinned_and_a_changed_tool_is_served() {
     let args = ["--config", path(&config), "--namespace", "{tool}"];
     let (child, _lines, front, _) = serve_http(&folder, &args);
     let client = McpClient::connect_http(HttpConfig::new(&front), McpConfig::default()).unwrap();
-    assert_eq!(tool_names(&client), ["read"]);
+    assert_eq!(support::tool_names(&client), ["read"]);
     client.close().unwrap();
     stop(child);
     backend.apply(

@@ -65,6 +65,18 @@ pub fn configs(entries: &[(&str, Value)]) -> ServerConfigs {
     ServerConfigs::parse(&text, &LoadOptions::new().skip_bad_entries(true)).expect("config")
 }
 
+/// The names of the tools `client` lists now (asked again), sorted.
+pub fn tool_names(client: &McpClient) -> Vec<String> {
+    let mut names: Vec<String> = client
+        .refresh_tools()
+        .unwrap()
+        .iter()
+        .map(|tool| tool.name.clone())
+        .collect();
+    names.sort_unstable();
+    names
+}
+
 /// A gateway over `entries` with the policy `policy` (JSON text).
 pub fn gateway(entries: &[(&str, Value)], policy: &str) -> Gateway {
     gateway_with(entries, policy, GatewayConfig::new())
