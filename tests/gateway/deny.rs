@@ -238,25 +238,22 @@ fn a_list_change_is_judged_by_the_same_names() {
         toolwire::gateway::GatewayConfig::new().protocol(toolwire::ProtocolMode::Legacy),
     );
     let (client, connection) = front(&gateway);
-    let names = |client: &toolwire::McpClient| -> Vec<String> {
-        let mut names: Vec<String> = client
-            .refresh_tools()
-            .unwrap()
-            .iter()
-            .map(|tool| tool.name.clone())
-            .collect();
-        names.sort();
-        names
-    };
-    assert_eq!(names(&client), ["mcp__live__alpha"]);
+    assert_eq!(support::tool_names(&client), ["mcp__live__alpha"]);
     // A tool that appears later is served unless the policy's names say otherwise.
     backend.add_tool(plain("gamma")).unwrap();
-    assert!(support::eventually(support::LONG, || names(&client)
-        == ["mcp__live__alpha", "mcp__live__gamma"]));
+    assert!(support::eventually(support::LONG, || support::tool_names(
+        &client
+    ) == [
+        "mcp__live__alpha",
+        "mcp__live__gamma"
+    ]));
     // The denied tool goes: the deny list names what the backend no longer lists, and the
     // backend is kept out.
     assert!(backend.remove_tool("beta"));
-    assert!(support::eventually(support::LONG, || names(&client).is_empty()));
+    assert!(support::eventually(support::LONG, || support::tool_names(
+        &client
+    )
+    .is_empty()));
     let report = gateway.report();
     assert!(report.started.is_empty(), "{report:?}");
     assert!(
@@ -265,8 +262,12 @@ fn a_list_change_is_judged_by_the_same_names() {
     );
     // It comes back: the names match again.
     backend.add_tool(plain("beta")).unwrap();
-    assert!(support::eventually(support::LONG, || names(&client)
-        == ["mcp__live__alpha", "mcp__live__gamma"]));
+    assert!(support::eventually(support::LONG, || support::tool_names(
+        &client
+    ) == [
+        "mcp__live__alpha",
+        "mcp__live__gamma"
+    ]));
     let report = gateway.report();
     assert_eq!(report.started.len(), 1, "{report:?}");
     assert!(report.failed.is_empty(), "{report:?}");

@@ -28,23 +28,7 @@ fn backend() -> (Server, Sender<()>, Receiver<()>) {
     let (release, released) = bounded::<()>(4);
     let (saw_cancel, cancels) = bounded(4);
     server
-        .add_tool(
-            LocalTool::with_context(
-                "gated",
-                "Waits for the test.",
-                json!({"type": "object"}),
-                move |context, _| loop {
-                    if context.is_cancelled() {
-                        let _ = saw_cancel.send(());
-                        return Ok(CallToolResult::from_text("cancelled"));
-                    }
-                    if released.recv_timeout(Duration::from_millis(5)).is_ok() {
-                        return Ok(CallToolResult::from_text("released"));
-                    }
-                },
-            )
-            .task(TaskSupport::Optional),
-        )
+        .add_tool(crate::support::server::gated("gated", released, saw_cancel))
         .unwrap();
     server
         .add_tool(

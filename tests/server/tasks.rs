@@ -18,7 +18,7 @@ use toolwire::server::{
 };
 use toolwire::{Client, Error};
 
-use support::{memory_client, meta, LONG};
+use support::{gated, memory_client, meta, LONG};
 
 const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
@@ -73,26 +73,6 @@ fn iso8601(text: &Value) -> bool {
         && bytes[10] == b'T'
         && bytes[13] == b':'
         && text.ends_with('Z')
-}
-
-/// A task-capable tool that waits for the test to release it (or for its cancellation, which
-/// it reports).
-fn gated(name: &str, release: Receiver<()>, saw_cancel: Sender<()>) -> LocalTool {
-    LocalTool::with_context(
-        name,
-        "Waits for the test.",
-        json!({"type": "object"}),
-        move |context, _| loop {
-            if context.is_cancelled() {
-                let _ = saw_cancel.send(());
-                return Ok(CallToolResult::from_text("cancelled"));
-            }
-            if release.recv_timeout(Duration::from_millis(5)).is_ok() {
-                return Ok(CallToolResult::from_text("released"));
-            }
-        },
-    )
-    .task(TaskSupport::Optional)
 }
 
 fn tool(

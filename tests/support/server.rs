@@ -313,3 +313,27 @@ pub fn meta(capabilities: Value) -> Value {
         "io.modelcontextprotocol/clientCapabilities": capabilities,
     })
 }
+
+/// A task-capable tool that waits for the test to release it (or for its cancellation, which
+/// it reports).
+pub fn gated(
+    name: &str,
+    release: crossbeam_channel::Receiver<()>,
+    saw_cancel: crossbeam_channel::Sender<()>,
+) -> toolwire::harness::LocalTool {
+    toolwire::harness::LocalTool::with_context(
+        name,
+        "Waits for the test.",
+        json!({"type": "object"}),
+        move |context, _| loop {
+            if context.is_cancelled() {
+                let _ = saw_cancel.send(());
+                return Ok(toolwire::server::CallToolResult::from_text("cancelled"));
+            }
+            if release.recv_timeout(Duration::from_millis(5)).is_ok() {
+                return Ok(toolwire::server::CallToolResult::from_text("released"));
+            }
+        },
+    )
+    .task(toolwire::server::TaskSupport::Optional)
+}
