@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::requests::{check_result_type, ResultType, Rounds};
 use super::result::CallToolResult;
 use super::session::refused_for_stateless;
-use super::tasks::{created_task, Task, TaskWait};
+use super::tasks::{created_task, Task, TaskDeadlines, TaskWait};
 use super::{methods, McpClient, Session};
 use crate::client::{CallHandle, CallOptions};
 use crate::error::{Error, Result};
@@ -22,57 +22,22 @@ use crate::wire::{ErrorCode, RequestId};
 const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
 
 /// What a call keeps to ask again (see `Rounds`): all of it in a 2026-07-28 session, boxed;
-/// in a handshake session only the deadlines, which a task the call may become follows. A
-/// program holds a [`ToolCall`] per call in flight (10,000 of them in the memory benchmark),
-/// so what is rarely needed stays out of line: the call is about a third of the 880 bytes it
-/// took with everything inline.
+/// nothing in a handshake session, which never asks again and whose deadlines (which a task
+/// the call may become follows) its handle keeps. A program holds a [`ToolCall`] per call in
+/// flight (10,000 of them in the memory benchmark), so what is rarely needed stays out of
+/// line: the call is under a third of the 880 bytes it took with everything inline.
 #[derive(Debug)]
 enum Again {
-    Deadlines {
-        timeout: Option<Duration>,
-        max_total: Option<Duration>,
-        reset_on_progress: bool,
-        notify_cancel: bool,
-    },
+    Handshake,
     Rounds(Box<Rounds>),
 }
 
 impl Again {
     fn new(rounds: Rounds, stateless: bool) -> Again {
         if stateless {
-            return Again::Rounds(Box::new(rounds));
-        }
-        let options = rounds.options;
-        Again::Deadlines {
-            timeout: options.timeout,
-            max_total: options.max_total,
-            reset_on_progress: options.reset_on_progress,
-            notify_cancel: options.notify_cancel,
-        }
-    }
-
-    /// Runs `f` with the rounds: the kept ones, or (handshake) the deadlines alone, as
-    /// `McpInner::prepare` made them for that era.
-    fn with<R>(&self, f: impl FnOnce(&Rounds) -> R) -> R {
-        match self {
-            Again::Rounds(rounds) => f(rounds),
-            Again::Deadlines {
-                timeout,
-                max_total,
-                reset_on_progress,
-                notify_cancel,
-            } => f(&Rounds {
-                params: None,
-                options: CallOptions {
-                    timeout: *timeout,
-                    max_total: *max_total,
-                    reset_on_progress: *reset_on_progress,
-                    notify_cancel: *notify_cancel,
-                    ..CallOptions::default()
-                },
-                level: None,
-                span: None,
-            }),
+            Again::Rounds(Box::new(rounds))
+        } else {
+            Again::Handshake
         }
     }
 }
@@ -307,11 +272,22 @@ impl ToolCall {
             }
             Ok(ResultType::InputRequired) => {
                 let (client, session) = (&self.client, &self.session);
-                match self.again.with(|rounds| {
-                    client
-                        .inner
-                        .follow_rounds(session, methods::TOOLS_CALL, rounds, value)
-                }) {
+                // A handshake session has nothing to ask again with: `follow_rounds` refuses
+                // the result for its era.
+                let none = Rounds {
+                    params: None,
+                    options: CallOptions::default(),
+                    level: None,
+                    span: None,
+                };
+                let rounds = match &self.again {
+                    Again::Rounds(rounds) => rounds,
+                    Again::Handshake => &none,
+                };
+                match client
+                    .inner
+                    .follow_rounds(session, methods::TOOLS_CALL, rounds, value)
+                {
                     Ok(value) => value,
                     Err(error) => return Some(Err(error)),
                 }
@@ -330,11 +306,22 @@ impl ToolCall {
                 }))
             }
             Ok(Some(task)) => {
-                let (client, started) = (&self.client, self.started);
-                self.task =
-                    Some(Box::new(self.again.with(|rounds| {
-                        TaskWait::new(client, task, started, &rounds.options)
-                    })));
+                let deadlines = match &self.again {
+                    Again::Rounds(rounds) => {
+                        TaskDeadlines::from_options(&self.client, self.started, &rounds.options)
+                    }
+                    // The one request's own, as the client resolved them.
+                    Again::Handshake => TaskDeadlines {
+                        timeout: self.handle.timing().timeout,
+                        hard: self.handle.timing().hard_deadline,
+                    },
+                };
+                self.task = Some(Box::new(TaskWait::new(
+                    &self.client,
+                    task,
+                    self.started,
+                    deadlines,
+                )));
                 None
             }
             Ok(None) => Some(self.client.finish_tool_result(&self.name, value)),

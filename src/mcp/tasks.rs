@@ -308,6 +308,30 @@ fn message_suffix(task: &Task) -> String {
         .unwrap_or_default()
 }
 
+/// The deadlines a task a tool call became follows: the call's own.
+pub(super) struct TaskDeadlines {
+    /// The call's timeout, the client's default resolved.
+    pub(super) timeout: Duration,
+    /// With reset-on-progress, the limit no reset passes (`None` without it).
+    pub(super) hard: Option<Instant>,
+}
+
+impl TaskDeadlines {
+    /// The deadlines `options` give a call started at `started`, the client's defaults filling in.
+    pub(super) fn from_options(
+        client: &McpClient,
+        started: Instant,
+        options: &CallOptions,
+    ) -> TaskDeadlines {
+        let config = &client.inner.config;
+        let timeout = options.timeout.unwrap_or(config.rpc.request_timeout);
+        let hard = options
+            .reset_on_progress
+            .then(|| started + options.max_total.unwrap_or(config.rpc.max_total_timeout));
+        TaskDeadlines { timeout, hard }
+    }
+}
+
 /// A task a tool call is waiting for.
 pub(super) struct TaskWait {
     task: Task,
@@ -331,19 +355,15 @@ impl std::fmt::Debug for TaskWait {
 }
 
 impl TaskWait {
-    /// Starts following `task`, within the call's deadline (from `started`).
+    /// Starts following `task`, within the call's deadlines (from `started`).
     pub(super) fn new(
         client: &McpClient,
         task: Task,
         started: Instant,
-        options: &CallOptions,
+        deadlines: TaskDeadlines,
     ) -> TaskWait {
-        let config = &client.inner.config;
-        let timeout = options.timeout.unwrap_or(config.rpc.request_timeout);
-        let reset = options.reset_on_progress.then(|| {
-            let hard = started + options.max_total.unwrap_or(config.rpc.max_total_timeout);
-            (timeout, hard)
-        });
+        let TaskDeadlines { timeout, hard } = deadlines;
+        let reset = hard.map(|hard| (timeout, hard));
         let deadline = match reset {
             Some((timeout, hard)) => (Instant::now() + timeout).min(hard),
             None => started + timeout,

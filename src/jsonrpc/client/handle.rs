@@ -46,8 +46,9 @@ pub struct CallHandle {
     method: Arc<str>,
     /// Where the call's events wait; the handle parks on it.
     slot: Arc<CallSlot>,
-    /// Made only when [`CallHandle::receiver`] is asked for; from then on the events go there.
-    rx: OnceLock<Receiver<CallEvent>>,
+    /// Made only when [`CallHandle::receiver`] is asked for (boxed: few calls ask); from then
+    /// on the events go there.
+    rx: OnceLock<Box<Receiver<CallEvent>>>,
     timing: Timing,
     on_progress: Option<SharedProgress>,
     finished: bool,
@@ -96,6 +97,11 @@ impl CallHandle {
         &self.method
     }
 
+    /// The call's timeout and hard deadline, as the client resolved them.
+    pub(crate) fn timing(&self) -> &Timing {
+        &self.timing
+    }
+
     /// The current deadline (it moves when progress resets it).
     pub fn deadline(&self) -> Instant {
         self.timing.deadline
@@ -109,7 +115,8 @@ impl CallHandle {
     /// order, and every later event goes to it. The handle's own waits read from it from then
     /// on, so mixing the two is fine.
     pub fn receiver(&self) -> &Receiver<CallEvent> {
-        self.rx.get_or_init(|| self.slot.open_channel())
+        self.rx
+            .get_or_init(|| Box::new(self.slot.open_channel(&self.method)))
     }
 
     /// Takes in one event from [`CallHandle::receiver`]: runs the progress callback and moves
@@ -279,7 +286,7 @@ impl CallHandle {
     /// The next event, from the slot, or from the channel once one was handed out.
     fn next_until(&self, until: Instant) -> Waited<CallEvent> {
         match self.rx.get() {
-            None => self.slot.wait_until(until),
+            None => self.slot.wait_until(&self.method, until),
             Some(rx) => match rx.recv_deadline(until) {
                 Ok(event) => Waited::Event(event),
                 Err(RecvTimeoutError::Timeout) => Waited::TimedOut,
@@ -291,7 +298,7 @@ impl CallHandle {
     /// The next event if one is there.
     fn try_next(&self) -> Waited<CallEvent> {
         match self.rx.get() {
-            None => self.slot.try_take(),
+            None => self.slot.try_take(&self.method),
             Some(rx) => match rx.try_recv() {
                 Ok(event) => Waited::Event(event),
                 Err(TryRecvError::Empty) => Waited::TimedOut,

@@ -123,7 +123,7 @@ impl Inner {
             for element in &elements {
                 if let Ok(Incoming::Response(RawResponse { id: Some(id), .. })) = element {
                     answered.insert(id.clone());
-                    if let Some(group) = pending.get(id).and_then(|entry| entry.batch.as_ref()) {
+                    if let Some(group) = pending.get(id).and_then(|entry| entry.batch()) {
                         if !groups.iter().any(|known| Arc::ptr_eq(known, group)) {
                             groups.push(Arc::clone(group));
                         }
@@ -273,7 +273,7 @@ impl Inner {
         if !entry.forward_progress {
             return;
         }
-        if let (Some((timeout, hard)), Some(key)) = (entry.reset, entry.timer) {
+        if let (Some((timeout, hard)), Some(key)) = (entry.reset(), entry.timer) {
             let deadline = (Instant::now() + timeout).min(hard);
             self.timer.reset(key, deadline);
         }

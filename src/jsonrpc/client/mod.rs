@@ -180,19 +180,41 @@ struct Pending {
     sink: Sink,
     method: Arc<str>,
     timer: Option<TimerKey>,
-    started: Instant,
+    /// When the request was entered: nanoseconds after the client's `epoch` (8 bytes where an
+    /// `Instant` takes 16; the table holds an entry per request in flight). 584 years fit.
+    started: u64,
     forward_progress: bool,
     /// Whether giving the call up sends the dialect's cancellation notice.
     notify_cancel: bool,
+    /// What only some requests need (progress that resets the deadline, a batch), boxed so
+    /// the common entry stays small: the pending table holds one per request in flight.
+    rare: Option<Box<RareEntry>>,
+    /// The caller takes the result as JSON text (a `Value::String` holding it).
+    raw: bool,
+    /// Whether the frame has been handed to the transport yet: see [`outbound::Handoff`].
+    handoff: outbound::Handoff,
+}
+
+/// The parts of a [`Pending`] entry only some requests have.
+#[derive(Default)]
+struct RareEntry {
     /// The timeout and the hard deadline, when progress resets the deadline.
     reset: Option<(Duration, Instant)>,
     /// The ids of the batch this request was sent in, if any: a batch reply that leaves it
     /// out fails it at once.
     batch: Option<Arc<[RequestId]>>,
-    /// The caller takes the result as JSON text (a `Value::String` holding it).
-    raw: bool,
-    /// Whether the frame has been handed to the transport yet: see [`outbound::Handoff`].
-    handoff: outbound::Handoff,
+}
+
+impl Pending {
+    /// The timeout and the hard deadline, when progress resets the deadline.
+    fn reset(&self) -> Option<(Duration, Instant)> {
+        self.rare.as_ref().and_then(|rare| rare.reset)
+    }
+
+    /// The ids of the batch this request was sent in, if any.
+    fn batch(&self) -> Option<&Arc<[RequestId]>> {
+        self.rare.as_ref().and_then(|rare| rare.batch.as_ref())
+    }
 }
 
 pub(crate) struct Inner {
@@ -208,6 +230,8 @@ pub(crate) struct Inner {
     dispatch: dispatch::Dispatcher,
     /// Cancellation notices owed for calls that timed out, sent after their callers woke.
     owed: notices::OwedNotices,
+    /// The instant the pending entries' start times count from.
+    epoch: Instant,
     self_ref: Weak<Inner>,
 }
 
@@ -252,6 +276,7 @@ impl Client {
             closed: Mutex::new(None),
             dispatch,
             owed: notices::OwedNotices::default(),
+            epoch: Instant::now(),
             self_ref: self_ref.clone(),
         });
         inner.dispatch.attach(Arc::downgrade(&inner));

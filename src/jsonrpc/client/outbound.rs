@@ -11,13 +11,13 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::handle::Timing;
 use super::notices::FLUSH_TOKEN;
-use super::{bump, CallOptions, Inner, Pending, Sink};
+use super::{bump, CallOptions, Inner, Pending, RareEntry, Sink};
 use crate::error::{Closed, Error, Result};
 use crate::timer::Expire;
 use crate::transport::{OutFrame, Outgoing, Transport};
@@ -249,11 +249,16 @@ impl Inner {
                     sink,
                     method: Arc::clone(&method),
                     timer: Some(timer),
-                    started,
+                    started: u64::try_from(started.duration_since(self.epoch).as_nanos())
+                        .unwrap_or(u64::MAX),
                     forward_progress: options.attaches_progress_token(),
                     notify_cancel: options.notify_cancel,
-                    reset,
-                    batch: None,
+                    rare: reset.map(|reset| {
+                        Box::new(RareEntry {
+                            reset: Some(reset),
+                            batch: None,
+                        })
+                    }),
                     raw: options.raw_result,
                     handoff: Handoff::Sending,
                 },
@@ -280,7 +285,7 @@ impl Inner {
         let mut pending = self.pending.lock();
         for id in group.iter() {
             if let Some(entry) = pending.get_mut(id) {
-                entry.batch = Some(Arc::clone(group));
+                entry.rare.get_or_insert_with(Box::default).batch = Some(Arc::clone(group));
             }
         }
     }
@@ -303,7 +308,7 @@ impl Inner {
                 bump(&self.counters.timeouts);
                 Err(Error::Timeout {
                     method: method.to_owned(),
-                    after: entry.started.elapsed(),
+                    after: self.since(entry.started),
                 })
             }
             Err(error) => Err(error),
@@ -404,10 +409,17 @@ impl Inner {
         }
     }
 
+    /// How long ago a pending entry's `started` was.
+    fn since(&self, started: u64) -> Duration {
+        self.epoch
+            .elapsed()
+            .saturating_sub(Duration::from_nanos(started))
+    }
+
     /// Counts a timeout and hands the caller its outcome (its notice, if any, already owed).
     fn wake_timed_out(&self, id: &RequestId, pending: &Pending) {
         bump(&self.counters.timeouts);
-        let after = pending.started.elapsed();
+        let after = self.since(pending.started);
         log::debug!(
             "toolwire: `{}` (id {id}) timed out after {after:?}",
             pending.method

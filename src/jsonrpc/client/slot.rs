@@ -15,7 +15,6 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
@@ -46,15 +45,29 @@ pub(crate) struct CallSlot {
 
 #[derive(Default)]
 struct SlotState {
-    outcome: Option<Result<Value>>,
-    /// A timeout, made into its `Error` by the caller when it takes it: the completing side
-    /// (the timer thread, for many calls at once) then allocates nothing for it.
-    timed_out: Option<(Arc<str>, Duration)>,
-    /// The completing side was dropped without an outcome.
-    gone: bool,
-    /// What only some calls need, boxed so the common slot stays small (10,000 calls in
-    /// flight are 10,000 slots).
+    /// How the call ended, once it has: one field for the three ends, as only one happens
+    /// (10,000 calls in flight are 10,000 slots: this keeps a slot's allocation at 96 bytes).
+    end: Option<End>,
+    /// What only some calls need, boxed so the common slot stays small.
     extra: Option<Box<Extra>>,
+}
+
+/// How a call ended.
+enum End {
+    /// Its outcome, waiting to be taken.
+    Outcome(Result<Value>),
+    /// A timeout after this long, made into its `Error` by the caller when it takes it, with
+    /// the method its handle knows: the completing side (the timer thread, for many calls at
+    /// once) then allocates nothing for it, and the slot keeps no name.
+    TimedOut(Duration),
+    /// The completing side was dropped without an outcome.
+    Gone,
+}
+
+impl SlotState {
+    fn gone(&self) -> bool {
+        matches!(self.end, Some(End::Gone))
+    }
 }
 
 #[derive(Default)]
@@ -95,15 +108,14 @@ impl CallSlot {
                 .get_or_insert_with(Box::default)
                 .progress
                 .push_back(progress),
-            CallEvent::Done(outcome) => state.outcome = Some(outcome),
+            CallEvent::Done(outcome) => state.end = Some(End::Outcome(outcome)),
         }
         drop(state);
         self.ready.notify_one();
     }
 
-    /// The completing side is dropped: a caller still waiting learns there will be no outcome.
     /// Completes the call with a timeout (`Error::Timeout` for `method`, after `after`).
-    pub(super) fn put_timeout(&self, method: &Arc<str>, after: Duration) {
+    pub(super) fn put_timeout(&self, method: &str, after: Duration) {
         let mut state = self.state.lock();
         self.done.store(true, Ordering::Release);
         if let Some(channel) = state
@@ -114,17 +126,21 @@ impl CallSlot {
             let _ = channel.send(CallEvent::Done(Err(timeout_error(method, after))));
             return;
         }
-        state.timed_out = Some((Arc::clone(method), after));
+        state.end = Some(End::TimedOut(after));
         drop(state);
         self.ready.notify_one();
     }
 
+    /// The completing side is dropped: a caller still waiting learns there will be no outcome.
     pub(super) fn release(&self) {
         if self.done.load(Ordering::Acquire) {
             return;
         }
         let mut state = self.state.lock();
-        state.gone = true;
+        // An outcome put since `done` was read stays to be taken.
+        if state.end.is_none() {
+            state.end = Some(End::Gone);
+        }
         // Disconnects a receiver handed out.
         if let Some(extra) = &mut state.extra {
             extra.channel = None;
@@ -133,30 +149,31 @@ impl CallSlot {
         self.ready.notify_one();
     }
 
-    /// The next event without blocking.
-    pub(super) fn try_take(&self) -> Waited<CallEvent> {
+    /// The next event without blocking (`method`: the call's, for a timeout's error).
+    pub(super) fn try_take(&self, method: &str) -> Waited<CallEvent> {
         let mut state = self.state.lock();
-        match Self::take(&mut state) {
+        match Self::take(&mut state, method) {
             Some(event) => Waited::Event(event),
-            None if state.gone => Waited::Gone,
+            None if state.gone() => Waited::Gone,
             None => Waited::TimedOut,
         }
     }
 
-    /// The next event, waiting until `until` at most.
-    pub(super) fn wait_until(&self, until: Instant) -> Waited<CallEvent> {
+    /// The next event, waiting until `until` at most (`method`: the call's, for a timeout's
+    /// error).
+    pub(super) fn wait_until(&self, method: &str, until: Instant) -> Waited<CallEvent> {
         let mut state = self.state.lock();
         loop {
-            if let Some(event) = Self::take(&mut state) {
+            if let Some(event) = Self::take(&mut state, method) {
                 return Waited::Event(event);
             }
-            if state.gone {
+            if state.gone() {
                 return Waited::Gone;
             }
             if self.ready.wait_until(&mut state, until).timed_out() {
-                return match Self::take(&mut state) {
+                return match Self::take(&mut state, method) {
                     Some(event) => Waited::Event(event),
-                    None if state.gone => Waited::Gone,
+                    None if state.gone() => Waited::Gone,
                     None => Waited::TimedOut,
                 };
             }
@@ -164,7 +181,7 @@ impl CallSlot {
     }
 
     /// Progress first (it was reported before the outcome), then the outcome.
-    fn take(state: &mut SlotState) -> Option<CallEvent> {
+    fn take(state: &mut SlotState, method: &str) -> Option<CallEvent> {
         if let Some(progress) = state
             .extra
             .as_mut()
@@ -172,20 +189,26 @@ impl CallSlot {
         {
             return Some(CallEvent::Progress(progress));
         }
-        if let Some((method, after)) = state.timed_out.take() {
-            return Some(CallEvent::Done(Err(timeout_error(&method, after))));
+        match state.end.take() {
+            Some(End::Outcome(outcome)) => Some(CallEvent::Done(outcome)),
+            Some(End::TimedOut(after)) => Some(CallEvent::Done(Err(timeout_error(method, after)))),
+            Some(End::Gone) => {
+                state.end = Some(End::Gone);
+                None
+            }
+            None => None,
         }
-        state.outcome.take().map(CallEvent::Done)
     }
 
-    /// A channel that carries this call's events from now on, those waiting here first.
-    pub(super) fn open_channel(&self) -> Receiver<CallEvent> {
+    /// A channel that carries this call's events from now on, those waiting here first
+    /// (`method`: the call's, for a timeout's error).
+    pub(super) fn open_channel(&self, method: &str) -> Receiver<CallEvent> {
         let (tx, rx) = unbounded();
         let mut state = self.state.lock();
-        while let Some(event) = Self::take(&mut state) {
+        while let Some(event) = Self::take(&mut state, method) {
             let _ = tx.send(event);
         }
-        if !state.gone {
+        if !state.gone() {
             state.extra.get_or_insert_with(Box::default).channel = Some(tx);
         }
         rx
