@@ -88,10 +88,7 @@ impl Stdio {
                 self.input.flush().expect("flush");
             }
             self.line.clear();
-            let n = self
-                .output
-                .read_until(b'\n', &mut self.line)
-                .expect("read");
+            let n = self.output.read_until(b'\n', &mut self.line).expect("read");
             assert!(n > 0, "the server closed its stdout");
             if !self.line.windows(9).any(|w| w == b"\"method\":") {
                 return &self.line;
@@ -262,7 +259,11 @@ fn headers(wire: Wire, session: Option<&str>, tool: &str) -> String {
 
 /// Reads one answer (head, then a `Content-Length`, chunked, or until-close body into
 /// `body`); whether the connection is to be closed after it.
-fn read_answer(reader: &mut BufReader<TcpStream>, line: &mut String, body: &mut Vec<u8>) -> (Head, bool) {
+fn read_answer(
+    reader: &mut BufReader<TcpStream>,
+    line: &mut String,
+    body: &mut Vec<u8>,
+) -> (Head, bool) {
     let mut head = Head {
         status: 0,
         session: None,

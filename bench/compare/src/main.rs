@@ -515,9 +515,8 @@ fn run_threads(rounds: usize) {
         "rmcp 3.11.0, 64 tasks",
     ];
     for (c, name) in names.iter().enumerate() {
-        let ratio = |other: usize| {
-            median((0..rounds).map(|r| rates[c][r] / rates[other][r]).collect())
-        };
+        let ratio =
+            |other: usize| median((0..rounds).map(|r| rates[c][r] / rates[other][r]).collect());
         println!(
             "| {name} | {} | {:.2}× | {:.2}× |",
             spread_of(rates[c].clone(), 0),

@@ -75,7 +75,8 @@ pub fn run(callers: usize, per_caller: usize) -> f64 {
             .expect("write");
         stdin.flush().expect("flush");
         drop(stdin);
-        rx.recv_timeout(Duration::from_secs(30)).expect("initialize");
+        rx.recv_timeout(Duration::from_secs(30))
+            .expect("initialize");
     }
     let start = Arc::new(Barrier::new(callers + 1));
     let threads: Vec<_> = (0..callers)

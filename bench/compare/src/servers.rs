@@ -208,7 +208,8 @@ fn cpu_readings(pid: u32) -> (f64, f64) {
     let fields: Vec<&str> = stat[stat.rfind(')').expect("comm") + 2..]
         .split(' ')
         .collect();
-    let ticks = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+    let ticks =
+        fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
     (threads as f64 / 1e9, ticks as f64 / 100.0)
 }
 
@@ -339,7 +340,8 @@ fn measure(target: &Target) -> Sample {
             }
             let seq_time = started.elapsed().as_secs_f64();
             let seq_cpu = cpu_between(cpu, cpu_readings(pid));
-            let (par, par_time, par_cpu) = http_parallel(port, wire, session, &ids, par_n, par_t, pid);
+            let (par, par_time, par_cpu) =
+                http_parallel(port, wire, session, &ids, par_n, par_t, pid);
             drop(first);
             drop(server);
             Sample {
@@ -374,9 +376,12 @@ fn http_parallel(
                 let mut http = load::Http::connect(port);
                 start.wait();
                 let until = Instant::now() + limit;
-                while started_calls.fetch_add(1, Ordering::Relaxed) < n && Instant::now() < until
-                {
-                    http.call(wire, session.as_deref(), ids.fetch_add(1, Ordering::Relaxed));
+                while started_calls.fetch_add(1, Ordering::Relaxed) < n && Instant::now() < until {
+                    http.call(
+                        wire,
+                        session.as_deref(),
+                        ids.fetch_add(1, Ordering::Relaxed),
+                    );
                     done.fetch_add(1, Ordering::Relaxed);
                 }
             })
@@ -441,11 +446,17 @@ pub fn run(rounds: usize, filter: &str) {
     println!("| server | transport | sequential µs/call | server CPU µs/call (seq) | 64 in flight calls/s | server CPU µs/call (64) | seq time ÷ limit | seq time ÷ rmcp | rate ÷ limit | rate ÷ rmcp | CPU (64) ÷ limit | CPU (64) ÷ rmcp |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (t, target) in targets.iter().enumerate() {
-        let column = |pick: fn(&Sample) -> f64| median(samples.iter().map(|r| pick(&r[t])).collect());
+        let column =
+            |pick: fn(&Sample) -> f64| median(samples.iter().map(|r| pick(&r[t])).collect());
         let ratio = |other: &str, pick: fn(&Sample) -> f64| match index(other) {
             Some(o) if samples.iter().all(|r| pick(&r[o]) > 0.0) => format!(
                 "{:.2}×",
-                median(samples.iter().map(|r| pick(&r[t]) / pick(&r[o]).max(1e-9)).collect())
+                median(
+                    samples
+                        .iter()
+                        .map(|r| pick(&r[t]) / pick(&r[o]).max(1e-9))
+                        .collect()
+                )
             ),
             _ => "–".into(),
         };
