@@ -82,7 +82,6 @@ pub fn run(callers: usize, per_caller: usize) -> f64 {
     let threads: Vec<_> = (0..callers)
         .map(|caller| {
             let (pending, writer, start) = (pending.clone(), writer.clone(), start.clone());
-            let call = call.clone();
             std::thread::spawn(move || {
                 start.wait();
                 for n in 0..per_caller {
