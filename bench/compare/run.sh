@@ -11,7 +11,7 @@
 #
 # Client and server share one pinned core (taskset -c CPU, default the last one; COMPARE_CPU
 # to choose), each client in its own process, rounds interleaved. Prints a markdown table.
-# The target directory stays under bench/compare/target; delete it after measuring (it is
+# The target directory is bench/compare/target (or CARGO_TARGET_DIR); delete it after measuring (it is
 # large), the lock file pins what was measured.
 set -euo pipefail
 cd "$(dirname "$0")"
