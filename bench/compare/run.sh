@@ -3,10 +3,15 @@
 #
 #   bench/compare/run.sh [ROUNDS]        # builds (crates from the registry), then runs
 #   COMPARE_SCALE=0.2 bench/compare/run.sh 1   # a quick pass
+#   bench/compare/run.sh servers [ROUNDS] [FILTER]   # the servers side by side (issue #29, item 5)
+#   COMPARE_SCALE=0.3 bench/compare/run.sh servers 3  # its quick pass (under 3 minutes)
+#
+# The servers' comparison takes the TypeScript and Python SDKs from TOOLWIRE_PEERS_DIR
+# (tests/peers/install.sh; its peers.env is read); without it their rows are left out.
 #
 # Client and server share one pinned core (taskset -c CPU, default the last one; COMPARE_CPU
 # to choose), each client in its own process, rounds interleaved. Prints a markdown table.
-# The target directory stays under bench/compare/target; delete it after measuring (it is
+# The target directory is bench/compare/target (or CARGO_TARGET_DIR); delete it after measuring (it is
 # large), the lock file pins what was measured.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -14,4 +19,13 @@ export CARGO_INCREMENTAL=0
 cargo build --release --locked --quiet --bins
 cpu=${COMPARE_CPU:-$(($(nproc) - 1))}
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); pinned to CPU $cpu" >&2
-exec taskset -c "$cpu" target/release/toolwire-compare run "${1:-3}"
+bin=${CARGO_TARGET_DIR:-target}/release/toolwire-compare
+case "${1:-}" in
+servers)
+    if [ -f "${TOOLWIRE_PEERS_DIR:-/nonexistent}/peers.env" ]; then
+        set -a; . "$TOOLWIRE_PEERS_DIR/peers.env"; set +a
+    fi
+    exec taskset -c "$cpu" "$bin" servers "${2:-5}" "${3:-}"
+    ;;
+esac
+exec taskset -c "$cpu" "$bin" run "${1:-3}"

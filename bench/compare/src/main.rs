@@ -19,7 +19,18 @@
 //! * `spread`: the same with the deadlines spread over one second;
 //! * `http-seq`, `http-par`: `seq` and `par` over Streamable HTTP (toolwire's HTTP client, on
 //!   ureq, beside rmcp's streamable HTTP client, on reqwest), against the same server in its
-//!   HTTP mode.
+//!   HTTP mode;
+//! * `par64-threads` (its own table): 64 OS threads each making blocking sequential calls
+//!   through one shared client, 50,000 in all, calls/s: toolwire's `McpClient` (cloned into
+//!   each thread), the minimal thread-per-caller client (`minimal.rs`), rmcp with 64 tasks.
+//!
+//! `toolwire-compare servers [ROUNDS] [FILTER]` runs the servers side by side instead
+//! (`servers.rs`: one load client, `load.rs`, against toolwire's, rmcp's, the TypeScript and
+//! Python SDKs' servers and the limits).
+
+mod load;
+mod minimal;
+mod servers;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -141,6 +152,28 @@ mod toolwire_client {
                     client.call_tool("echo", &echo).expect("echo");
                 }
                 (started.elapsed().as_secs_f64() * 1e6 / n as f64, 0.0)
+            }
+            "par64-threads" => {
+                let per_thread = scaled(50_000) / WINDOW;
+                let start = Arc::new(std::sync::Barrier::new(WINDOW + 1));
+                let threads: Vec<_> = (0..WINDOW)
+                    .map(|_| {
+                        let (client, start, echo) = (client.clone(), start.clone(), echo.clone());
+                        std::thread::spawn(move || {
+                            start.wait();
+                            for _ in 0..per_thread {
+                                client.call_tool("echo", &echo).expect("echo");
+                            }
+                        })
+                    })
+                    .collect();
+                start.wait();
+                let started = Instant::now();
+                for thread in threads {
+                    thread.join().expect("a caller");
+                }
+                let calls = (per_thread * WINDOW) as f64;
+                (calls / started.elapsed().as_secs_f64(), 0.0)
             }
             "par" => {
                 let n = scaled(50_000);
@@ -266,7 +299,8 @@ mod rmcp_client {
                     }
                     (started.elapsed().as_secs_f64() * 1e6 / n as f64, 0.0)
                 }
-                "par" => {
+                // rmcp's `par` is already 64 tasks each calling one after the other.
+                "par" | "par64-threads" => {
                     let n = scaled(50_000) / WINDOW * WINDOW;
                     let started = Instant::now();
                     let tasks: Vec<_> = (0..WINDOW)
@@ -361,6 +395,7 @@ fn child(client: &str, phase: &str) {
     let (a, b) = match client {
         "toolwire" => toolwire_client::run(phase),
         "rmcp" => rmcp_client::run(phase),
+        "minimal" => (minimal::run(WINDOW, scaled(50_000) / WINDOW), 0.0),
         other => panic!("unknown client {other}"),
     };
     println!("RESULT {a} {b}");
@@ -458,11 +493,52 @@ fn run(rounds: usize) {
     );
 }
 
+/// The `par64-threads` phase, its clients interleaved in each round, as its own table.
+fn run_threads(rounds: usize) {
+    const THREADED: [&str; 3] = ["toolwire", "minimal", "rmcp"];
+    let mut rates = vec![Vec::new(); THREADED.len()];
+    for round in 0..rounds {
+        for (c, client) in THREADED.iter().enumerate() {
+            let (rate, _) = measure(client, "par64-threads");
+            eprintln!("round {round}: {client} par64-threads: {rate:.0}");
+            rates[c].push(rate);
+        }
+    }
+    println!();
+    println!("64 threads each making blocking calls through one client, one echo server over stdio (calls/s, median (min–max) of {rounds} rounds; ratios the median of each round's)");
+    println!();
+    println!("| client | calls/s | ÷ minimal thread-per-caller | ÷ rmcp (64 tasks) |");
+    println!("|---|---|---|---|");
+    let names = [
+        "toolwire `McpClient`, 64 threads",
+        "minimal thread-per-caller, 64 threads",
+        "rmcp 3.11.0, 64 tasks",
+    ];
+    for (c, name) in names.iter().enumerate() {
+        let ratio =
+            |other: usize| median((0..rounds).map(|r| rates[c][r] / rates[other][r]).collect());
+        println!(
+            "| {name} | {} | {:.2}× | {:.2}× |",
+            spread_of(rates[c].clone(), 0),
+            ratio(1),
+            ratio(2)
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
+        Some("servers") => servers::run(
+            args.get(2).and_then(|n| n.parse().ok()).unwrap_or(5),
+            args.get(3).map_or("", String::as_str),
+        ),
         Some("child") => child(&args[2], &args[3]),
-        Some("run") | None => run(args.get(2).and_then(|n| n.parse().ok()).unwrap_or(3)),
+        Some("run") | None => {
+            let rounds = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(3);
+            run(rounds);
+            run_threads(rounds);
+        }
         Some(other) => panic!("unknown command {other}"),
     }
 }
