@@ -12,12 +12,16 @@
 set -euo pipefail
 SUPERGATEWAY_VERSION=4.0.0
 MCP_PROXY_VERSION=0.13.0
-dir=${1:-$(cd "$(dirname "$0")" && pwd)}
+here=$(cd "$(dirname "$0")" && pwd)
+dir=${1:-$here}
 mkdir -p "$dir"
 cd "$dir"
-[ -f package.json ] || echo '{"private": true}' > package.json
-npm install --no-audit --no-fund --save-exact "supergateway@$SUPERGATEWAY_VERSION" >&2
+# package-lock.json pins what supergateway pulls in.
+[ "$dir" = "$here" ] || cp "$here/package.json" "$here/package-lock.json" .
+npm ci --no-audit --no-fund >&2
+[ "$(node -p 'require("supergateway/package.json").version')" = "$SUPERGATEWAY_VERSION" ]
 [ -x venv/bin/python ] || python3 -m venv venv
-venv/bin/pip install --quiet --disable-pip-version-check "mcp-proxy==$MCP_PROXY_VERSION" >&2
+# constraints.txt pins what mcp-proxy pulls in to what was measured (pip freeze of the venv).
+venv/bin/pip install --quiet --disable-pip-version-check -c "$here/constraints.txt" "mcp-proxy==$MCP_PROXY_VERSION" >&2
 echo "supergateway $(node -e 'console.log(require("supergateway/package.json").version)'): $dir/node_modules/.bin/supergateway"
 echo "mcp-proxy $(venv/bin/python -c 'import importlib.metadata as m; print(m.version("mcp-proxy"))'): $dir/venv/bin/mcp-proxy"
