@@ -852,42 +852,39 @@ fn run(rounds: usize) {
             samples[i].push(sample.expect("sampled"));
         }
     }
-    let direct = &samples[0];
+    let ratios = |rows: &[Sample], base: &[Sample], f: fn(&Sample, &Sample) -> f64| {
+        let values: Vec<f64> = rows.iter().zip(base).map(|(s, d)| f(s, d)).collect();
+        let (lo, hi) = range(&values);
+        (median(values), lo, hi)
+    };
+    let added = |s: &Sample, d: &Sample| s.seq_us - d.seq_us;
+    let times = |s: &Sample, d: &Sample| s.par_per_s / d.par_per_s;
     println!(
-        "| target | sequential µs/call | added µs/call (vs direct, same round) | gateway CPU µs/call, sequential | 64 in flight, calls/s | × direct (same round) | gateway CPU µs/call, 64 in flight | backend CPU µs/call, 64 in flight |"
+        "| target | sequential µs/call | added µs/call vs direct (stdio) | added µs/call vs direct (HTTP) | gateway CPU µs/call, sequential | 64 in flight, calls/s | × direct (stdio) | × direct (HTTP) | gateway CPU µs/call, 64 in flight | backend CPU µs/call, 64 in flight |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (target, rows) in TARGETS.iter().zip(&samples) {
-        let added: Vec<f64> = rows
-            .iter()
-            .zip(direct)
-            .map(|(s, d)| s.seq_us - d.seq_us)
-            .collect();
-        let ratio: Vec<f64> = rows
-            .iter()
-            .zip(direct)
-            .map(|(s, d)| s.par_per_s / d.par_per_s)
-            .collect();
         let col = |f: fn(&Sample) -> f64| median(rows.iter().map(f).collect());
-        let (added_lo, added_hi) = range(&added);
-        let (ratio_lo, ratio_hi) = range(&ratio);
-        let baseline = *target == Target::Direct;
-        println!(
-            "| {} | {:.1} | {} | {:.1} | {:.0} | {} | {:.1} | {:.1} |",
-            target.name(),
-            col(|s| s.seq_us),
-            if baseline {
+        let against = |base: Target, f: fn(&Sample, &Sample) -> f64, digits: usize| {
+            if *target == base {
                 "(baseline)".to_owned()
             } else {
-                format!("{:.1} ({:.1}–{:.1})", median(added.clone()), added_lo, added_hi)
-            },
+                let (m, lo, hi) = ratios(rows, &samples[base as usize], f);
+                format!("{m:.digits$} ({lo:.digits$}–{hi:.digits$})")
+            }
+        };
+        let http = !matches!(target, Target::Direct | Target::ToolwireStdio);
+        let dash = || "".to_owned();
+        println!(
+            "| {} | {:.1} | {} | {} | {:.1} | {:.0} | {} | {} | {:.1} | {:.1} |",
+            target.name(),
+            col(|s| s.seq_us),
+            against(Target::Direct, added, 1),
+            if http { against(Target::DirectHttp, added, 1) } else { dash() },
             col(|s| s.seq_gateway_cpu_us),
             col(|s| s.par_per_s),
-            if baseline {
-                "1".to_owned()
-            } else {
-                format!("{:.3} ({:.3}–{:.3})", median(ratio.clone()), ratio_lo, ratio_hi)
-            },
+            against(Target::Direct, times, 4),
+            if http { against(Target::DirectHttp, times, 3) } else { dash() },
             col(|s| s.par_gateway_cpu_us),
             col(|s| s.par_backend_cpu_us),
         );
