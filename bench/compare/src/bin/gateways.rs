@@ -154,7 +154,8 @@ fn is_response(message: &[u8]) -> bool {
 
 fn check_echo(message: &[u8]) {
     assert!(
-        find(message, b"\"text\":\"echo\"").is_some() && find(message, b"\"isError\":true").is_none(),
+        find(message, b"\"text\":\"echo\"").is_some()
+            && find(message, b"\"isError\":true").is_none(),
         "not an echo result: {}",
         String::from_utf8_lossy(message)
     );
@@ -585,9 +586,7 @@ impl HttpConn {
                 "transfer-encoding" => chunked = value.eq_ignore_ascii_case("chunked"),
                 "content-type" => sse = value.starts_with("text/event-stream"),
                 "connection" => close = value.eq_ignore_ascii_case("close"),
-                "mcp-session-id" if self.session.is_none() => {
-                    self.session = Some(value.to_owned())
-                }
+                "mcp-session-id" if self.session.is_none() => self.session = Some(value.to_owned()),
                 _ => {}
             }
         }
@@ -880,11 +879,19 @@ fn run(rounds: usize) {
             target.name(),
             col(|s| s.seq_us),
             against(Target::Direct, added, 1),
-            if http { against(Target::DirectHttp, added, 1) } else { dash() },
+            if http {
+                against(Target::DirectHttp, added, 1)
+            } else {
+                dash()
+            },
             col(|s| s.seq_gateway_cpu_us),
             col(|s| s.par_per_s),
             against(Target::Direct, times, 4),
-            if http { against(Target::DirectHttp, times, 3) } else { dash() },
+            if http {
+                against(Target::DirectHttp, times, 3)
+            } else {
+                dash()
+            },
             col(|s| s.par_gateway_cpu_us),
             col(|s| s.par_backend_cpu_us),
         );
