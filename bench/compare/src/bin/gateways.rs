@@ -7,7 +7,9 @@
 //! `bench/compare/run.sh gateway [ROUNDS]` (it builds, pins to one core, runs).
 //!
 //! ```text
-//! gateways run [ROUNDS]      # every target, ROUNDS rounds (5)
+//! gateways run [ROUNDS]      # every target, ROUNDS rounds (5): per-round lines on stderr, the table
+//! gateways one NAME          # one target (by the start of its name), one round
+//! GATEWAYS_PERF_OUT=FILE gateways one "toolwire serve (HTTP)"   # with perf record of it at 64
 //! ```
 //!
 //! Targets, each started afresh every round:
@@ -28,9 +30,10 @@
 //! * `par`: 64 calls in flight, 100,000 × scale or 2 s × scale: calls/s. Over pipes one thread
 //!   keeps 64 frames written ahead; over HTTP 64 keep-alive connections, one thread each.
 //!
-//! CPU per call: utime+stime from /proc/PID/stat of the target's process and its descendants,
-//! read before and after each phase, split into the backend's (processes named `echo_server`)
-//! and the gateway's (the rest). `COMPARE_SCALE` scales the counts and time caps;
+//! CPU per call: the run time of every thread of the target's process and its descendants
+//! (/proc/PID/task/TID/schedstat, in ns; utime+stime of /proc/PID/stat, in 10 ms ticks, is
+//! printed beside as a cross-check), read before and after each phase, split into the
+//! backend's (processes named `echo_server`) and the gateway's (the rest). `COMPARE_SCALE` scales the counts and time caps;
 //! `TOOLWIRE_BIN`, `GATEWAYS_DIR` (where gateways/install.sh put supergateway and mcp-proxy)
 //! and `NODE` say where the programs are.
 
