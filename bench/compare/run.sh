@@ -13,9 +13,34 @@
 # to choose), each client in its own process, rounds interleaved. Prints a markdown table.
 # The target directory is bench/compare/target (or CARGO_TARGET_DIR); delete it after measuring (it is
 # large), the lock file pins what was measured.
+#
+#   bench/compare/run.sh gateway [ROUNDS]   # toolwire serve beside supergateway and mcp-proxy
+#
+# The gateway comparison (issue #29, item 5; src/bin/gateways.rs) needs gateways/install.sh
+# run once (pinned supergateway and mcp-proxy); it builds the `toolwire` CLI (release, feature
+# `cli`) unless TOOLWIRE_BIN names one. Everything (load client, gateway, backend) is pinned to
+# one core, as above; COMPARE_SCALE=0.3 with 3 rounds is a quick pass (about a minute).
 set -euo pipefail
 cd "$(dirname "$0")"
 export CARGO_INCREMENTAL=0
+case "${1:-}" in
+gateway)
+    cargo build --release --locked --quiet --bin gateways --bin echo_server
+    if [ -z "${TOOLWIRE_BIN:-}" ]; then
+        cargo build --release --locked --quiet --features cli --bin toolwire --manifest-path ../../Cargo.toml
+        export TOOLWIRE_BIN="${CARGO_TARGET_DIR:-../../target}/release/toolwire"
+    fi
+    [ -x gateways/venv/bin/mcp-proxy ] && [ -d gateways/node_modules/supergateway ] || {
+        echo "run bench/compare/gateways/install.sh first" >&2
+        exit 2
+    }
+    cpu=${COMPARE_CPU:-$(($(nproc) - 1))}
+    echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); pinned to CPU $cpu" >&2
+    taskset -c "$cpu" "${CARGO_TARGET_DIR:-target}/release/gateways" run "${2:-5}"
+    echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    exit
+    ;;
+esac
 cargo build --release --locked --quiet --bins
 cpu=${COMPARE_CPU:-$(($(nproc) - 1))}
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); pinned to CPU $cpu" >&2
