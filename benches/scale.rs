@@ -617,8 +617,8 @@ fn exchange(
     (status, id, String::from_utf8(body).expect("utf-8"))
 }
 
-/// Opens one session on `stream` (initialize, then initialized).
-fn open_session(stream: &mut BufReader<TcpStream>, host: &str) {
+/// Opens one session on `stream` (initialize, then initialized); returns its id.
+fn open_session(stream: &mut BufReader<TcpStream>, host: &str) -> String {
     let (status, id, body) = exchange(
         stream,
         host,
@@ -634,6 +634,7 @@ fn open_session(stream: &mut BufReader<TcpStream>, host: &str) {
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
     );
     assert_eq!(status, 202, "{body}");
+    id
 }
 
 fn sessions() {
@@ -660,7 +661,7 @@ fn sessions() {
     let mut stream = BufReader::new(TcpStream::connect(&host).expect("connect"));
     stream.get_ref().set_nodelay(true).expect("nodelay");
     // One request first, so the connection's thread and the pool exist in every row.
-    open_session(&mut stream, &host);
+    let mut ids = vec![open_session(&mut stream, &host)];
 
     println!("**{MOST} idle HTTP sessions** (`HttpServer`, handshake-era sessions over one kept-alive connection, `max_sessions` {}; the server process's figures; CPU over {:.1} s idle)", MOST + 16, idle.as_secs_f64());
     println!();
@@ -671,7 +672,7 @@ fn sessions() {
     for target in [1, 100, MOST] {
         let at = Instant::now();
         for _ in open..target {
-            open_session(&mut stream, &host);
+            ids.push(open_session(&mut stream, &host));
         }
         let per_open = if target > open {
             at.elapsed().as_secs_f64() * 1e6 / (target - open) as f64
@@ -717,6 +718,32 @@ fn sessions() {
             },
         );
     }
+    // Each session makes one call answered with JSON of about 16 KiB, then idles.
+    let message = "m".repeat(8 * 1024);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "echo", "arguments": {"message": message}}})
+    .to_string();
+    let heap_before = heap_of(stats_port).live;
+    let rss_before = proc_status(Some(pid), "VmRSS") as f64 * 1024.0;
+    let mut answer_bytes = 0;
+    for id in &ids {
+        let (status, _, body) = exchange(&mut stream, &host, Some(id), &call);
+        assert_eq!(status, 200, "{}", &body[..body.len().min(200)]);
+        answer_bytes = body.len();
+    }
+    thread::sleep(Duration::from_millis(200));
+    let heap_after = heap_of(stats_port).live;
+    let rss_after = proc_status(Some(pid), "VmRSS") as f64 * 1024.0;
+    println!();
+    println!(
+        "Then one `tools/call` in each of the {} sessions, answered as JSON ({answer_bytes} bytes), the sessions idle again: heap {} → {} MB ({:.1} KB more per session), RSS {} → {} MB (the answers stay in each session's replay buffer, `replay_buffer` 256 events or 1 MiB a session by default).",
+        ids.len(),
+        mb(heap_before as f64),
+        mb(heap_after as f64),
+        (heap_after - heap_before) as f64 / ids.len() as f64 / 1e3,
+        mb(rss_before),
+        mb(rss_after),
+    );
     drop(stream);
 
     // Idle sockets: each is a thread until it is closed to make room or times out.
