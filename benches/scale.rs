@@ -736,7 +736,7 @@ fn sessions() {
     let rss_after = proc_status(Some(pid), "VmRSS") as f64 * 1024.0;
     println!();
     println!(
-        "Then one `tools/call` in each of the {} sessions, answered as JSON ({answer_bytes} bytes), the sessions idle again: heap {} → {} MB ({:.1} KB more per session), RSS {} → {} MB (the answers stay in each session's replay buffer, `replay_buffer` 256 events or 1 MiB a session by default).",
+        "Then one `tools/call` in each of the {} sessions, answered as JSON ({answer_bytes} bytes), the sessions idle again: heap {} → {} MB ({:.1} KB more per session), RSS {} → {} MB (a session's replay buffer holds what a client could resume, `replay_buffer`: 256 events or 1 MiB a session by default; an answer sent as JSON is not kept).",
         ids.len(),
         mb(heap_before as f64),
         mb(heap_after as f64),

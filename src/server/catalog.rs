@@ -598,7 +598,10 @@ mod tests {
         let left: Vec<usize> = ordered.values().map(|item| **item).collect();
         assert_eq!(left, [1, 2, 5, 6, 7, 8]);
         assert_eq!(ordered.len(), 6);
-        assert!(!ordered.remove_all(&gone), "nothing of these is held any more");
+        assert!(
+            !ordered.remove_all(&gone),
+            "nothing of these is held any more"
+        );
         // Added again, they come after the others, as any new key does.
         assert!(ordered.insert("k0".into(), 0));
         let keys: Vec<usize> = ordered.page(4, 10).map(|item| **item).collect();
