@@ -19,14 +19,15 @@
 //!   straight to the server, through `McpClient`, and through the gateway: µs per call, MB/s,
 //!   and bytes allocated per call in the measured process as a multiple of the result's size
 //!   (copies). 16 MiB is over the default line bound (16 MiB a message, envelope included):
-//!   the last row shows the refusal.
+//!   the last line shows what a caller gets (the oversized line is dropped; the call waits
+//!   for its deadline, 5 s here).
 //!
 //! Every server is a child process running this same binary (`--child …`), so its resident
 //! set, threads and CPU (`/proc/PID/task/*/schedstat`) are its own; a child reports its heap
 //! counts (a counting global allocator) on a loopback port it names on stderr.
 //!
 //! ```text
-//! cargo bench --bench scale --features gateway          # about 2 minutes
+//! cargo bench --bench scale --features gateway          # under a minute on 2 cores
 //! cargo bench --bench scale --features gateway -- list  # only the tables whose name has `list`
 //! TOOLWIRE_BENCH_SCALE=0.2 cargo bench --bench scale --features gateway  # fewer repetitions
 //! ```
