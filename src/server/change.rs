@@ -146,18 +146,10 @@ impl Server {
         let (mut tools_changed, mut resources_changed, mut prompts_changed) = (false, false, false);
         {
             let mut catalog = self.shared.catalog.write();
-            for name in &change.remove_tools {
-                tools_changed |= catalog.tools.remove(name);
-            }
-            for uri in &change.remove_resources {
-                resources_changed |= catalog.resources.remove(uri);
-            }
-            for template in &change.remove_templates {
-                resources_changed |= catalog.templates.remove(template);
-            }
-            for name in &change.remove_prompts {
-                prompts_changed |= catalog.prompts.remove(name);
-            }
+            tools_changed |= catalog.tools.remove_all(&change.remove_tools);
+            resources_changed |= catalog.resources.remove_all(&change.remove_resources);
+            resources_changed |= catalog.templates.remove_all(&change.remove_templates);
+            prompts_changed |= catalog.prompts.remove_all(&change.remove_prompts);
             for entry in tools {
                 let name = entry.name().to_owned();
                 if catalog.tools.insert(name.clone(), entry) {

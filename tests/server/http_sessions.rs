@@ -87,6 +87,44 @@ fn next_event(reader: &mut BufReader<TcpStream>) -> (Option<String>, String) {
 }
 
 #[test]
+fn an_answer_sent_as_json_is_not_kept_for_a_resumption() {
+    let (_release_tx, release) = bounded::<()>(1);
+    let server = server(release);
+    let http = HttpServer::bind(&server, HttpServerConfig::new()).unwrap();
+    let url = http.url();
+    let session = initialize(&url);
+    let ping = support::post(
+        &url,
+        &headers(Some(&session)),
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+    );
+    assert_eq!(ping.status, 200, "{ping:?}");
+    assert_eq!(ping.header("content-type"), Some("application/json"));
+    // A session numbers its streams from 1: `initialize`'s, then the ping's. Both were
+    // answered with a JSON body, which carries no event id: nothing of them is kept to be
+    // sent again (an idle session would hold its last answers, up to the replay buffer's
+    // bytes, for nobody).
+    for stream_id in 1..=2 {
+        let head = format!(
+            "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n{}Last-Event-ID: {stream_id}-0\r\n\r\n",
+            authority(&url),
+            headers(Some(&session)),
+        );
+        let mut stream = TcpStream::connect(authority(&url)).unwrap();
+        stream.set_read_timeout(Some(LONG)).unwrap();
+        stream.write_all(head.as_bytes()).unwrap();
+        let response = read_response(&mut BufReader::new(stream));
+        assert_eq!(response.status, 200);
+        assert_eq!(
+            response.messages(),
+            Vec::<Value>::new(),
+            "stream {stream_id}"
+        );
+    }
+    http.close().unwrap();
+}
+
+#[test]
 fn a_lost_stream_is_resumed_with_last_event_id() {
     let (release_tx, release) = bounded::<()>(1);
     let server = server(release);

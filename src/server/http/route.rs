@@ -356,6 +356,10 @@ fn session_post(
     let stream_id = session.transport.open_stream(&ids, tx);
     session.transport.deliver(Ok(frame), body);
     let priming = resumable(session).then(|| format!("{stream_id}-0"));
+    // Nobody can resume a stream answered as JSON: its events leave the replay buffer before
+    // the answer goes, not when newer ones push them out (each idle session would keep up to
+    // `replay_buffer`'s bytes of answers already delivered).
+    let forget = || session.transport.forget(stream_id);
     let mode = StreamMode {
         json: json && inner.config.json_first,
         sse,
@@ -363,6 +367,7 @@ fn session_post(
         headers: &headers,
         standalone: false,
         opened: false,
+        as_json: Some(&forget),
     };
     match stream::serve(inner, stream, &rx, mode)? {
         Ended::Answered => Ok(true),
@@ -463,6 +468,7 @@ fn stateless_post(
         headers: &[],
         standalone: false,
         opened: false,
+        as_json: None,
     };
     let ended = stream::serve(inner, stream, &rx, mode);
     match ended {
@@ -534,6 +540,7 @@ pub(crate) fn get(
             headers: &headers,
             standalone: false,
             opened: true,
+            as_json: None,
         };
         return finish_get(inner, &session, stream_id, stream, &rx, mode, true);
     }
@@ -552,6 +559,7 @@ pub(crate) fn get(
         headers: &headers,
         standalone: true,
         opened: false,
+        as_json: None,
     };
     finish_get(inner, &session, stream_id, stream, &rx, mode, false)
 }

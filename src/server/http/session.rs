@@ -129,6 +129,21 @@ impl SessionTransport {
         Some(stream)
     }
 
+    /// Drops the events of `stream` from the replay buffer: it was answered as JSON, so no
+    /// client can ask for them again.
+    pub(crate) fn forget(&self, stream: u64) {
+        let mut streams = self.streams.lock();
+        let mut freed = 0;
+        streams.replay.retain(|(known, _, data, _)| {
+            let keep = *known != stream;
+            if !keep {
+                freed += data.len();
+            }
+            keep
+        });
+        streams.replay_bytes -= freed;
+    }
+
     /// The client stopped reading a stream: its events go on into the replay buffer only.
     pub(crate) fn detach(&self, stream: u64) {
         let mut streams = self.streams.lock();

@@ -102,6 +102,9 @@ pub(crate) struct StreamMode<'a> {
     pub(crate) standalone: bool,
     /// The stream's head is already written (a resumption).
     pub(crate) opened: bool,
+    /// Run just before the answer is written as one JSON body (a session forgets the
+    /// stream's events then: no client can resume it).
+    pub(crate) as_json: Option<&'a dyn Fn()>,
 }
 
 /// How a stream ended.
@@ -152,6 +155,9 @@ pub(crate) fn serve(
                 // a proxy reuses it for nothing more.
                 let keep_alive = !inner.draining.load(Ordering::SeqCst);
                 if !streaming && last && mode.json {
+                    if let Some(as_json) = mode.as_json {
+                        as_json();
+                    }
                     write_full(
                         stream,
                         status,
@@ -166,6 +172,9 @@ pub(crate) fn serve(
                     if !mode.sse {
                         // A JSON-only client cannot take notifications: only the answer goes.
                         if last {
+                            if let Some(as_json) = mode.as_json {
+                                as_json();
+                            }
                             write_full(
                                 stream,
                                 status,
