@@ -487,15 +487,16 @@ fn authorizations() -> Vec<(&'static str, Authorization, String)> {
             &json!({"iss": origin, "sub": "ann", "client_id": "app-1", "aud": RESOURCE,
                     "scope": "mcp:tools", "iat": now, "exp": now + 3600, "jti": "j1"}),
         );
-        let jwt = Authorization::jwt(RESOURCE, &origin).scopes(["mcp:tools"]);
+        // Each its own: clones of one `Authorization` share its keys and verified tokens.
+        let jwt = || Authorization::jwt(RESOURCE, &origin).scopes(["mcp:tools"]);
         cases.push((
             "JWT ES256, verified-token cache (1,024)",
-            jwt.clone(),
+            jwt(),
             token.clone(),
         ));
         cases.push((
             "JWT ES256, no cache (every signature checked)",
-            jwt.verified_cache(0),
+            jwt().verified_cache(0),
             token,
         ));
     }
