@@ -424,14 +424,14 @@ fn main() {
 }
 
 /// A JWT issuer on loopback for [`Authorization::jwt`]: its RFC 8414 metadata and a JWKS
-/// holding `jwk`, one request per connection (fetched once, then kept as the keys' age
+/// holding `keys`, one request per connection (fetched once, then kept as the keys' age
 /// allows). Its URL.
 #[cfg(feature = "oauth")]
-fn issuer(jwk: serde_json::Value) -> String {
+fn issuer(keys: Vec<serde_json::Value>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let origin = format!("http://{}", listener.local_addr().unwrap());
     let metadata = json!({"issuer": origin, "jwks_uri": format!("{origin}/jwks")}).to_string();
-    let jwks = json!({"keys": [jwk]}).to_string();
+    let jwks = json!({ "keys": keys }).to_string();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
@@ -464,9 +464,63 @@ fn issuer(jwk: serde_json::Value) -> String {
     origin
 }
 
+/// Where [`rsa_key`] keeps its key while the benchmark runs.
+fn rsa_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("toolwire-bench-rsa-{}", std::process::id()))
+}
+
+/// An RSA key (2048 bits) made by the `openssl` command, when there is one: its public JWK
+/// (`kid` `r1`) and a signer of RS256 access tokens.
+#[cfg(feature = "oauth")]
+#[allow(clippy::type_complexity)]
+fn rsa_key() -> Option<(serde_json::Value, Box<dyn Fn(&serde_json::Value) -> String>)> {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine as _;
+    let dir = rsa_dir();
+    std::fs::create_dir_all(&dir).ok()?;
+    let key = dir.join("key.pem").to_str()?.to_owned();
+    let openssl = |args: &[&str]| {
+        let output = Command::new("openssl").args(args).output().ok()?;
+        output.status.success().then_some(output.stdout)
+    };
+    openssl(&[
+        "genpkey",
+        "-algorithm",
+        "RSA",
+        "-pkeyopt",
+        "rsa_keygen_bits:2048",
+        "-out",
+        &key,
+    ])?;
+    let modulus = String::from_utf8(openssl(&["rsa", "-in", &key, "-noout", "-modulus"])?).ok()?;
+    let hex = modulus.trim().strip_prefix("Modulus=")?;
+    let n: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(&hex[at..at + 2], 16).unwrap_or(0))
+        .collect();
+    let jwk = json!({"kty": "RSA", "kid": "r1", "use": "sig", "alg": "RS256",
+                     "n": URL_SAFE_NO_PAD.encode(&n), "e": "AQAB"});
+    let sign = move |claims: &serde_json::Value| {
+        let part = |value: &serde_json::Value| URL_SAFE_NO_PAD.encode(value.to_string());
+        let header = json!({"alg": "RS256", "typ": "at+jwt", "kid": "r1"});
+        let input = format!("{}.{}", part(&header), part(claims));
+        let file = dir.join("input");
+        std::fs::write(&file, &input).unwrap();
+        let output = Command::new("openssl")
+            .args(["dgst", "-sha256", "-sign", &key, "-binary"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "openssl dgst: {output:?}");
+        format!("{input}.{}", URL_SAFE_NO_PAD.encode(output.stdout))
+    };
+    Some((jwk, Box::new(sign)))
+}
+
 /// The authorizations measured, each with the bearer token every call sends: JWT access
 /// tokens (ES256, one token for every call) with the verified-token cache at its default
-/// and with none (every call's signature checked), and a static token.
+/// and with none (every call's signature checked), RS256 with none (when `openssl` can make
+/// the key), and a static token.
 fn authorizations() -> Vec<(&'static str, Authorization, String)> {
     use sha2::{Digest, Sha256};
     const RESOURCE: &str = "https://mcp.example/mcp";
@@ -477,15 +531,22 @@ fn authorizations() -> Vec<(&'static str, Authorization, String)> {
         let mut jwk = key.public_jwk();
         jwk["kid"] = json!("k1");
         jwk["alg"] = json!("ES256");
-        let origin = issuer(jwk);
+        let rsa = rsa_key();
+        let origin = issuer(
+            [Some(jwk), rsa.as_ref().map(|(jwk, _)| jwk.clone())]
+                .into_iter()
+                .flatten()
+                .collect(),
+        );
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .as_secs();
+        let claims = json!({"iss": origin, "sub": "ann", "client_id": "app-1", "aud": RESOURCE,
+                    "scope": "mcp:tools", "iat": now, "exp": now + 3600, "jti": "j1"});
         let token = key.sign_jws(
             &json!({"alg": "ES256", "typ": "at+jwt", "kid": "k1"}),
-            &json!({"iss": origin, "sub": "ann", "client_id": "app-1", "aud": RESOURCE,
-                    "scope": "mcp:tools", "iat": now, "exp": now + 3600, "jti": "j1"}),
+            &claims,
         );
         // Each its own: clones of one `Authorization` share its keys and verified tokens.
         let jwt = || Authorization::jwt(RESOURCE, &origin).scopes(["mcp:tools"]);
@@ -499,6 +560,14 @@ fn authorizations() -> Vec<(&'static str, Authorization, String)> {
             jwt().verified_cache(0),
             token,
         ));
+        match rsa.map(|(_, sign)| sign(&claims)) {
+            Some(token) => cases.push((
+                "JWT RS256 (2048-bit), no cache (every signature checked)",
+                jwt().verified_cache(0),
+                token,
+            )),
+            None => println!("(no `openssl` to make an RSA key: the RS256 row is left out)"),
+        }
     }
     let secret = "bench-static-token-0123456789abcdef";
     let hex: String = Sha256::digest(secret.as_bytes())
@@ -526,6 +595,7 @@ fn authorization_rows(
     wanted: &dyn Fn(&str) -> bool,
 ) {
     let cases = authorizations();
+    let _ = std::fs::remove_dir_all(rsa_dir());
     let label = |name: &str, threads: usize| {
         format!("HTTP + authorization: {name}, {threads} keep-alive connection(s)")
     };
