@@ -8,8 +8,14 @@
 //! baseline and toolwire alternate within each of five rounds; each ratio is the median of
 //! the rounds' ratios.
 //!
+//! Then what authorization adds to an HTTP call: `HttpServer` with `Authorization` in front
+//! (JWT ES256 with the verified-token cache and without, JWT RS256 without when `openssl`
+//! can make the key, a static token; JWT rows with feature `oauth`) beside the same server
+//! without, the same loop sending `Authorization: Bearer` on every POST, in the same rounds.
+//!
 //! ```text
 //! cargo bench --bench server            # TOOLWIRE_BENCH_SCALE=0.2 for a quick run
+//! cargo bench --features oauth --bench server -- auth   # only the authorization rows
 //! ```
 //!
 //! `cargo bench --bench server -- http` (or `stdio`, or any part of a row's label) runs only
