@@ -1,6 +1,7 @@
 //! Serving a backend's lists (tools, resources, templates, prompts) through the front
 //! server, and serving them again when the backend says they changed.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
 use super::backend::{Backend, Event, Events};
@@ -12,7 +13,7 @@ use crate::harness::{
     MAX_RESULT_CHARS,
 };
 use crate::mcp::Tool;
-use crate::server::{CatalogChange, CatalogKind, RequestContext};
+use crate::server::{CatalogChange, CatalogKind, Refused, RequestContext};
 
 /// What a backend's notifications run: a list change re-lists that kind on a thread of its
 /// own (never on the client's dispatch thread, which must go on reading); a resource update
@@ -292,15 +293,20 @@ fn serve(
     let refused = core.server.apply(change);
     let served_tools = planned_tools.map(|mut plan| {
         let mut kept = Vec::new();
+        // Looked up by name: a listing whose every name another backend serves has as many
+        // refusals as tools (a scan of them per tool was quadratic).
+        let refused_tools: HashMap<&str, &Refused> = refused
+            .iter()
+            .filter(|item| item.kind == CatalogKind::Tool)
+            .map(|item| (item.key.as_str(), item))
+            .collect();
+        let mut holders = names::Holders::default();
         for (front, remote) in plan.tools.drain(..).zip(plan.remotes.drain(..)) {
-            let refusal = refused
-                .iter()
-                .find(|item| item.kind == CatalogKind::Tool && item.key == front);
-            match refusal {
+            match refused_tools.get(front.as_str()) {
                 None => kept.push(front),
                 Some(refusal) => {
                     if let Some(served_by) =
-                        names::refused(core, backend, &front, owners.remove(&front))
+                        names::refused(core, backend, &front, owners.remove(&front), &mut holders)
                     {
                         plan.skipped.push(SkippedTool {
                             name: remote,

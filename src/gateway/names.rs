@@ -5,7 +5,7 @@
 //! serves it once the owner stops listing it (it is listed again then). Every clash is
 //! logged at `warn` and in `toolwire/stats`'s `clashes`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
@@ -119,24 +119,44 @@ pub(super) fn claim(
     change
 }
 
+/// Which backend serves each front name, besides the one being listed: built on the first
+/// refusal of a listing, then looked up (one pass over every other backend's served names,
+/// not one per refused name).
+#[derive(Default)]
+pub(super) struct Holders(Option<HashMap<String, String>>);
+
+impl Holders {
+    fn get(&mut self, core: &Core, backend: &Backend, front: &str) -> Option<String> {
+        let index = self.0.get_or_insert_with(|| {
+            let mut index = HashMap::new();
+            for other in core.backends.read().values() {
+                if other.name == backend.name {
+                    continue;
+                }
+                for name in other.served.lock().iter() {
+                    index
+                        .entry(name.clone())
+                        .or_insert_with(|| other.name.clone());
+                }
+            }
+            index
+        });
+        index.get(front).cloned()
+    }
+}
+
 /// A front name of `backend`'s the front server refused because another backend serves it:
 /// logged at `warn` and recorded; `owner` (the name's owner before `backend`'s tools were
 /// planned, for the counters) is set back. Returns the backend that serves it; `None` when none does (the name was refused for
-/// another reason).
+/// another reason). `holders` is the listing's index of who serves what.
 pub(super) fn refused(
     core: &Core,
     backend: &Backend,
     front: &str,
     owner: Option<(String, String)>,
+    holders: &mut Holders,
 ) -> Option<String> {
-    let served_by = core
-        .backends
-        .read()
-        .values()
-        .find(|other| {
-            other.name != backend.name && other.served.lock().iter().any(|name| name == front)
-        })
-        .map(|holder| holder.name.clone())?;
+    let served_by = holders.get(core, backend, front)?;
     if let Some(owner) = owner {
         core.owners.write().insert(front.to_owned(), owner);
     }
@@ -146,9 +166,10 @@ pub(super) fn refused(
          config's order, lists the same name and serves it",
         backend.name
     );
-    let mut clashes = core.names.clashes.lock();
-    clashes.retain(|clash| !(clash.front == front && clash.server == backend.name));
-    clashes.push(ToolClash {
+    // No record of `backend` is left to replace: `claim` dropped them when this listing
+    // began, and one listing at a time decides names (a search per refused name was
+    // quadratic when every name clashes).
+    core.names.clashes.lock().push(ToolClash {
         front: front.to_owned(),
         server: backend.name.clone(),
         served_by: served_by.clone(),
