@@ -6,7 +6,20 @@
 //! - HTTP: an in-process `toolwire::server` echo server on Streamable HTTP (direct), or a
 //!   gateway in this process serving HTTP in front of it (two HTTP hops).
 //!
-//! Prints a table: microseconds per call each way, the ratio, and the overhead per call.
+//! Each way runs two loads, in rounds that alternate direct and through the gateway
+//! (medians of the rounds; each ratio the median of the rounds' ratios):
+//! - sequential: one call at a time; microseconds per call each way and the gateway's added
+//!   latency (through less direct);
+//! - 64 in flight: one thread keeps 64 calls started (`McpClient::start_tool`), waiting on the
+//!   oldest before starting the next; calls per second each way and their ratio.
+//!
+//! With each, the CPU time per call spent outside the load client, and the gateway's added
+//! CPU per call (through less direct). Over stdio that is the server processes' own, read
+//! from `/proc/PID/stat` (the tool server's direct; the gateway's and its backend's through)
+//! over the measured calls only; over HTTP it is this process's less the load thread's own
+//! (the backend, the gateway and the client's transport threads, the latter the same both
+//! ways).
+//!
 //! With `TOOLWIRE_BENCH_REDIS=redis://HOST:PORT/DB` (a Redis of its own: it writes budget
 //! keys under `toolwire-bench:`) also the HTTP gateway's time per call with its callers'
 //! budgets in memory and in that Redis (`GatewayConfig::state_store`): the shared store's
@@ -19,17 +32,21 @@
 #[path = "support/mod.rs"]
 mod support;
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::scale;
+use support::{children, cpu_time, process_cpu, scale, thread_cpu};
 use toolwire::config::LoadOptions;
 use toolwire::gateway::{Gateway, GatewayConfig, Policy};
 use toolwire::harness::LocalTool;
 use toolwire::server::{CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig};
-use toolwire::{HttpConfig, McpClient, McpConfig, ProtocolMode, ServerConfigs, StdioConfig};
+use toolwire::transport::StdioTransport;
+use toolwire::{
+    CallOptions, HttpConfig, McpClient, McpConfig, ProtocolMode, ServerConfigs, StdioConfig,
+};
 
 /// Builds a release artifact (`--example NAME` or `--bin NAME`) and returns its path.
 fn built(kind: &str, name: &str, features: &[&str]) -> PathBuf {
@@ -55,18 +72,75 @@ fn config() -> McpConfig {
     McpConfig::default().mode(ProtocolMode::Legacy)
 }
 
-/// Mean time per sequential call of `tool` after a warm-up.
-fn per_call(client: &McpClient, tool: &str, calls: usize) -> Duration {
+const ROUNDS: usize = 5;
+const WINDOW: usize = 64;
+
+/// Where the CPU time outside the load client is read.
+enum Meter {
+    /// A server process and its children, from `/proc`.
+    Process(u32),
+    /// This process less the calling (load) thread.
+    InProcess,
+}
+
+impl Meter {
+    fn read(&self) -> Duration {
+        match self {
+            Meter::Process(pid) => {
+                process_cpu(*pid)
+                    + children(*pid)
+                        .into_iter()
+                        .map(process_cpu)
+                        .sum::<Duration>()
+            }
+            Meter::InProcess => cpu_time(libc::RUSAGE_SELF).saturating_sub(thread_cpu()),
+        }
+    }
+}
+
+/// One measured load: wall time and outside CPU time per call, in microseconds.
+#[derive(Clone, Copy)]
+struct Run {
+    us: f64,
+    cpu_us: f64,
+}
+
+/// `calls` calls of `tool` after a warm-up, `window` at a time (started together, the
+/// oldest waited for before the next starts).
+fn load(client: &McpClient, tool: &str, calls: usize, window: usize, meter: &Meter) -> Run {
     let arguments = json!({"message": "m"});
     for _ in 0..calls / 10 + 1 {
         client.call_tool(tool, &arguments).expect("warm-up call");
     }
-    let started = Instant::now();
-    for _ in 0..calls {
-        let result = client.call_tool(tool, &arguments).expect("call");
+    let check = |call: toolwire::ToolCall| {
+        let result = call.wait().expect("call");
         assert!(!result.is_error, "{:?}", result.raw);
+    };
+    let cpu_before = meter.read();
+    let started = Instant::now();
+    let mut pending = VecDeque::with_capacity(window);
+    for _ in 0..calls {
+        if pending.len() == window {
+            check(pending.pop_front().expect("a call"));
+        }
+        let call = client.start_tool(tool, &arguments, CallOptions::default());
+        pending.push_back(call.expect("start"));
     }
-    started.elapsed() / calls as u32
+    pending.into_iter().for_each(check);
+    let elapsed = started.elapsed();
+    let cpu = meter.read().saturating_sub(cpu_before);
+    Run {
+        us: elapsed.as_secs_f64() * 1e6 / calls as f64,
+        cpu_us: cpu.as_secs_f64() * 1e6 / calls as f64,
+    }
+}
+
+/// A client straight to the backend and one through the gateway, each with its meter.
+struct Pair {
+    path: &'static str,
+    direct: (McpClient, Meter),
+    through: (McpClient, Meter),
+    _keep: Option<Box<dyn std::any::Any>>,
 }
 
 fn gateway_over(entry: serde_json::Value) -> Gateway {
@@ -76,46 +150,40 @@ fn gateway_over(entry: serde_json::Value) -> Gateway {
 fn gateway_with(entry: serde_json::Value, options: GatewayConfig) -> Gateway {
     let text = json!({"mcpServers": {"backend": entry}}).to_string();
     let configs = ServerConfigs::parse(&text, &LoadOptions::new()).expect("config");
-    let policy = Policy::parse(r#"{"calls_per_caller": 1000000}"#).expect("policy");
+    let policy =
+        Policy::parse(r#"{"calls_per_caller": 1000000, "concurrency": 64}"#).expect("policy");
     let gateway = Gateway::start(&configs, policy, options).expect("gateway");
     assert!(gateway.report().failed.is_empty(), "{:?}", gateway.report());
     gateway
 }
 
-struct Row {
-    path: &'static str,
-    direct: Duration,
-    through: Duration,
-}
-
-fn stdio(calls: usize) -> Row {
+fn stdio_pair() -> Pair {
     let tool_server = built("--example", "tool_server", &[]);
     let toolwire = built("--bin", "toolwire", &["cli"]);
-    let direct =
-        McpClient::connect_stdio(StdioConfig::new(&tool_server), config()).expect("direct");
-    let direct_time = per_call(&direct, "echo", calls);
-    direct.close().expect("close");
+    let transport = StdioTransport::spawn(StdioConfig::new(&tool_server)).expect("spawn");
+    let direct_pid = transport.pid();
+    let direct = McpClient::connect(transport, config()).expect("direct");
     let folder =
         std::env::temp_dir().join(format!("toolwire-bench-gateway-{}", std::process::id()));
     std::fs::create_dir_all(&folder).expect("scratch");
     let file = folder.join("claude_desktop_config.json");
     let text = json!({"mcpServers": {"backend": {"command": tool_server, "args": []}},
-                      "toolwire": {"calls_per_caller": 1000000}});
+                      "toolwire": {"calls_per_caller": 1000000, "concurrency": 64}});
     std::fs::write(&file, text.to_string()).expect("config");
-    let through = McpClient::connect_stdio(
+    let transport = StdioTransport::spawn(
         StdioConfig::new(&toolwire)
             .args(["--quiet", "--log-level", "off", "serve", "--config"])
             .arg(&file),
-        config(),
     )
-    .expect("through the gateway");
-    let through_time = per_call(&through, "mcp__backend__echo", calls);
-    through.close().expect("close");
+    .expect("spawn the gateway");
+    let through_pid = transport.pid();
+    let through = McpClient::connect(transport, config()).expect("through the gateway");
     let _ = std::fs::remove_dir_all(&folder);
-    Row {
+    Pair {
         path: "stdio",
-        direct: direct_time,
-        through: through_time,
+        direct: (direct, Meter::Process(direct_pid)),
+        through: (through, Meter::Process(through_pid)),
+        _keep: None,
     }
 }
 
@@ -140,26 +208,21 @@ fn echo_backend() -> Server {
     backend
 }
 
-fn http(calls: usize) -> Row {
+fn http_pair() -> Pair {
     let backend = echo_backend();
     let backend_http = HttpServer::bind(&backend, HttpServerConfig::new()).expect("bind");
     let direct =
         McpClient::connect_http(HttpConfig::new(backend_http.url()), config()).expect("direct");
-    let direct_time = per_call(&direct, "echo", calls);
-    direct.close().expect("close");
     let gateway = gateway_over(json!({"url": backend_http.url()}));
     let front = gateway
         .serve_http("127.0.0.1:0".parse().expect("addr"))
         .expect("serve");
     let through = McpClient::connect_http(HttpConfig::new(front.url()), config()).expect("through");
-    let through_time = per_call(&through, "mcp__backend__echo", calls);
-    through.close().expect("close");
-    drop(front);
-    gateway.close();
-    Row {
+    Pair {
         path: "HTTP",
-        direct: direct_time,
-        through: through_time,
+        direct: (direct, Meter::InProcess),
+        through: (through, Meter::InProcess),
+        _keep: Some(Box::new((front, gateway, backend_http, backend))),
     }
 }
 
@@ -173,7 +236,8 @@ fn through_http(calls: usize, options: GatewayConfig) -> Duration {
         .serve_http("127.0.0.1:0".parse().expect("addr"))
         .expect("serve");
     let through = McpClient::connect_http(HttpConfig::new(front.url()), config()).expect("through");
-    let time = per_call(&through, "mcp__backend__echo", calls);
+    let run = load(&through, "mcp__backend__echo", calls, 1, &Meter::InProcess);
+    let time = Duration::from_secs_f64(run.us / 1e6);
     through.close().expect("close");
     drop(front);
     gateway.close();
@@ -218,23 +282,76 @@ fn store_cost(calls: usize) {
     );
 }
 
-fn main() {
-    let calls = ((2000.0 * scale()) as usize).max(50);
-    let rows = [stdio(calls), http(calls)];
-    println!("gateway overhead: {calls} sequential tools/call of echo each way, McpClient (handshake era)");
-    println!(
-        "| transport | direct µs/call | through the gateway µs/call | ratio | overhead µs/call |"
+fn median(mut samples: Vec<f64>) -> f64 {
+    samples.sort_by(|a, b| a.partial_cmp(b).expect("comparable"));
+    samples[samples.len() / 2]
+}
+
+/// One row: the medians over the rounds of `runs` (direct, through).
+fn row(path: &str, window: usize, runs: &[(Run, Run)]) {
+    let pick = |f: &dyn Fn(&(Run, Run)) -> f64| median(runs.iter().map(f).collect());
+    let cpu = format!(
+        "{:.1} | {:.1} | {:.1}",
+        pick(&|(d, _)| d.cpu_us),
+        pick(&|(_, t)| t.cpu_us),
+        pick(&|(d, t)| t.cpu_us - d.cpu_us)
     );
-    println!("|---|---|---|---|---|");
-    for row in rows {
-        let direct = row.direct.as_secs_f64() * 1e6;
-        let through = row.through.as_secs_f64() * 1e6;
+    if window == 1 {
         println!(
-            "| {} | {direct:.1} | {through:.1} | {:.2}x | {:.1} |",
-            row.path,
-            through / direct,
-            through - direct
+            "| {path} | sequential | {:.1} µs | {:.1} µs | {:.2}× | {:+.1} µs | {cpu} |",
+            pick(&|(d, _)| d.us),
+            pick(&|(_, t)| t.us),
+            pick(&|(d, t)| t.us / d.us),
+            pick(&|(d, t)| t.us - d.us),
+        );
+    } else {
+        println!(
+            "| {path} | {window} in flight | {:.0}/s | {:.0}/s | {:.2}× | | {cpu} |",
+            pick(&|(d, _)| 1e6 / d.us),
+            pick(&|(_, t)| 1e6 / t.us),
+            pick(&|(d, t)| d.us / t.us),
         );
     }
-    store_cost(calls);
+}
+
+fn main() {
+    let sequential = ((5000.0 * scale()) as usize).max(100);
+    let in_flight = ((20000.0 * scale()) as usize).max(WINDOW * 4);
+    let pairs = [stdio_pair(), http_pair()];
+    let loads = [(1, sequential), (WINDOW, in_flight)];
+    // runs[pair][load]: one (direct, through) per round.
+    let mut runs = vec![vec![Vec::new(); loads.len()]; pairs.len()];
+    for _ in 0..ROUNDS {
+        for (pair, pair_runs) in pairs.iter().zip(&mut runs) {
+            for (&(window, calls), load_runs) in loads.iter().zip(pair_runs.iter_mut()) {
+                let (client, meter) = &pair.direct;
+                let direct = load(client, "echo", calls, window, meter);
+                let (client, meter) = &pair.through;
+                let through = load(client, "mcp__backend__echo", calls, window, meter);
+                load_runs.push((direct, through));
+            }
+        }
+    }
+    println!(
+        "gateway overhead: tools/call of echo, McpClient (handshake era) straight to the backend \
+         and through the gateway; {sequential} sequential calls, {in_flight} with {WINDOW} in \
+         flight; medians of {ROUNDS} interleaved rounds, {} CPUs",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!(
+        "| transport | load | direct | through the gateway | ratio | added latency | \
+         CPU µs/call direct | CPU µs/call through | added CPU µs/call |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (pair, pair_runs) in pairs.iter().zip(&runs) {
+        for (&(window, _), load_runs) in loads.iter().zip(pair_runs) {
+            row(pair.path, window, load_runs);
+        }
+    }
+    for pair in &pairs {
+        pair.direct.0.close().expect("close");
+        pair.through.0.close().expect("close");
+    }
+    drop(pairs);
+    store_cost(sequential);
 }

@@ -32,7 +32,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::scale;
+use support::{cpu_time, scale, thread_cpu};
 use toolwire::harness::LocalTool;
 use toolwire::server::{
     Authorization, CallToolResult, HttpServer, HttpServerConfig, Server, ServerConfig, StaticTokens,
@@ -72,30 +72,6 @@ fn line(id: usize, tool: bool) -> String {
             "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"echo\",\"params\":{{\"n\":{id}}}}}\n"
         )
     }
-}
-
-/// The CPU time (user and system) of this process (`RUSAGE_SELF`) or of its children waited
-/// for (`RUSAGE_CHILDREN`).
-fn cpu_time(who: libc::c_int) -> Duration {
-    // SAFETY: getrusage writes into the zeroed struct it is given.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(who, &mut usage);
-        usage
-    };
-    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    time(usage.ru_utime) + time(usage.ru_stime)
-}
-
-/// The CPU time of the calling thread.
-fn thread_cpu() -> Duration {
-    // SAFETY: clock_gettime writes into the zeroed struct it is given.
-    let spec = unsafe {
-        let mut spec: libc::timespec = std::mem::zeroed();
-        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut spec);
-        spec
-    };
-    Duration::new(spec.tv_sec as u64, spec.tv_nsec as u32)
 }
 
 /// Calls per second and the server's CPU µs per call of one run.

@@ -609,22 +609,19 @@ impl Gateway {
             .attempt_budget(policy.caller_budget());
         harness_config.transcript = options.transcript.clone();
         harness_config.metrics = options.metrics.clone();
-        // Each attempt sent to a backend is counted as its `request` line is written.
+        // Each attempt sent to a backend is counted as its `request` line would be written,
+        // by its tool's name only: no event is made for it (nor its sizes, which take
+        // writing the arguments and the result out) unless a transcript or the log reads it.
         let stats = Arc::new(stats::Stats::default());
         let owners: Owners = Arc::default();
         let (counted, owned) = (Arc::clone(&stats), Arc::clone(&owners));
-        harness_config = harness_config.observer(move |event: &AuditEvent| {
-            if event.kind != crate::harness::AuditKind::Request {
-                return;
-            }
-            let owner = event
-                .tool
-                .as_ref()
-                .and_then(|tool| owned.read().get(tool).map(|(backend, _)| backend.clone()));
+        harness_config.requests = Some(Arc::new(move |tool: Option<&str>| {
+            let owner =
+                tool.and_then(|tool| owned.read().get(tool).map(|(backend, _)| backend.clone()));
             if let Some(backend) = owner {
                 counted.forwarded(&backend);
             }
-        });
+        }));
         let harness = Harness::new(crate::harness::ToolRegistry::new(), harness_config)?;
         let scopes = forward::caller_scopes(&policy, options.state_store.as_ref());
         // A pin file that cannot be read stops the start: pins fail closed.
@@ -640,6 +637,7 @@ impl Gateway {
                 transcript: options.transcript.clone(),
                 observer: None,
                 metrics: options.metrics.clone(),
+                requests: None,
             },
             scopes,
             harness,

@@ -118,6 +118,9 @@ impl AttemptJob {
             }
             RemoteTimeoutSlot::HoldUntilAnswered { limit } => (limit, false),
         };
+        if let Some(count) = &self.audit.requests {
+            count(self.context.tool.as_deref());
+        }
         // The request and response events are made only for whoever would read them (see
         // `Audit::sees`): their sizes take writing the arguments and the result out.
         if self.audit.sees(level_of(AuditKind::Request, None)) {

@@ -286,6 +286,11 @@ impl fmt::Display for AuditEvent {
 /// worker's). It must return quickly.
 pub type AuditObserver = Arc<dyn Fn(&AuditEvent) + Send + Sync>;
 
+/// Told the tool's name of each `tools/call` sent to an MCP server, as its `request` event
+/// would be written: a count that reads no other field, so it makes no event (a gateway's
+/// per-backend count of forwarded calls).
+pub(crate) type RequestCounter = Arc<dyn Fn(Option<&str>) + Send + Sync>;
+
 /// A JSONL transcript: one line per audit event, flushed as it is written, so it can be
 /// read back (see [`Transcript::replay`]) while the harness runs or after a crash.
 ///
@@ -386,6 +391,8 @@ pub(crate) struct Audit {
     pub(crate) transcript: Option<Arc<Transcript>>,
     pub(crate) observer: Option<AuditObserver>,
     pub(crate) metrics: Option<crate::metrics::Metrics>,
+    /// Counts the requests sent to MCP servers without their events.
+    pub(crate) requests: Option<RequestCounter>,
 }
 
 impl Audit {

@@ -103,6 +103,9 @@ pub struct HarnessConfig {
     pub(crate) transcript: Option<Arc<Transcript>>,
     pub(crate) observer: Option<AuditObserver>,
     pub(crate) metrics: Option<crate::metrics::Metrics>,
+    /// Told of each request to an MCP server (see [`audit::RequestCounter`]). Defaults to
+    /// none.
+    pub(crate) requests: Option<audit::RequestCounter>,
 }
 
 impl Default for HarnessConfig {
@@ -122,6 +125,7 @@ impl Default for HarnessConfig {
             transcript: None,
             observer: None,
             metrics: None,
+            requests: None,
         }
     }
 }
@@ -472,6 +476,7 @@ impl Harness {
             transcript: config.transcript.clone(),
             observer: config.observer.clone(),
             metrics: config.metrics.clone(),
+            requests: config.requests.clone(),
         });
         let inner = Arc::new(Inner {
             registry,

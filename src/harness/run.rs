@@ -221,7 +221,11 @@ impl Inner {
         };
         if self.audit.wanted() {
             let mut event = context.event(AuditKind::Received);
-            event.size = Some(size());
+            // The size takes writing the arguments out: made only for whoever reads an
+            // event's every field (the metrics count finished calls only; see `Audit::sees`).
+            if self.audit.sees(event.level()) {
+                event.size = Some(size());
+            }
             self.audit.emit(event);
         }
         context
@@ -237,11 +241,14 @@ impl Inner {
         event.status = Some(outcome.status);
         event.attempt = outcome.attempts;
         event.duration = Some(started.elapsed());
-        event.size = Some(if outcome.result.is_null() {
-            0
-        } else {
-            value_len(&outcome.result)
-        });
+        // As the `received` event's: the result's size only for whoever reads it.
+        if self.audit.sees(event.level()) {
+            event.size = Some(if outcome.result.is_null() {
+                0
+            } else {
+                value_len(&outcome.result)
+            });
+        }
         self.audit.emit(event);
         outcome
     }

@@ -364,34 +364,35 @@ impl CallToolResult {
         if self.raw.get("resultType").and_then(Value::as_str) == Some("task") {
             return self.raw.clone();
         }
-        let mut object = match &self.raw {
+        let object = match &self.raw {
             Value::Object(object) => object.clone(),
             _ => Map::new(),
         };
-        let read = match object.remove("content") {
-            Some(Value::Array(blocks)) => blocks,
-            _ => Vec::new(),
-        };
-        let mut read = read.into_iter();
-        let blocks = self
-            .content
-            .iter()
-            .map(|block| match read.next() {
-                Some(sent) if Content::from_value(sent.clone()) == *block => sent,
-                _ => block.to_value(),
-            })
-            .collect();
-        object.insert("content".into(), Value::Array(blocks));
-        match &self.structured_content {
-            Some(structured) => {
-                object.insert("structuredContent".into(), structured.clone());
-            }
-            None => {
-                object.remove("structuredContent");
-            }
+        wire_value(
+            object,
+            &self.content,
+            self.structured_content.clone(),
+            self.is_error,
+        )
+    }
+
+    /// [`CallToolResult::to_value`] of a result no longer needed: its `raw` is written over
+    /// in place rather than copied (a result a proxy passes on is serialized once, not
+    /// copied first).
+    pub fn into_value(self) -> Value {
+        if self.raw.get("resultType").and_then(Value::as_str) == Some("task") {
+            return self.raw;
         }
-        object.insert("isError".into(), Value::Bool(self.is_error));
-        Value::Object(object)
+        let object = match self.raw {
+            Value::Object(object) => object,
+            _ => Map::new(),
+        };
+        wire_value(
+            object,
+            &self.content,
+            self.structured_content,
+            self.is_error,
+        )
     }
 
     /// All text blocks joined by newlines.
@@ -402,6 +403,39 @@ impl CallToolResult {
             .collect::<Vec<_>>()
             .join("\n")
     }
+}
+
+/// `object` (a result's `raw` fields) with `content`, `structuredContent` and `isError`
+/// written over it: a block still what was read is kept as it was read.
+fn wire_value(
+    mut object: Map<String, Value>,
+    content: &[Content],
+    structured_content: Option<Value>,
+    is_error: bool,
+) -> Value {
+    let read = match object.remove("content") {
+        Some(Value::Array(blocks)) => blocks,
+        _ => Vec::new(),
+    };
+    let mut read = read.into_iter();
+    let blocks = content
+        .iter()
+        .map(|block| match read.next() {
+            Some(sent) if Content::from_value(sent.clone()) == *block => sent,
+            _ => block.to_value(),
+        })
+        .collect();
+    object.insert("content".into(), Value::Array(blocks));
+    match structured_content {
+        Some(structured) => {
+            object.insert("structuredContent".into(), structured);
+        }
+        None => {
+            object.remove("structuredContent");
+        }
+    }
+    object.insert("isError".into(), Value::Bool(is_error));
+    Value::Object(object)
 }
 
 #[cfg(test)]

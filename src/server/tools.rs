@@ -36,7 +36,7 @@ pub(crate) fn call(
     let tool = &entry.tool;
     let checked = match check_call(registry, &tool.name, &arguments, REPAIR_SCHEMA_CHARS) {
         Ok(checked) => Arc::clone(checked),
-        Err(outcome) => return Ok(CallToolResult::error(outcome.detail).to_value()),
+        Err(outcome) => return Ok(CallToolResult::error(outcome.detail).into_value()),
     };
     let ran = match &checked.backend {
         Backend::Local(code @ LocalCode::Value(_)) => run_local(code, &arguments, context).0,
@@ -48,7 +48,7 @@ pub(crate) fn call(
                     let declared = checked.output_schema.is_some();
                     return Ok(limit_mcp_result(limit, result, declared)
                         .into_result()
-                        .to_value());
+                        .into_value());
                 }
                 // A request back to the client the server answers itself (an input
                 // round, a missing capability) is answered as for its own tools.
@@ -75,13 +75,13 @@ pub(crate) fn call(
                     let declared = checked.output_schema.is_some();
                     return Ok(limit_mcp_result(limit, result, declared)
                         .into_result()
-                        .to_value());
+                        .into_value());
                 }
                 Err(error) => remote_error(error),
             }
         }
     };
-    Ok(registry_result(entry, &checked, ran).to_value())
+    Ok(registry_result(entry, &checked, ran).into_value())
 }
 
 /// Checks structured content against the output schema; a result that breaks it is never
