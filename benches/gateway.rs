@@ -144,7 +144,18 @@ struct Pair {
 }
 
 fn gateway_over(entry: serde_json::Value) -> Gateway {
-    gateway_with(entry, GatewayConfig::new())
+    gateway_with(entry, GatewayConfig::new().http(wide()))
+}
+
+/// The HTTP servers' config here: room for the load's 64 connections from one address. With
+/// the defaults (16 connections an address) the client's 64 POSTs in flight (its
+/// `max_concurrent_posts` default) open more connections than the server keeps for one peer:
+/// the server closes that peer's idlest connection to make room, which under this load is one
+/// between two requests, and the next POST written on it fails with a broken pipe.
+fn wide() -> HttpServerConfig {
+    HttpServerConfig::new()
+        .max_connections(256)
+        .max_connections_per_address(256)
 }
 
 fn gateway_with(entry: serde_json::Value, options: GatewayConfig) -> Gateway {
@@ -210,7 +221,7 @@ fn echo_backend() -> Server {
 
 fn http_pair() -> Pair {
     let backend = echo_backend();
-    let backend_http = HttpServer::bind(&backend, HttpServerConfig::new()).expect("bind");
+    let backend_http = HttpServer::bind(&backend, wide()).expect("bind");
     let direct =
         McpClient::connect_http(HttpConfig::new(backend_http.url()), config()).expect("direct");
     let gateway = gateway_over(json!({"url": backend_http.url()}));
@@ -230,8 +241,8 @@ fn http_pair() -> Pair {
 /// server.
 fn through_http(calls: usize, options: GatewayConfig) -> Duration {
     let backend = echo_backend();
-    let backend_http = HttpServer::bind(&backend, HttpServerConfig::new()).expect("bind");
-    let gateway = gateway_with(json!({"url": backend_http.url()}), options);
+    let backend_http = HttpServer::bind(&backend, wide()).expect("bind");
+    let gateway = gateway_with(json!({"url": backend_http.url()}), options.http(wide()));
     let front = gateway
         .serve_http("127.0.0.1:0".parse().expect("addr"))
         .expect("serve");
