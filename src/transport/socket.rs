@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use parking_lot::Mutex;
 
-use super::lines::{read_lines, LineEvent};
+use super::lines::{read_lines_and_replies, LineEvent};
 use super::{deliver, Connector, Inbound, Outgoing, Transport, TransportEvent};
 use crate::error::{Closed, Error, Result};
 use crate::sys::spawn_named;
@@ -393,12 +393,24 @@ impl Shared {
         let limit = self.config.max_line_bytes;
         let inbound = self.inbound.lock().clone();
         let Some(inbound) = inbound else { return };
-        let result = read_lines(stream, limit, |event| match event {
-            LineEvent::Line(line) => deliver(&*inbound, line),
-            LineEvent::Oversized(bytes) => {
-                inbound.event(TransportEvent::Oversized { bytes, limit })
-            }
-        });
+        let result = read_lines_and_replies(
+            stream,
+            limit,
+            |event| match event {
+                LineEvent::Line(line) => deliver(&*inbound, line),
+                LineEvent::Oversized(bytes) => {
+                    inbound.event(TransportEvent::Oversized { bytes, limit })
+                }
+            },
+            |id, bytes| {
+                inbound.event(TransportEvent::OversizedResponse {
+                    id,
+                    bytes,
+                    limit,
+                    setting: "SocketConfig::max_line_bytes",
+                })
+            },
+        );
         let how = match result {
             Ok(()) => "closed the connection".to_owned(),
             Err(error) => format!("broke the connection ({error})"),
