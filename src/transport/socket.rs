@@ -94,6 +94,8 @@ impl SocketConfig {
 
     /// The longest line (frame) read; longer ones are skipped while they are read and
     /// reported, and the stream goes on. Defaults to 16 MiB.
+    /// A skipped response whose id is read on the way fails its call at once with
+    /// [`crate::Error::Protocol`] naming the size and this limit.
     pub fn max_line_bytes(mut self, bytes: usize) -> Self {
         self.max_line_bytes = bytes;
         self
