@@ -2,6 +2,8 @@
 
 use std::io::{self, BufRead, BufReader, Read};
 
+use crate::wire::RequestId;
+
 /// What the line reader found.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum LineEvent<'a> {
@@ -35,12 +37,34 @@ fn is_blank(line: &[u8]) -> bool {
 pub(crate) fn read_lines<R: Read>(
     reader: R,
     max_line_bytes: usize,
+    on_event: impl FnMut(LineEvent<'_>),
+) -> io::Result<()> {
+    read_lines_and_replies(reader, max_line_bytes, on_event, |_, _| {})
+}
+
+/// [`read_lines`], and for an oversized line that is a response with an id [`IdScanner`] could
+/// read, `on_reply(id, bytes)` right after its [`LineEvent::Oversized`]: the caller waiting for
+/// that response can be failed at once instead of at its deadline. The scan takes O(1) memory.
+///
+/// # Errors
+///
+/// The first read error other than `Interrupted`.
+pub(crate) fn read_lines_and_replies<R: Read>(
+    reader: R,
+    max_line_bytes: usize,
     mut on_event: impl FnMut(LineEvent<'_>),
+    mut on_reply: impl FnMut(RequestId, u64),
 ) -> io::Result<()> {
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut line: Vec<u8> = Vec::new();
-    // Some(count) while we are dropping the rest of an oversized line.
-    let mut discarding: Option<u64> = None;
+    // Some((count, scan)) while we are dropping the rest of an oversized line.
+    let mut discarding: Option<(u64, IdScanner)> = None;
+    let mut skipped = |count: u64, scan: IdScanner, on_event: &mut dyn FnMut(LineEvent<'_>)| {
+        on_event(LineEvent::Oversized(count));
+        if let Some(id) = scan.reply_id() {
+            on_reply(id, count);
+        }
+    };
     let emit = |bytes: &[u8], on_event: &mut dyn FnMut(LineEvent<'_>)| {
         let bytes = clean(bytes);
         if !is_blank(bytes) {
@@ -55,8 +79,8 @@ pub(crate) fn read_lines<R: Read>(
         };
         if buffer.is_empty() {
             // End of input: a last line without a newline still counts.
-            if let Some(count) = discarding {
-                on_event(LineEvent::Oversized(count));
+            if let Some((count, scan)) = discarding {
+                skipped(count, scan, &mut on_event);
             } else if !line.is_empty() {
                 emit(&line, &mut on_event);
             }
@@ -64,10 +88,14 @@ pub(crate) fn read_lines<R: Read>(
         }
         let consumed = match buffer.iter().position(|&byte| byte == b'\n') {
             Some(position) => {
-                if let Some(count) = discarding.take() {
-                    on_event(LineEvent::Oversized(count + position as u64));
+                if let Some((count, mut scan)) = discarding.take() {
+                    scan.feed(&buffer[..position]);
+                    skipped(count + position as u64, scan, &mut on_event);
                 } else if line.len() + position > max_line_bytes {
-                    on_event(LineEvent::Oversized((line.len() + position) as u64));
+                    let mut scan = IdScanner::default();
+                    scan.feed(&line);
+                    scan.feed(&buffer[..position]);
+                    skipped((line.len() + position) as u64, scan, &mut on_event);
                     line.clear();
                 } else if line.is_empty() {
                     // The common case: the whole line is in the buffer, no copy.
@@ -81,10 +109,14 @@ pub(crate) fn read_lines<R: Read>(
             }
             None => {
                 let length = buffer.len();
-                if let Some(count) = discarding.as_mut() {
+                if let Some((count, scan)) = discarding.as_mut() {
                     *count += length as u64;
+                    scan.feed(buffer);
                 } else if line.len() + length > max_line_bytes {
-                    discarding = Some((line.len() + length) as u64);
+                    let mut scan = IdScanner::default();
+                    scan.feed(&line);
+                    scan.feed(buffer);
+                    discarding = Some(((line.len() + length) as u64, scan));
                     line.clear();
                 } else {
                     line.extend_from_slice(buffer);
@@ -96,6 +128,214 @@ pub(crate) fn read_lines<R: Read>(
         // Give back memory a long line took, so one large message does not pin it for good.
         if line.is_empty() && line.capacity() > 1024 * 1024 {
             line = Vec::new();
+        }
+    }
+}
+
+/// The longest depth-1 key kept while scanning: enough for `id`, `result`, `error`, `method`.
+const KEY_BYTES: usize = 8;
+/// The longest id token (with a string's quotes and escapes) an oversized line may carry and
+/// still be matched to its request. Longer ids are not read.
+const ID_BYTES: usize = 128;
+
+/// Where the scanner is in the top-level object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// Not at depth 1, or between tokens.
+    Other,
+    /// Inside a depth-1 key, `len` bytes so far (`KEY_BYTES + 1` once too long).
+    Key { len: usize },
+    /// After the `:` of an `id` key, before its value.
+    IdValue,
+    /// Inside the value of `id`, `len` bytes so far (`ID_BYTES + 1` once too long).
+    Id { len: usize },
+}
+
+/// Reads, in O(1) memory and across any chunk boundaries, what a newline-framed JSON message
+/// being discarded for its size says about itself: the `id` of its top-level object (a number
+/// or a string of at most [`ID_BYTES`] bytes), and whether it has a `result` or `error` key
+/// (a response) or a `method` key (a request or notification). Keys may come in any order;
+/// keys of nested values and text inside strings are never taken for the top level's.
+#[derive(Debug, Clone)]
+pub(crate) struct IdScanner {
+    /// Nesting depth: 1 inside the top-level object.
+    depth: u64,
+    in_string: bool,
+    escaped: bool,
+    /// The top-level object has begun.
+    started: bool,
+    /// The top level is not one object (or the text is not JSON): nothing more is read.
+    dead: bool,
+    /// At depth 1, the next string is a key.
+    expect_key: bool,
+    slot: Slot,
+    key: [u8; KEY_BYTES],
+    /// The length of the last depth-1 key (`KEY_BYTES + 1` when too long to be one we want).
+    key_len: usize,
+    token: [u8; ID_BYTES],
+    /// The id's token once read whole; `None` in `id_len` while none.
+    id_len: Option<usize>,
+    /// More than one `id` key, or one whose value could not be read.
+    id_spoiled: bool,
+    response: bool,
+    request: bool,
+}
+
+impl Default for IdScanner {
+    fn default() -> Self {
+        IdScanner {
+            depth: 0,
+            in_string: false,
+            escaped: false,
+            started: false,
+            dead: false,
+            expect_key: false,
+            slot: Slot::Other,
+            key: [0; KEY_BYTES],
+            key_len: KEY_BYTES + 1,
+            token: [0; ID_BYTES],
+            id_len: None,
+            id_spoiled: false,
+            response: false,
+            request: false,
+        }
+    }
+}
+
+impl IdScanner {
+    /// Reads the next bytes of the message.
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            if self.dead {
+                return;
+            }
+            self.step(byte);
+        }
+    }
+
+    /// The id of the request this message answers, when it is a response (`result` or `error`
+    /// at the top level, no `method`) whose id was read.
+    pub(crate) fn reply_id(&self) -> Option<RequestId> {
+        if self.dead || !self.response || self.request || self.id_spoiled {
+            return None;
+        }
+        let token = &self.token[..self.id_len?];
+        let value: serde_json::Value = serde_json::from_slice(token).ok()?;
+        RequestId::from_value(&value).ok()
+    }
+
+    fn step(&mut self, byte: u8) {
+        if self.in_string {
+            self.string_byte(byte);
+            return;
+        }
+        if let Slot::Id { len } = self.slot {
+            if matches!(byte, b',' | b'}' | b']') || byte.is_ascii_whitespace() {
+                self.end_id(len);
+            } else {
+                self.push_id(len, byte);
+                return;
+            }
+        }
+        match byte {
+            b'"' if self.depth == 0 => self.dead = true,
+            b'"' => {
+                self.in_string = true;
+                if self.depth == 1 && self.expect_key {
+                    self.slot = Slot::Key { len: 0 };
+                } else if self.slot == Slot::IdValue {
+                    self.slot = Slot::Id { len: 0 };
+                    self.push_id(0, byte);
+                }
+            }
+            b'{' | b'[' => {
+                if self.depth == 0 {
+                    if byte == b'[' || self.started {
+                        // A batch, or text after the message: not one message to match.
+                        self.dead = true;
+                        return;
+                    }
+                    self.started = true;
+                }
+                if self.slot == Slot::IdValue {
+                    self.id_spoiled = true;
+                    self.slot = Slot::Other;
+                }
+                self.depth = self.depth.saturating_add(1);
+                self.expect_key = self.depth == 1;
+            }
+            b'}' | b']' => self.depth = self.depth.saturating_sub(1),
+            b':' if self.depth == 1 => {
+                self.expect_key = false;
+                let key = &self.key[..self.key_len.min(KEY_BYTES)];
+                if self.key_len <= KEY_BYTES {
+                    match key {
+                        b"id" => self.slot = Slot::IdValue,
+                        b"result" | b"error" => self.response = true,
+                        b"method" => self.request = true,
+                        _ => {}
+                    }
+                }
+            }
+            b',' if self.depth == 1 => self.expect_key = true,
+            _ if byte.is_ascii_whitespace() => {}
+            // A byte-order mark before the message.
+            0xEF | 0xBB | 0xBF if self.depth == 0 => {}
+            _ if self.depth == 0 => self.dead = true,
+            _ if self.slot == Slot::IdValue => {
+                self.slot = Slot::Id { len: 0 };
+                self.push_id(0, byte);
+            }
+            _ => {}
+        }
+    }
+
+    fn string_byte(&mut self, byte: u8) {
+        let ends = !self.escaped && byte == b'"';
+        self.escaped = !self.escaped && byte == b'\\';
+        match self.slot {
+            Slot::Key { len } if ends => {
+                self.key_len = len;
+                self.slot = Slot::Other;
+            }
+            Slot::Key { len } => {
+                if len < KEY_BYTES {
+                    self.key[len] = byte;
+                }
+                self.slot = Slot::Key {
+                    len: (len + 1).min(KEY_BYTES + 1),
+                };
+            }
+            Slot::Id { len } => {
+                self.push_id(len, byte);
+                if ends {
+                    if let Slot::Id { len } = self.slot {
+                        self.end_id(len);
+                    }
+                }
+            }
+            Slot::Other | Slot::IdValue => {}
+        }
+        if ends {
+            self.in_string = false;
+        }
+    }
+
+    fn push_id(&mut self, len: usize, byte: u8) {
+        if len < ID_BYTES {
+            self.token[len] = byte;
+        }
+        self.slot = Slot::Id {
+            len: (len + 1).min(ID_BYTES + 1),
+        };
+    }
+
+    fn end_id(&mut self, len: usize) {
+        self.slot = Slot::Other;
+        if len > ID_BYTES || self.id_len.is_some() {
+            self.id_spoiled = true;
+        } else {
+            self.id_len = Some(len);
         }
     }
 }
@@ -159,5 +399,129 @@ mod tests {
         })
         .unwrap();
         assert_eq!(out, vec![b"hello world".to_vec(), b"second".to_vec()]);
+    }
+
+    /// The scan of `text` fed in pieces of every size from 1 to 9 bytes, all agreeing.
+    fn scan(text: &str) -> Option<RequestId> {
+        let whole = {
+            let mut scanner = IdScanner::default();
+            scanner.feed(text.as_bytes());
+            scanner.reply_id()
+        };
+        for piece in 1..10 {
+            let mut scanner = IdScanner::default();
+            for chunk in text.as_bytes().chunks(piece) {
+                scanner.feed(chunk);
+            }
+            assert_eq!(scanner.reply_id(), whole, "pieces of {piece} in {text}");
+        }
+        whole
+    }
+
+    #[test]
+    fn the_scanner_finds_the_id_first_or_last() {
+        let first = r#"{"jsonrpc":"2.0","id":5,"result":{"content":[{"text":"xx"}]}}"#;
+        assert_eq!(scan(first), Some(RequestId::Number(5)));
+        let last = r#"{"result":{"content":[{"text":"xx"}]},"jsonrpc":"2.0","id":-17}"#;
+        assert_eq!(scan(last), Some(RequestId::Number(-17)));
+        let error = "\u{feff}{ \"error\" : {\"code\":1,\"message\":\"m\"} ,\r\n \"id\" : 9 }";
+        assert_eq!(scan(error), Some(RequestId::Number(9)));
+    }
+
+    #[test]
+    fn the_scanner_reads_string_ids_with_escapes() {
+        let text = r#"{"jsonrpc":"2.0","id":"a\"b\\","result":1}"#;
+        assert_eq!(scan(text), Some(RequestId::from(r#"a"b\"#)));
+        let text = r#"{"result":"}{\"id\":7,","id":"q-1"}"#;
+        assert_eq!(scan(text), Some(RequestId::from("q-1")));
+    }
+
+    #[test]
+    fn the_scanner_never_takes_a_nested_or_quoted_id() {
+        // Only nested ids and ids inside strings: none is the message's.
+        let nested = r#"{"jsonrpc":"2.0","result":{"id":3,"items":[{"id":4}]},"x":"\"id\":5"}"#;
+        assert_eq!(scan(nested), None);
+        // A nested id before the real one, which still counts.
+        let both = r#"{"result":{"id":3,"a":[{"id":4},"id"]},"id":8}"#;
+        assert_eq!(scan(both), Some(RequestId::Number(8)));
+        // A value that looks like a key.
+        assert_eq!(
+            scan(r#"{"result":"id","x":"id","id":2}"#),
+            Some(RequestId::Number(2))
+        );
+    }
+
+    #[test]
+    fn the_scanner_reads_no_id_where_none_is_sure() {
+        let none = [
+            // A request or notification from the peer: nothing of ours to fail.
+            r#"{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{}}"#,
+            r#"{"method":"m","result":1,"id":1}"#,
+            // No result or error.
+            r#"{"jsonrpc":"2.0","id":1,"params":{}}"#,
+            // Ids that are not ids, or are unreadable.
+            r#"{"id":null,"result":1}"#,
+            r#"{"id":1.5,"result":1}"#,
+            r#"{"id":{"a":1},"result":1}"#,
+            r#"{"id":[1],"result":1}"#,
+            r#"{"id":1,"id":2,"result":1}"#,
+            r#"{"id":99999999999999999999999,"result":1}"#,
+            // Not one object.
+            r#"[{"id":1,"result":1}]"#,
+            r#""id":1,"result":1"#,
+            r#"{"id":1,"result":1}{"id":2,"result":1}"#,
+            "not json",
+        ];
+        for text in none {
+            assert_eq!(scan(text), None, "{text}");
+        }
+        let long = format!(r#"{{"result":1,"id":"{}"}}"#, "i".repeat(ID_BYTES));
+        assert_eq!(scan(&long), None);
+        let fits = "i".repeat(ID_BYTES - 2);
+        let text = format!(r#"{{"result":1,"id":"{fits}"}}"#);
+        assert_eq!(scan(&text), Some(RequestId::from(fits)));
+        // A long key is not taken for `id`, whatever its first bytes.
+        assert_eq!(scan(r#"{"result":1,"identifier":3}"#), None);
+    }
+
+    #[test]
+    fn an_oversized_response_reports_its_id_after_the_oversized_event() {
+        let payload = "x".repeat(100_000);
+        let mut input = format!(r#"{{"jsonrpc":"2.0","id":5,"result":"{payload}"}}"#);
+        input.push('\n');
+        input.push_str(&format!(
+            r#"{{"result":"{payload}","jsonrpc":"2.0","id":"s"}}"#
+        ));
+        input.push_str("\n{\"id\":7,\"result\":1}\n");
+        input.push_str(&format!(r#"{{"method":"m","id":6,"params":"{payload}"}}"#));
+        // One log of both callbacks, to show their order.
+        let out = std::cell::RefCell::new(Vec::new());
+        read_lines_and_replies(
+            input.as_bytes(),
+            1000,
+            |event| match event {
+                LineEvent::Line(line) => out
+                    .borrow_mut()
+                    .push(String::from_utf8_lossy(line).into_owned()),
+                LineEvent::Oversized(count) => {
+                    out.borrow_mut().push(format!("<oversized {count}>"))
+                }
+            },
+            |id, bytes| out.borrow_mut().push(format!("<reply {id} {bytes}>")),
+        )
+        .unwrap();
+        let first = payload.len() + 36;
+        let second = payload.len() + 38;
+        assert_eq!(
+            out.into_inner(),
+            vec![
+                format!("<oversized {first}>"),
+                format!("<reply 5 {first}>"),
+                format!("<oversized {second}>"),
+                format!("<reply \"s\" {second}>"),
+                "{\"id\":7,\"result\":1}".to_owned(),
+                format!("<oversized {}>", payload.len() + 33),
+            ]
+        );
     }
 }

@@ -99,6 +99,20 @@ pub enum TransportEvent {
         /// The limit in force.
         limit: usize,
     },
+    /// A response longer than the limit was discarded (reported as [`TransportEvent::Oversized`]
+    /// too), and its id could be read while it was skipped: the request it answers is failed at
+    /// once with [`crate::Error::Protocol`] naming the size and the limit, instead of waiting
+    /// for its deadline. Sent by the newline-framed transports (stdio, TCP, Unix sockets).
+    OversizedResponse {
+        /// The request the discarded response answered.
+        id: RequestId,
+        /// How many bytes the frame had (counted while discarding).
+        bytes: u64,
+        /// The limit in force.
+        limit: usize,
+        /// The setting that sets the limit, e.g. `StdioConfig::max_line_bytes`.
+        setting: &'static str,
+    },
     /// Bytes that are not valid UTF-8 were replaced or a frame could not be read as text.
     Note(String),
     /// The transport lost the way a response to this request could arrive (e.g. an HTTP

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use parking_lot::Mutex;
 
-use super::lines::{read_lines, LineEvent};
+use super::lines::{read_lines_and_replies, LineEvent};
 use super::{deliver, Connector, Inbound, Outgoing, Transport, TransportEvent};
 use crate::error::{Closed, Error, Result};
 use crate::sys::spawn_named;
@@ -94,6 +94,8 @@ impl SocketConfig {
 
     /// The longest line (frame) read; longer ones are skipped while they are read and
     /// reported, and the stream goes on. Defaults to 16 MiB.
+    /// A skipped response whose id is read on the way fails its call at once with
+    /// [`crate::Error::Protocol`] naming the size and this limit.
     pub fn max_line_bytes(mut self, bytes: usize) -> Self {
         self.max_line_bytes = bytes;
         self
@@ -393,12 +395,24 @@ impl Shared {
         let limit = self.config.max_line_bytes;
         let inbound = self.inbound.lock().clone();
         let Some(inbound) = inbound else { return };
-        let result = read_lines(stream, limit, |event| match event {
-            LineEvent::Line(line) => deliver(&*inbound, line),
-            LineEvent::Oversized(bytes) => {
-                inbound.event(TransportEvent::Oversized { bytes, limit })
-            }
-        });
+        let result = read_lines_and_replies(
+            stream,
+            limit,
+            |event| match event {
+                LineEvent::Line(line) => deliver(&*inbound, line),
+                LineEvent::Oversized(bytes) => {
+                    inbound.event(TransportEvent::Oversized { bytes, limit })
+                }
+            },
+            |id, bytes| {
+                inbound.event(TransportEvent::OversizedResponse {
+                    id,
+                    bytes,
+                    limit,
+                    setting: "SocketConfig::max_line_bytes",
+                })
+            },
+        );
         let how = match result {
             Ok(()) => "closed the connection".to_owned(),
             Err(error) => format!("broke the connection ({error})"),

@@ -23,6 +23,7 @@ mod stdio_hang;
 mod stdio_huge_line;
 mod stdio_lines;
 mod stdio_orphans;
+mod stdio_oversized_reply;
 mod stdio_refused_send_stderr;
 mod stdio_stderr;
 mod stdio_stderr_secrets;

@@ -5,5 +5,6 @@ mod support;
 
 mod http;
 mod legacy_sse;
+mod oversized_reply;
 mod sockets;
 mod websocket_interop;

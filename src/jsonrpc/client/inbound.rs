@@ -34,6 +34,12 @@ impl Inbound for Link {
                 bump(&inner.counters.oversized_frames);
                 log::warn!("toolwire: discarded a frame of {bytes} bytes (limit {limit})");
             }
+            TransportEvent::OversizedResponse {
+                id,
+                bytes,
+                limit,
+                setting,
+            } => inner.fail_oversized(&id, bytes, limit, setting),
             TransportEvent::Note(note) => log::debug!("toolwire: {note}"),
             TransportEvent::RequestFailed { id, reason } => {
                 let error = std::io::Error::new(std::io::ErrorKind::ConnectionAborted, reason);
@@ -187,6 +193,26 @@ impl Inner {
         }
     }
 
+    /// A response too long to read, whose id was found while it was skipped: its caller
+    /// learns why at once instead of at its deadline.
+    fn fail_oversized(&self, id: &RequestId, bytes: u64, limit: usize, setting: &str) {
+        let Some(pending) = self.take_pending(id) else {
+            log::debug!("toolwire: the discarded frame answered no pending request (id {id})");
+            return;
+        };
+        let message = format!(
+            "the response to `{}` (id {id}) was {} bytes, over the {}-byte frame limit \
+             ({setting}); it was discarded",
+            pending.method,
+            grouped(bytes),
+            grouped(limit as u64),
+        );
+        log::warn!("toolwire: {message}");
+        pending
+            .sink
+            .send(CallEvent::Done(Err(Error::Protocol(message))));
+    }
+
     /// The peer's error object with the connection's secrets taken out of its message and
     /// data: the one place every error a peer sends passes, before any caller, log,
     /// transcript or front client sees it.
@@ -302,4 +328,17 @@ impl Inner {
             log::debug!("toolwire: could not send a response: {error}");
         }
     }
+}
+
+/// `17000000` as `17,000,000`.
+fn grouped(number: u64) -> String {
+    let digits = number.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }

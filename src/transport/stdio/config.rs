@@ -165,6 +165,8 @@ impl StdioConfig {
 
     /// The longest line accepted from stdout; longer lines are discarded while read and
     /// reported. Defaults to 16 MiB.
+    /// A skipped response whose id is read on the way fails its call at once with
+    /// [`crate::Error::Protocol`] naming the size and this limit.
     pub fn max_line_bytes(mut self, bytes: usize) -> Self {
         self.max_line_bytes = bytes;
         self

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use parking_lot::Mutex;
 
-use super::lines::{read_lines, LineEvent};
+use super::lines::{read_lines_and_replies, LineEvent};
 use super::{deliver, Inbound, Outgoing, Transport, TransportEvent};
 use crate::error::{Closed, Error, Result};
 use crate::sys::{self, spawn_named};
@@ -324,12 +324,24 @@ impl Shared {
 
     fn read_loop(&self, stdout: ChildStdout, inbound: Arc<dyn Inbound>) {
         let limit = self.config.max_line_bytes;
-        let result = read_lines(stdout, limit, |event| match event {
-            LineEvent::Line(line) => deliver(&*inbound, line),
-            LineEvent::Oversized(bytes) => {
-                inbound.event(TransportEvent::Oversized { bytes, limit });
-            }
-        });
+        let result = read_lines_and_replies(
+            stdout,
+            limit,
+            |event| match event {
+                LineEvent::Line(line) => deliver(&*inbound, line),
+                LineEvent::Oversized(bytes) => {
+                    inbound.event(TransportEvent::Oversized { bytes, limit });
+                }
+            },
+            |id, bytes| {
+                inbound.event(TransportEvent::OversizedResponse {
+                    id,
+                    bytes,
+                    limit,
+                    setting: "StdioConfig::max_line_bytes",
+                });
+            },
+        );
         let reason = match result {
             Ok(()) => "the server's stdout ended".to_owned(),
             Err(error) => format!("reading the server's stdout failed: {error}"),
