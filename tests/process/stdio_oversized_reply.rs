@@ -31,6 +31,13 @@ fn an_oversized_stdio_response_fails_its_call_at_once() {
     .expect("client");
     let options = || CallOptions::new().timeout(NEVER);
 
+    // A line just under the cap still arrives.
+    let fits = "f".repeat(3_800);
+    assert_eq!(
+        client.call("echo", json!({"text": fits})).unwrap(),
+        json!({"text": fits})
+    );
+
     // The echo of 10,000 bytes of text is over the 4,096-byte limit; the small one is not.
     let mut big = client
         .start("echo", json!({"text": "y".repeat(10_000)}), options())
@@ -63,6 +70,8 @@ fn an_oversized_stdio_response_fails_its_call_at_once() {
     assert_eq!(stats.in_flight, 0, "{stats:?}");
     assert_eq!(stats.oversized_frames, 1, "{stats:?}");
     assert_eq!(stats.timeouts, 0, "{stats:?}");
+    assert_eq!(stats.skipped_lines, 0, "{stats:?}");
+    assert_eq!(stats.late_responses, 0, "{stats:?}");
     common::close_and_check(&client);
     assert!(common::process_gone(pid));
 }
