@@ -1,5 +1,6 @@
-//! The one load client of the servers side by side: raw newline-delimited JSON-RPC over a
-//! child's pipes, and raw keep-alive HTTP/1.1 POSTs over std's `TcpStream`. It builds every
+//! The one load client of the comparisons (the servers side by side, and the gateways': the
+//! `gateways` binary includes this file): raw newline-delimited JSON-RPC over a child's
+//! pipes, and raw keep-alive HTTP/1.1 POSTs over std's `TcpStream`. It builds every
 //! frame with `format!`, looks in an answer only for what tells it apart (the `"result"` of a
 //! response, the `hello` the echo tool gives back), and parses no JSON, so that it costs
 //! every server the same.
@@ -12,26 +13,59 @@ use std::time::{Duration, Instant};
 /// Calls in flight in the pipelined phase (over HTTP: connections).
 pub const WINDOW: usize = 64;
 
-/// The handshake-era version the load client asks for.
+/// `COMPARE_SCALE` (1 by default): what every comparison's call counts and times are scaled by.
+pub fn scale() -> f64 {
+    std::env::var("COMPARE_SCALE")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(1.0)
+}
+
+/// `n` calls scaled, never fewer than a window's.
+pub fn scaled(n: usize) -> usize {
+    ((n as f64 * scale()) as usize).max(WINDOW)
+}
+
+/// The handshake-era version the load client asks for by default.
 pub const VERSION: &str = "2025-11-25";
 
-fn initialize(id: u64) -> String {
+/// What the load client says: the handshake-era version it asks for and the tool it calls
+/// (an `echo`, however a gateway names it).
+#[derive(Clone, Copy, Debug)]
+pub struct Speech {
+    /// The `protocolVersion` of `initialize` and the `MCP-Protocol-Version` after it.
+    pub version: &'static str,
+    /// The tool called.
+    pub tool: &'static str,
+}
+
+impl Speech {
+    /// [`VERSION`], `echo`.
+    pub const ECHO: Speech = Speech {
+        version: VERSION,
+        tool: "echo",
+    };
+}
+
+fn initialize(id: u64, version: &str) -> String {
     format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"{VERSION}\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"load\",\"version\":\"0\"}}}}}}"
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"{version}\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"load\",\"version\":\"0\"}}}}}}"
     )
 }
 
 const INITIALIZED: &str = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
 
-/// A `tools/call` of `echo`; `meta`: with the 2026-07-28 per-request `_meta`.
-fn call(id: u64, meta: bool) -> String {
+const LIST: &str = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}";
+
+/// A `tools/call` of `tool`; `meta`: with the 2026-07-28 per-request `_meta`.
+fn call(id: u64, tool: &str, meta: bool) -> String {
     let meta = if meta {
         ",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{},\"io.modelcontextprotocol/clientInfo\":{\"name\":\"load\",\"version\":\"0\"}}"
     } else {
         ""
     };
     format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"message\":\"hello\"}}{meta}}}}}"
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"{tool}\",\"arguments\":{{\"message\":\"hello\"}}{meta}}}}}"
     )
 }
 
@@ -51,18 +85,25 @@ pub struct Stdio {
     output: BufReader<ChildStdout>,
     line: Vec<u8>,
     next: u64,
+    speech: Speech,
 }
 
 impl Stdio {
-    /// Shakes hands (`initialize`, its answer, `notifications/initialized`).
+    /// Shakes hands (`initialize`, its answer, `notifications/initialized`), to call `echo`.
     pub fn connect(input: ChildStdin, output: ChildStdout) -> Stdio {
+        Stdio::connect_speaking(input, output, Speech::ECHO)
+    }
+
+    /// The same, speaking `speech`.
+    pub fn connect_speaking(input: ChildStdin, output: ChildStdout, speech: Speech) -> Stdio {
         let mut stdio = Stdio {
             input: BufWriter::with_capacity(1 << 16, input),
             output: BufReader::with_capacity(1 << 16, output),
             line: Vec::with_capacity(512),
-            next: 1,
+            next: 2,
+            speech,
         };
-        stdio.send(&initialize(0));
+        stdio.send(&initialize(0, speech.version));
         stdio.input.flush().expect("flush");
         let answer = stdio.answer();
         assert!(
@@ -96,8 +137,20 @@ impl Stdio {
         }
     }
 
+    /// Panics unless `tools/list` names the tool called (a gateway's backends are up).
+    pub fn check_listed(&mut self) {
+        self.send(LIST);
+        let tool = self.speech.tool;
+        let answer = self.answer();
+        assert!(
+            answer.windows(tool.len()).any(|w| w == tool.as_bytes()),
+            "{tool} not listed: {}",
+            String::from_utf8_lossy(answer)
+        );
+    }
+
     fn call(&mut self) {
-        let frame = call(self.next, false);
+        let frame = call(self.next, self.speech.tool, false);
         self.next += 1;
         self.send(&frame);
     }
@@ -147,6 +200,7 @@ pub enum Wire {
 /// One keep-alive HTTP/1.1 connection.
 pub struct Http {
     port: u16,
+    speech: Speech,
     stream: Option<(TcpStream, BufReader<TcpStream>)>,
     request: Vec<u8>,
     body: Vec<u8>,
@@ -160,10 +214,16 @@ struct Head {
 }
 
 impl Http {
-    /// Connects to `127.0.0.1:port`.
+    /// Connects to `127.0.0.1:port`, to call `echo`.
     pub fn connect(port: u16) -> Http {
+        Http::connect_speaking(port, Speech::ECHO)
+    }
+
+    /// The same, speaking `speech`.
+    pub fn connect_speaking(port: u16, speech: Speech) -> Http {
         let mut http = Http {
             port,
+            speech,
             stream: None,
             request: Vec::with_capacity(1024),
             body: Vec::with_capacity(1024),
@@ -210,7 +270,7 @@ impl Http {
         if wire == Wire::Stateless2026 {
             return None;
         }
-        let head = self.post("", &initialize(0));
+        let head = self.post("", &initialize(0, self.speech.version));
         assert_eq!(
             head.status,
             200,
@@ -223,16 +283,30 @@ impl Http {
             wire == Wire::Session,
             "session id: {session:?}"
         );
-        let headers = headers(wire, session.as_deref(), "");
+        let headers = headers(wire, session.as_deref(), "", self.speech.version);
         let head = self.post(&headers, INITIALIZED);
         assert!(head.status < 300, "initialized: {}", head.status);
         session
     }
 
-    /// One `tools/call` of `echo`, checked.
+    /// Panics unless `tools/list` names the tool called (a gateway's backends are up).
+    pub fn check_listed(&mut self, wire: Wire, session: Option<&str>) {
+        let headers = headers(wire, session, "", self.speech.version);
+        let head = self.post(&headers, LIST);
+        let tool = self.speech.tool;
+        assert!(
+            head.status == 200 && self.body.windows(tool.len()).any(|w| w == tool.as_bytes()),
+            "{tool} not listed: HTTP {} {}",
+            head.status,
+            String::from_utf8_lossy(&self.body)
+        );
+    }
+
+    /// One `tools/call` of the tool, checked.
     pub fn call(&mut self, wire: Wire, session: Option<&str>, id: u64) {
-        let headers = headers(wire, session, "echo");
-        let head = self.post(&headers, &call(id, wire == Wire::Stateless2026));
+        let (tool, version) = (self.speech.tool, self.speech.version);
+        let headers = headers(wire, session, tool, version);
+        let head = self.post(&headers, &call(id, tool, wire == Wire::Stateless2026));
         assert_eq!(
             head.status,
             200,
@@ -244,14 +318,14 @@ impl Http {
 }
 
 /// The headers of a request after the handshake (`tool`: the `Mcp-Name` of a 2026-07-28 call).
-fn headers(wire: Wire, session: Option<&str>, tool: &str) -> String {
+fn headers(wire: Wire, session: Option<&str>, tool: &str, version: &str) -> String {
     match wire {
         Wire::Stateless2026 => format!(
             "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\n"
         ),
-        Wire::Handshake => format!("MCP-Protocol-Version: {VERSION}\r\n"),
+        Wire::Handshake => format!("MCP-Protocol-Version: {version}\r\n"),
         Wire::Session => format!(
-            "MCP-Protocol-Version: {VERSION}\r\nMcp-Session-Id: {}\r\n",
+            "MCP-Protocol-Version: {version}\r\nMcp-Session-Id: {}\r\n",
             session.expect("a session")
         ),
     }

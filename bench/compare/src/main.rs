@@ -28,6 +28,7 @@
 //! (`servers.rs`: one load client, `load.rs`, against toolwire's, rmcp's, the TypeScript and
 //! Python SDKs' servers and the limits).
 
+#[allow(dead_code)] // what only the gateways' comparison calls (src/bin/gateways.rs includes it)
 mod load;
 mod minimal;
 mod servers;
@@ -43,18 +44,7 @@ const CLIENTS: [&str; 2] = ["toolwire", "rmcp"];
 const PHASES: [&str; 7] = [
     "seq", "par", "rss", "instant", "spread", "http-seq", "http-par",
 ];
-const WINDOW: usize = 64;
-
-fn scale() -> f64 {
-    std::env::var("COMPARE_SCALE")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(1.0)
-}
-
-fn scaled(n: usize) -> usize {
-    ((n as f64 * scale()) as usize).max(WINDOW)
-}
+use load::{scaled, WINDOW};
 
 fn server() -> PathBuf {
     std::env::current_exe()

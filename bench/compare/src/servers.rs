@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use crate::load::{self, Wire, WINDOW};
+use crate::load::{self, scale, Wire, WINDOW};
 
 /// Which reference a row is compared with, and how it is reached.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -254,10 +254,6 @@ struct Sample {
 /// Warm-up before the phases (a JIT's included): this many calls, or this long.
 const WARM_CALLS: usize = 1_000;
 const WARM_TIME: Duration = Duration::from_millis(300);
-
-fn scale() -> f64 {
-    crate::scale()
-}
 
 fn budget(n: usize, seconds: f64) -> (usize, Duration) {
     (

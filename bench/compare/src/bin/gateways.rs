@@ -38,18 +38,21 @@
 //! and `NODE` say where the programs are.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, BufWriter};
+use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-#[path = "gateways/client.rs"]
-mod client;
+#[path = "../load.rs"]
+#[allow(dead_code)] // what only the servers' comparison calls
+mod load;
 
-use client::{http_handshake, http_par, http_seq, stdio_handshake, stdio_par, stdio_seq};
+use load::{scale, scaled, Speech, Wire, WINDOW};
 
-const WINDOW: usize = 64;
+/// The version the load client asks the gateways for.
 const VERSION: &str = "2025-06-18";
 
 #[derive(Clone, Copy, PartialEq)]
@@ -83,23 +86,25 @@ impl Target {
         }
     }
 
-    fn tool(self) -> &'static str {
-        match self {
+    fn speech(self) -> Speech {
+        let tool = match self {
             Target::ToolwireStdio | Target::ToolwireHttp => "mcp__echo__echo",
             _ => "echo",
+        };
+        Speech {
+            version: VERSION,
+            tool,
         }
     }
-}
 
-fn scale() -> f64 {
-    std::env::var("COMPARE_SCALE")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(1.0)
-}
-
-fn scaled(n: usize) -> usize {
-    ((n as f64 * scale()) as usize).max(WINDOW)
+    /// How its HTTP front is spoken to: the echo server's own HTTP gives no session.
+    fn wire(self) -> Wire {
+        if self == Target::DirectHttp {
+            Wire::Handshake
+        } else {
+            Wire::Session
+        }
+    }
 }
 
 fn cap() -> Duration {
@@ -130,43 +135,6 @@ fn free_port() -> u16 {
     listener.local_addr().expect("address").port()
 }
 
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack
-        .windows(needle.len())
-        .position(|window| window == needle)
-}
-
-fn call_frame(id: usize, tool: &str) -> Vec<u8> {
-    format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"{tool}\",\"arguments\":{{\"text\":\"hello\"}}}}}}"
-    )
-    .into_bytes()
-}
-
-fn initialize_frame() -> Vec<u8> {
-    format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"{VERSION}\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"load\",\"version\":\"0\"}}}}}}"
-    )
-    .into_bytes()
-}
-
-const INITIALIZED: &[u8] = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
-const LIST: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}";
-
-/// A JSON-RPC response (not a request or notification from the server).
-fn is_response(message: &[u8]) -> bool {
-    find(message, b"\"method\"").is_none() && find(message, b"\"id\"").is_some()
-}
-
-fn check_echo(message: &[u8]) {
-    assert!(
-        find(message, b"\"text\":\"echo\"").is_some()
-            && find(message, b"\"isError\":true").is_none(),
-        "not an echo result: {}",
-        String::from_utf8_lossy(message)
-    );
-}
-
 // ---------------------------------------------------------------------------------------------
 // Processes and their CPU time.
 
@@ -178,7 +146,7 @@ struct Running {
 }
 
 enum Front {
-    Stdio(BufWriter<ChildStdin>, BufReader<ChildStdout>),
+    Stdio(Option<(ChildStdin, ChildStdout)>),
     Http(u16),
 }
 
@@ -392,10 +360,10 @@ fn start(target: Target) -> Running {
         .spawn()
         .unwrap_or_else(|e| panic!("start {}: {e}", target.name()));
     let front = if stdio {
-        Front::Stdio(
-            BufWriter::with_capacity(1 << 16, child.stdin.take().expect("stdin")),
-            BufReader::with_capacity(1 << 16, child.stdout.take().expect("stdout")),
-        )
+        Front::Stdio(Some((
+            child.stdin.take().expect("stdin"),
+            child.stdout.take().expect("stdout"),
+        )))
     } else if target == Target::DirectHttp {
         let mut line = String::new();
         BufReader::new(child.stdout.take().expect("stdout"))
@@ -452,37 +420,106 @@ impl Sample {
 fn measure(target: Target) -> Sample {
     let mut run = start(target);
     let pid = run.child.id();
-    let tool = target.tool();
+    let speech = target.speech();
     let (n_seq, n_par, cap) = (scaled(5_000), scaled(100_000), cap());
     let mut sample = Sample::default();
     match &mut run.front {
-        Front::Stdio(out, input) => {
-            stdio_handshake(out, input);
-            stdio_seq(out, input, tool, 100, cap); // warm-up
+        Front::Stdio(pipes) => {
+            let (input, output) = pipes.take().expect("the pipes, once");
+            let mut stdio = load::Stdio::connect_speaking(input, output, speech);
+            stdio.check_listed();
+            stdio.sequential(100, Instant::now() + cap); // warm-up
             let before = cpu(pid);
-            let (calls, took) = stdio_seq(out, input, tool, n_seq, cap);
-            sample.seq(calls, took, before, cpu(pid));
+            let started = Instant::now();
+            let calls = stdio.sequential(n_seq, started + cap);
+            sample.seq(calls, started.elapsed(), before, cpu(pid));
             let perf = Perf::start(pid);
             let before = cpu(pid);
-            let (calls, took) = stdio_par(out, input, tool, n_par, cap);
-            sample.par(calls, took, before, cpu(pid));
+            let started = Instant::now();
+            let calls = stdio.pipelined(n_par, started + cap);
+            sample.par(calls, started.elapsed(), before, cpu(pid));
             drop(perf);
         }
         Front::Http(port) => {
-            let port = *port;
-            let mut conn = http_handshake(port);
-            http_seq(&mut conn, tool, 100, cap); // warm-up
+            let (port, wire) = (*port, target.wire());
+            let mut http = load::Http::connect_speaking(port, speech);
+            let session = http.open(wire);
+            http.check_listed(wire, session.as_deref());
+            let mut id = 10;
+            let mut sequential = |http: &mut load::Http, n: usize| {
+                let started = Instant::now();
+                let mut done = 0;
+                while done < n && started.elapsed() < cap {
+                    http.call(wire, session.as_deref(), id);
+                    (id, done) = (id + 1, done + 1);
+                }
+                (done, started.elapsed())
+            };
+            sequential(&mut http, 100); // warm-up
             let before = cpu(pid);
-            let (calls, took) = http_seq(&mut conn, tool, n_seq, cap);
+            let (calls, took) = sequential(&mut http, n_seq);
             sample.seq(calls, took, before, cpu(pid));
             let perf = Perf::start(pid);
             let (calls, took, before, after) =
-                http_par(port, conn.session.clone(), tool, n_par, cap, pid);
+                http_par(port, speech, wire, session, n_par, cap, pid);
             sample.par(calls, took, before, after);
             drop(perf);
         }
     }
     sample
+}
+
+/// `WINDOW` keep-alive connections of one session, one thread each; the CPU read once all
+/// are open and again before any closes (so the gateway's connection threads are all alive for
+/// both): (calls, time, CPU before, CPU after).
+fn http_par(
+    port: u16,
+    speech: Speech,
+    wire: Wire,
+    session: Option<String>,
+    n: usize,
+    cap: Duration,
+    pid: u32,
+) -> (usize, Duration, Cpu, Cpu) {
+    let [open, go, finished, close] = std::array::from_fn(|_| Arc::new(Barrier::new(WINDOW + 1)));
+    let next = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..WINDOW)
+        .map(|_| {
+            let barriers = [&open, &go, &finished, &close].map(Arc::clone);
+            let (next, session) = (next.clone(), session.clone());
+            std::thread::spawn(move || {
+                let mut http = load::Http::connect_speaking(port, speech);
+                barriers[0].wait();
+                barriers[1].wait();
+                let started = Instant::now();
+                let mut done = 0;
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n || started.elapsed() >= cap {
+                        break;
+                    }
+                    http.call(wire, session.as_deref(), 1_000_000 + i as u64);
+                    done += 1;
+                }
+                barriers[2].wait();
+                barriers[3].wait();
+                done
+            })
+        })
+        .collect();
+    open.wait();
+    let before = cpu(pid);
+    let started = Instant::now();
+    go.wait();
+    finished.wait();
+    let took = started.elapsed();
+    let after = cpu(pid);
+    close.wait();
+    let done = threads
+        .into_iter()
+        .map(|t| t.join().expect("a caller"))
+        .sum();
+    (done, took, before, after)
 }
 
 /// With `GATEWAYS_PERF_OUT=FILE` (the `one` command), `perf record -e cpu-clock` of the
